@@ -1,0 +1,227 @@
+#include "proxy/config.hpp"
+
+#include "telemetry/access_log.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace gistproxy::proxy {
+namespace {
+
+struct option {
+  const char* name;
+  const char* value_name;  // nullptr for a boolean switch
+  const char* help;
+  std::function<bool(config&, const std::string&)> set;
+};
+
+template <class T>
+bool set_duration(T& field, const std::string& v) {
+  auto d = parse_duration(v);
+  if (d) field = *d;
+  return d.has_value();
+}
+
+const std::vector<option>& options() {
+  static const std::vector<option> table = {
+      {"listen", "HOST:PORT", "client listener (default 127.0.0.1:8080; port 0 picks one)",
+       [](config& c, const std::string& v) { return c.listen = v, true; }},
+      {"upstream", "URL", "LLM API base URL, http or https (default https://api.openai.com); the client's path and query are appended",
+       [](config& c, const std::string& v) { return c.upstream = v, true; }},
+      {"anthropic-upstream", "URL", "base URL for Anthropic Messages requests (default https://api.anthropic.com, or --upstream when that is given)",
+       [](config& c, const std::string& v) { return c.anthropic_upstream = v, true; }},
+      {"upstream-ca", "FILE", "PEM file of an extra CA to trust for upstream TLS (besides the system store)",
+       [](config& c, const std::string& v) { return c.upstream_ca = v, true; }},
+      {"admin-listen", "HOST:PORT", "admin listener: /metrics, /healthz, /readyz (default 127.0.0.1:9464)",
+       [](config& c, const std::string& v) { return c.admin_listen = v, true; }},
+      {"span-log", "FILE", "append one JSON line per finished span to FILE",
+       [](config& c, const std::string& v) { return c.span_log = v, true; }},
+      {"otlp-endpoint", "URL", "export spans as OTLP/HTTP JSON to URL/v1/traces (env OTEL_EXPORTER_OTLP_ENDPOINT)",
+       [](config& c, const std::string& v) { return c.otlp_endpoint = v, true; }},
+      {"service-name", "NAME", "service.name of exported spans (env OTEL_SERVICE_NAME; default gistproxy)",
+       [](config& c, const std::string& v) { return c.service_name = v, true; }},
+      {"log-level", "LEVEL", "debug, info (access log), warn, error or off (default info)",
+       [](config& c, const std::string& v) { return c.log_level = v, true; }},
+      {"threads", "N", "I/O threads (default: one per core available)",
+       [](config& c, const std::string& v) {
+         char* end = nullptr;
+         auto n = std::strtoul(v.c_str(), &end, 10);
+         c.threads = unsigned(n);
+         return end && *end == 0 && n < 1024;
+       }},
+      {"max-body", "BYTES", "largest request body accepted, else 413 (default 64MiB)",
+       [](config& c, const std::string& v) {
+         auto b = parse_bytes(v);
+         if (b) c.max_body_bytes = *b;
+         return b.has_value();
+       }},
+      {"connect-timeout", "DURATION", "upstream connect and TLS handshake (default 10s)",
+       [](config& c, const std::string& v) { return set_duration(c.connect_timeout, v); }},
+      {"upstream-timeout", "DURATION", "wait for the upstream's response headers, else 504 (default 600s)",
+       [](config& c, const std::string& v) { return set_duration(c.upstream_timeout, v); }},
+      {"stream-idle-timeout", "DURATION", "longest silence inside a response body (default 300s)",
+       [](config& c, const std::string& v) { return set_duration(c.stream_idle_timeout, v); }},
+      {"client-timeout", "DURATION", "receive a whole request once it started (default 60s)",
+       [](config& c, const std::string& v) { return set_duration(c.client_timeout, v); }},
+      {"idle-timeout", "DURATION", "close idle keep-alive client connections after (default 75s)",
+       [](config& c, const std::string& v) { return set_duration(c.idle_timeout, v); }},
+      {"drain-timeout", "DURATION", "on SIGTERM/SIGINT, wait this long for in-flight requests (default 30s)",
+       [](config& c, const std::string& v) { return set_duration(c.drain_timeout, v); }},
+      {"max-idle-upstream", "N", "idle upstream keep-alive connections kept per thread (default 64)",
+       [](config& c, const std::string& v) {
+         char* end = nullptr;
+         c.max_idle_upstream = unsigned(std::strtoul(v.c_str(), &end, 10));
+         return end && *end == 0;
+       }},
+  };
+  return table;
+}
+
+const option* find_option(std::string_view name) {
+  for (const auto& o : options())
+    if (name == o.name) return &o;
+  return nullptr;
+}
+
+std::string json_scalar_text(const nlohmann::json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
+  if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return v.dump();
+}
+
+std::optional<std::string> apply_config_file(config& c, const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return "cannot read config file '" + path + "'";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto j = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (!j.is_object()) return "config file '" + path + "' is not a JSON object";
+  for (const auto& [key, value] : j.items()) {
+    std::string name = key;
+    for (auto& ch : name)
+      if (ch == '_') ch = '-';
+    const option* o = find_option(name);
+    if (!o) return "config file '" + path + "': unknown option '" + key + "' (see gistproxy serve --help)";
+    if (!o->set(c, json_scalar_text(value)))
+      return "config file '" + path + "': bad value for '" + key + "': " + json_scalar_text(value);
+  }
+  return std::nullopt;
+}
+
+const char* env_value(const char* const* environ, const char* name) {
+  std::size_t n = std::strlen(name);
+  for (auto e = environ; e && *e; ++e)
+    if (std::strncmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || v < 0) return std::nullopt;
+  std::string unit(end);
+  double ms;
+  if (unit.empty() || unit == "s") ms = v * 1000;
+  else if (unit == "ms") ms = v;
+  else if (unit == "m") ms = v * 60'000;
+  else if (unit == "h") ms = v * 3'600'000;
+  else if (unit == "d") ms = v * 86'400'000;
+  else return std::nullopt;
+  return std::chrono::milliseconds(std::int64_t(ms));
+}
+
+std::optional<std::uint64_t> parse_bytes(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || v < 0) return std::nullopt;
+  std::string unit(end);
+  double mult;
+  if (unit.empty() || unit == "B") mult = 1;
+  else if (unit == "K" || unit == "KiB" || unit == "k") mult = 1024;
+  else if (unit == "M" || unit == "MiB") mult = 1024.0 * 1024;
+  else if (unit == "G" || unit == "GiB") mult = 1024.0 * 1024 * 1024;
+  else if (unit == "KB") mult = 1e3;
+  else if (unit == "MB") mult = 1e6;
+  else if (unit == "GB") mult = 1e9;
+  else return std::nullopt;
+  return std::uint64_t(v * mult);
+}
+
+std::string serve_help() {
+  std::string out =
+      "usage: gistproxy serve [--config FILE] [options]\n\n"
+      "A transparent reverse proxy in front of LLM APIs (OpenAI Chat Completions,\n"
+      "OpenAI Responses, Anthropic Messages). Clients change only their base URL.\n\n"
+      "options (also keys of the --config JSON file, e.g. {\"listen\": \"0.0.0.0:8080\"}):\n"
+      "  --config FILE                 read options from a JSON object\n";
+  for (const auto& o : options()) {
+    std::string left = std::string("  --") + o.name + (o.value_name ? std::string(" ") + o.value_name : "");
+    if (left.size() < 32) left.resize(32, ' ');
+    else left += "\n" + std::string(32, ' ');
+    out += left + o.help + "\n";
+  }
+  out += "  --help                        this text\n  --version                     print the version\n";
+  return out;
+}
+
+parse_result parse_serve_args(const std::vector<std::string>& args, const char* const* environ) {
+  parse_result r;
+  config c;
+  bool upstream_given = false, anthropic_given = false;
+  // Pass 1: help, version and config file come first, whatever their position.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--help" || args[i] == "-h") return {std::nullopt, serve_help(), 0};
+    if (args[i] == "--version") return {std::nullopt, std::string("gistproxy ") + GISTPROXY_VERSION + "\n", 0};
+    if (args[i] == "--config") {
+      if (i + 1 >= args.size()) return {std::nullopt, "--config needs a FILE", 2};
+      if (auto err = apply_config_file(c, args[i + 1])) return {std::nullopt, *err, 2};
+      // Whether the file set upstreams decides the Anthropic default below.
+      std::ifstream in(args[i + 1]);
+      auto j = nlohmann::json::parse(in, nullptr, false);
+      upstream_given |= j.contains("upstream");
+      anthropic_given |= j.contains("anthropic_upstream") || j.contains("anthropic-upstream");
+    }
+  }
+  if (auto v = env_value(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")) c.otlp_endpoint = v;
+  if (auto v = env_value(environ, "OTEL_SERVICE_NAME")) c.service_name = v;
+  // Pass 2: flags.
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    if (a.rfind("--", 0) != 0) return {std::nullopt, "unexpected argument '" + a + "' (see gistproxy serve --help)", 2};
+    std::string name = a.substr(2), value;
+    bool inline_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      inline_value = true;
+    }
+    if (name == "config") {
+      ++i;
+      continue;
+    }
+    const option* o = find_option(name);
+    if (!o) return {std::nullopt, "unknown option '--" + name + "' (see gistproxy serve --help)", 2};
+    if (!inline_value) {
+      if (i + 1 >= args.size()) return {std::nullopt, "--" + name + " needs a value", 2};
+      value = args[++i];
+    }
+    if (!o->set(c, value)) return {std::nullopt, "bad value for --" + name + ": '" + value + "'", 2};
+    upstream_given |= name == "upstream";
+    anthropic_given |= name == "anthropic-upstream";
+  }
+  if (upstream_given && !anthropic_given) c.anthropic_upstream = c.upstream;
+  if (!telemetry::parse_log_level(c.log_level)) return {std::nullopt, "bad value for --log-level: '" + c.log_level + "'", 2};
+  r.cfg = std::move(c);
+  return r;
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,52 @@
+// gistproxy's configuration: one table of options, each settable as a flag
+// (--name VALUE), a key of the --config JSON file ("name": value) or, for the
+// OpenTelemetry ones, the standard environment variables. Precedence:
+// defaults < config file < environment < flags.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gistproxy::proxy {
+
+struct config {
+  std::string listen = "127.0.0.1:8080";
+  std::string admin_listen = "127.0.0.1:9464";
+  std::string upstream = "https://api.openai.com";
+  // Anthropic Messages requests go here; defaults to --upstream when that is set explicitly.
+  std::string anthropic_upstream = "https://api.anthropic.com";
+  std::string upstream_ca;  // PEM file of an extra trusted CA
+  std::string span_log;
+  std::string otlp_endpoint;
+  std::string service_name = "gistproxy";
+  std::string log_level = "info";
+  unsigned threads = 0;  // 0: one per core available to the process
+  std::uint64_t max_body_bytes = 64ull << 20;
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds upstream_timeout{600'000};     // until the response headers arrive
+  std::chrono::milliseconds stream_idle_timeout{300'000};  // between two reads of a response body
+  std::chrono::milliseconds client_timeout{60'000};        // to receive a request once it started
+  std::chrono::milliseconds idle_timeout{75'000};          // keep-alive idle client connection
+  std::chrono::milliseconds drain_timeout{30'000};
+  unsigned max_idle_upstream = 64;  // idle keep-alive connections per upstream per thread
+};
+
+struct parse_result {
+  std::optional<config> cfg;  // nullopt: error (message says why) or --help/--version handled
+  std::string message;        // text for stdout (help/version) or stderr (error)
+  int exit_code = 0;
+};
+
+// Parses `serve` arguments (argv without the program and subcommand names).
+parse_result parse_serve_args(const std::vector<std::string>& args, const char* const* environ);
+std::string serve_help();
+
+// "30s", "250ms", "5m", "2h", "7d" or plain seconds.
+std::optional<std::chrono::milliseconds> parse_duration(const std::string& s);
+// "64MiB", "16M", "1024", "2GiB".
+std::optional<std::uint64_t> parse_bytes(const std::string& s);
+
+}  // namespace gistproxy::proxy

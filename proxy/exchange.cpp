@@ -1,0 +1,419 @@
+#include "proxy/exchange.hpp"
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "proxy/hop_by_hop.hpp"
+#include "rewrite/usage_observer.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+using steady = std::chrono::steady_clock;
+
+// Bodies up to this size with a Content-Length (and not SSE) are read whole
+// and written in one go; anything else streams through a small buffer.
+constexpr std::size_t small_body_limit = 256 * 1024;
+constexpr std::size_t relay_buffer_size = 16 * 1024;
+
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+bool is_stale_connection_error(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
+}
+
+proxy_error upstream_failure(const error_code& ec, std::string_view while_doing) {
+  std::string what(while_doing);
+  if (ec == beast::error::timeout) return {error_kind::upstream_timeout, "upstream timed out " + what};
+  if (is_stale_connection_error(ec))
+    return {error_kind::upstream_reset, "upstream closed the connection " + what};
+  if (ec.category() == http::make_error_code(http::error::bad_version).category())
+    return {error_kind::upstream_bad_response, "upstream sent malformed HTTP " + what + ": " + ec.message()};
+  if (ec.category() == asio::error::get_ssl_category() || ec.category() == asio::ssl::error::get_stream_category())
+    return {error_kind::upstream_tls, "TLS failure " + what + ": " + ec.message()};
+  return {error_kind::upstream_reset, "upstream connection failed " + what + ": " + ec.message()};
+}
+
+// Runs one upstream operation and adds its duration to the request's upstream wait.
+template <class Op>
+auto timed(request_context& ctx, Op&& op) -> decltype(op()) {
+  auto t0 = steady::now();
+  auto result = co_await op();
+  ctx.upstream_wait += steady::now() - t0;
+  co_return result;
+}
+
+}  // namespace
+
+// ---- receive ---------------------------------------------------------------
+
+void exchange::receive(request_context& ctx) {
+  auto& req = ctx.request;
+  ctx.bytes_in = req.body().size();
+  ctx.keep_alive = req.keep_alive() && !svc_.draining;
+  ctx.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
+  if (ctx.dialect) {
+    ctx.api = ctx.dialect->name();
+    ctx.facts = ctx.dialect->inspect(req.body());
+  }
+
+  // Trace identity: the client's traceparent wins; else the conversation's
+  // opening names the trace, so every turn of it shares one trace id.
+  if (auto it = req.find("traceparent"); it != req.end())
+    ctx.client_parent = telemetry::parse_traceparent(std::string_view(it->value()));
+  telemetry::trace_id trace;
+  telemetry::span_id parent;
+  if (ctx.client_parent) {
+    trace = ctx.client_parent->trace;
+    parent = ctx.client_parent->parent;
+  } else if (ctx.facts) {
+    trace = telemetry::derive_trace_id(ctx.facts->conversation_key);
+  } else {
+    trace = svc_.tracer.new_trace_id();
+  }
+
+  auto& s = ctx.span = svc_.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
+  auto target = std::string_view(req.target());
+  s.set("http.request.method", std::string(req.method_string()));
+  s.set("url.path", std::string(target.substr(0, target.find('?'))));
+  s.set("gistproxy.api", std::string(ctx.api));
+  s.set("http.request.body.size", std::int64_t(ctx.bytes_in));
+  if (ctx.dialect) {
+    s.set("gen_ai.operation.name", std::string(ctx.dialect->operation_name()));
+    s.set("gen_ai.provider.name", std::string(ctx.dialect->provider_name()));
+    s.set("gistproxy.body_parsed", ctx.facts.has_value());
+  }
+  if (ctx.facts) {
+    s.set("gen_ai.request.model", ctx.facts->model);
+    s.set("gistproxy.stream", ctx.facts->stream);
+    s.set("gen_ai.conversation.id", trace.hex());
+  }
+}
+
+// ---- forward ---------------------------------------------------------------
+
+awaitable<void> exchange::forward(request_context& ctx) {
+  auto& pool = shard_.pool_for(ctx.dialect);
+  const auto& cfg = svc_.cfg;
+
+  client_request up{ctx.request.method(), pool.target().join(std::string_view(ctx.request.target())), 11};
+  copy_end_to_end_fields(ctx.request, up);
+  up.set(http::field::host, pool.target().host_header());
+  up.body() = std::move(ctx.request.body());
+  up.prepare_payload();
+
+  auto up_span = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
+  if (ctx.dialect) {
+    up_span.name = std::string(ctx.dialect->operation_name()) + (ctx.facts ? " " + ctx.facts->model : "");
+    up_span.set("gen_ai.operation.name", std::string(ctx.dialect->operation_name()));
+    up_span.set("gen_ai.provider.name", std::string(ctx.dialect->provider_name()));
+  }
+  if (ctx.facts) up_span.set("gen_ai.request.model", ctx.facts->model);
+  up_span.set("server.address", pool.target().host);
+  up_span.set("server.port", std::int64_t(std::stoi(pool.target().port)));
+  if (ctx.client_parent)
+    up.set("traceparent", telemetry::format_traceparent(up_span.trace, up_span.id, ctx.client_parent->flags));
+
+  std::unique_ptr<upstream_connection> conn;
+  std::optional<http::response_parser<http::empty_body>> head;
+  std::optional<proxy_error> failure;
+  // A pooled connection the upstream closed while idle fails before any
+  // response byte: the request was never processed, so it is retried once on
+  // a fresh connection.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    auto lease = co_await timed(ctx, [&] { return pool.acquire(attempt > 0); });
+    if (lease.error) {
+      failure = lease.error;
+      break;
+    }
+    conn = std::move(lease.connection);
+    up_span.set("gistproxy.connection_reused", conn->reused);
+    conn->tcp().expires_after(cfg.upstream_timeout);
+    auto [wec, wn] = co_await timed(ctx, [&] {
+      return conn->with_stream([&](auto& s) { return http::async_write(s, up, use_nothrow); });
+    });
+    error_code rec = wec;
+    if (!wec) {
+      // Skip interim 1xx responses (we never send Expect, but an upstream may still).
+      do {
+        head.emplace();
+        head->body_limit(boost::none);
+        head->header_limit(64 * 1024);
+        if (ctx.request.method() == http::verb::head) head->skip(true);
+        auto [ec, n] = co_await timed(ctx, [&] {
+          return conn->with_stream([&](auto& s) { return http::async_read_header(s, conn->buffer, *head, use_nothrow); });
+        });
+        rec = ec;
+      } while (!rec && head->get().result_int() / 100 == 1 && head->get().result_int() != 101);
+    }
+    if (!rec) {
+      failure.reset();
+      break;
+    }
+    bool retry = conn->reused && attempt == 0 && is_stale_connection_error(rec);
+    failure = upstream_failure(rec, wec ? "while receiving the request" : "before sending response headers");
+    conn.reset();
+    if (!retry) break;
+    svc_.metrics.upstream_connections.labels({"retried"}).inc();
+  }
+
+  if (failure) {
+    up_span.fail(std::string(failure->type()));
+    up_span.set("error.type", std::string(failure->type()));
+    svc_.tracer.end(up_span);
+    co_await respond_error(ctx, *failure);
+    co_return;
+  }
+
+  bool reusable = false;
+  const int upstream_status = int(head->get().result_int());
+  co_await respond(ctx, *conn, *head, up_span, reusable);
+  up_span.set("http.response.status_code", std::int64_t(upstream_status));
+  if (ctx.usage.input_tokens >= 0) up_span.set("gen_ai.usage.input_tokens", ctx.usage.input_tokens);
+  if (ctx.usage.output_tokens >= 0) up_span.set("gen_ai.usage.output_tokens", ctx.usage.output_tokens);
+  if (upstream_status >= 500) up_span.fail("upstream status " + std::to_string(upstream_status));
+  svc_.tracer.end(up_span);
+  if (reusable) pool.release(std::move(conn));
+}
+
+// ---- respond ---------------------------------------------------------------
+
+awaitable<void> exchange::respond(request_context& ctx, upstream_connection& conn,
+                                  http::response_parser<http::empty_body>& head, telemetry::span& up_span,
+                                  bool& reusable) {
+  const auto& cfg = svc_.cfg;
+  const auto& h = head.get();
+  const bool head_request = ctx.request.method() == http::verb::head;
+  const unsigned status = h.result_int();
+  const bool has_body = !head_request && status != 204 && status != 304;
+  auto ct = h.find(http::field::content_type);
+  auto ce = h.find(http::field::content_encoding);
+  auto body_kind = rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
+                                                     ce == h.end() ? "" : std::string_view(ce->value()));
+  rewrite::usage_observer observer(ctx.dialect, body_kind);
+  ctx.status = int(status);
+
+  auto length = head.content_length();
+  const bool small = has_body && length && *length <= small_body_limit && body_kind != rewrite::usage_observer::body_kind::sse;
+
+  if (small || !has_body) {
+    // Read the whole (small) body, then answer with one write.
+    http::response_parser<http::string_body> whole{std::move(head)};
+    conn.tcp().expires_after(cfg.stream_idle_timeout);
+    if (has_body && !whole.is_done()) {
+      auto [ec, n] = co_await timed(ctx, [&] {
+        return conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, whole, use_nothrow); });
+      });
+      if (ec) {
+        auto e = upstream_failure(ec, "while sending the response body");
+        up_span.fail(std::string(e.type()));
+        co_await respond_error(ctx, e);
+        co_return;
+      }
+    }
+    http::response<http::string_body> res{whole.get().result(), ctx.request.version()};
+    copy_end_to_end_fields(whole.get(), res);
+    res.body() = std::move(whole.get().body());
+    observer.on_body(res.body());
+    if (head_request) {
+      if (length) res.content_length(*length);
+    } else if (has_body) {
+      res.content_length(res.body().size());
+    }
+    res.keep_alive(ctx.keep_alive);
+    client_.expires_after(cfg.client_timeout);
+    ctx.response_started = true;
+    auto [wec, wn] = co_await http::async_write(client_, res, use_nothrow);
+    if (wec) {
+      ctx.error = proxy_error{error_kind::client_disconnected, "client went away while receiving the response"};
+      ctx.keep_alive = false;
+      co_return;
+    }
+    ctx.bytes_out = res.body().size();
+    ctx.usage = observer.finish();
+    reusable = whole.keep_alive() && whole.is_done();
+    co_return;
+  }
+
+  // Streaming: headers first, then each piece as it arrives (SSE event by event).
+  http::response_parser<http::buffer_body> body{std::move(head)};
+  http::response<http::buffer_body> res{body.get().result(), ctx.request.version()};
+  copy_end_to_end_fields(body.get(), res);
+  if (length) res.content_length(*length);
+  else if (ctx.request.version() >= 11) res.chunked(true);
+  else ctx.keep_alive = false;  // HTTP/1.0 client: the body ends when we close
+  res.keep_alive(ctx.keep_alive);
+  http::response_serializer<http::buffer_body> sr{res};
+
+  client_.expires_after(cfg.client_timeout);
+  ctx.response_started = true;
+  if (auto [ec, n] = co_await http::async_write_header(client_, sr, use_nothrow); ec) {
+    ctx.error = proxy_error{error_kind::client_disconnected, "client went away before the response headers"};
+    ctx.keep_alive = false;
+    co_return;
+  }
+
+  std::vector<char> buffer(relay_buffer_size);
+  while (!body.is_done()) {
+    body.get().body().data = buffer.data();
+    body.get().body().size = buffer.size();
+    conn.tcp().expires_after(cfg.stream_idle_timeout);
+    auto [ec, n] = co_await timed(ctx, [&] {
+      return conn.with_stream([&](auto& s) { return http::async_read_some(s, conn.buffer, body, use_nothrow); });
+    });
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) {
+      // The upstream broke mid-response. End the client's response abnormally
+      // (no final chunk, short Content-Length) so its SDK raises.
+      auto e = upstream_failure(ec, "in the middle of the response");
+      up_span.fail(std::string(e.type()));
+      ctx.error = e;
+      ctx.keep_alive = false;
+      co_return;
+    }
+    std::size_t got = buffer.size() - body.get().body().size;
+    if (got == 0 && !body.is_done()) continue;
+    observer.on_body(std::string_view(buffer.data(), got));
+    res.body().data = got ? buffer.data() : nullptr;
+    res.body().size = got;
+    res.body().more = !body.is_done();
+    client_.expires_after(cfg.client_timeout);
+    auto [wec, wn] = co_await http::async_write(client_, sr, use_nothrow);
+    if (wec == http::error::need_buffer) wec = {};
+    if (wec) {
+      ctx.error = proxy_error{error_kind::client_disconnected, "client went away mid-response"};
+      ctx.keep_alive = false;
+      co_return;
+    }
+    ctx.bytes_out += got;
+  }
+  ctx.usage = observer.finish();
+  reusable = body.keep_alive();
+}
+
+// ---- errors ----------------------------------------------------------------
+
+awaitable<void> exchange::respond_error(request_context& ctx, proxy_error e) {
+  ctx.error = e;
+  ctx.status = e.status();
+  if (ctx.response_started) {
+    ctx.keep_alive = false;  // headers are out: only an abnormal end can signal it
+    co_return;
+  }
+  const unsigned version = ctx.request.version() >= 10 ? ctx.request.version() : 11;
+  http::response<http::string_body> res{http::status(e.status()), version};
+  res.set(http::field::content_type, "application/json");
+  res.set("x-gistproxy-error", std::string(e.type()));
+  if (e.retryable()) res.set(http::field::retry_after, "1");
+  res.body() = e.json_body();
+  res.prepare_payload();
+  res.keep_alive(ctx.keep_alive);
+  ctx.response_started = true;
+  client_.expires_after(svc_.cfg.client_timeout);
+  auto [ec, n] = co_await http::async_write(client_, res, use_nothrow);
+  if (ec) ctx.keep_alive = false;
+  ctx.bytes_out = res.body().size();
+}
+
+awaitable<void> exchange::reject(client_request& request, proxy_error e) {
+  request_context ctx(request);
+  ctx.keep_alive = false;
+  receive(ctx);
+  ctx.keep_alive = false;
+  co_await respond_error(ctx, e);
+  finish(ctx);
+}
+
+// Completes only when the client closes or resets its connection; bytes of a
+// pipelined next request are kept for the session.
+awaitable<void> exchange::watch_client() {
+  auto& socket = client_.socket();
+  for (;;) {
+    if (client_buffer_.size() > (1u << 20)) {
+      asio::steady_timer forever(socket.get_executor(), steady::time_point::max());
+      co_await forever.async_wait(use_nothrow);
+      co_return;
+    }
+    auto [ec, n] = co_await socket.async_read_some(client_buffer_.prepare(4096), use_nothrow);
+    if (ec) co_return;
+    client_buffer_.commit(n);
+  }
+}
+
+// ---- run and finish ----------------------------------------------------------
+
+awaitable<bool> exchange::run(client_request& request) {
+  using namespace asio::experimental::awaitable_operators;
+  request_context ctx(request);
+  receive(ctx);
+  std::optional<proxy_error> internal;
+  try {
+    auto outcome = co_await (forward(ctx) || watch_client());
+    if (outcome.index() == 1) {
+      ctx.error = proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
+      ctx.keep_alive = false;
+    }
+  } catch (const std::exception& ex) {
+    // Can't-happen territory (allocation failure, invalid header bytes): answer 500, keep serving.
+    internal = proxy_error{error_kind::internal, ex.what()};
+  }
+  if (internal) {
+    ctx.keep_alive = false;
+    co_await respond_error(ctx, *internal);
+  }
+  finish(ctx);
+  co_return ctx.keep_alive;
+}
+
+void exchange::finish(request_context& ctx) {
+  auto total = steady::now() - ctx.started;
+  int status = ctx.error && ctx.error->kind == error_kind::client_disconnected ? 499 : ctx.status;
+  auto& m = svc_.metrics;
+  auto status_text = std::to_string(status);
+  m.requests.labels({ctx.api, status_text}).inc();
+  m.request_duration.labels({ctx.api}).observe(seconds(total));
+  m.upstream_duration.labels({ctx.api}).observe(seconds(ctx.upstream_wait));
+  m.proxy_overhead.labels({ctx.api}).observe(seconds(std::max(total - ctx.upstream_wait, std::chrono::nanoseconds(0))));
+  m.request_bytes.labels({ctx.api}).inc(ctx.bytes_in);
+  m.response_bytes.labels({ctx.api}).inc(ctx.bytes_out);
+  if (ctx.error) m.errors.labels({source_name(ctx.error->source()), ctx.error->type()}).inc();
+
+  auto& s = ctx.span;
+  s.set("http.response.status_code", std::int64_t(status));
+  s.set("http.response.body.size", std::int64_t(ctx.bytes_out));
+  if (ctx.usage.input_tokens >= 0) s.set("gen_ai.usage.input_tokens", ctx.usage.input_tokens);
+  if (ctx.usage.output_tokens >= 0) s.set("gen_ai.usage.output_tokens", ctx.usage.output_tokens);
+  if (ctx.error) {
+    s.set("error.type", std::string(ctx.error->type()));
+    s.set("gistproxy.error.source", std::string(source_name(ctx.error->source())));
+    s.fail(ctx.error->detail);
+  } else if (status >= 500) {
+    s.fail("upstream status " + status_text);
+  }
+  const std::string trace_hex = s.trace.hex();
+  svc_.tracer.end(s);
+
+  if (svc_.log.enabled(telemetry::log_level::info)) {
+    telemetry::access_record r;
+    r.method = std::string(ctx.request.method_string());
+    auto target = std::string_view(ctx.request.target());
+    r.path = std::string(target.substr(0, target.find('?')));
+    r.api = std::string(ctx.api);
+    if (ctx.facts) r.model = ctx.facts->model;
+    r.status = status;
+    r.duration_ms = seconds(total) * 1e3;
+    r.upstream_ms = seconds(ctx.upstream_wait) * 1e3;
+    r.bytes_in = ctx.bytes_in;
+    r.bytes_out = ctx.bytes_out;
+    r.trace_id = trace_hex;
+    if (ctx.error) {
+      r.error_source = std::string(source_name(ctx.error->source()));
+      r.error_type = std::string(ctx.error->type());
+    }
+    svc_.log.access(r);
+  }
+}
+
+}  // namespace gistproxy::proxy

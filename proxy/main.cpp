@@ -1,0 +1,106 @@
+// gistproxy: wires the shared services together and dispatches subcommands.
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "proxy/config.hpp"
+#include "proxy/server.hpp"
+#include "telemetry/exporters.hpp"
+
+extern char** environ;
+
+namespace gp = gistproxy;
+
+namespace {
+
+constexpr const char* usage =
+    "usage: gistproxy <command> [options]\n\n"
+    "commands:\n"
+    "  serve      run the proxy (gistproxy serve --help for its options)\n"
+    "  --version  print the version\n";
+
+std::unique_ptr<gp::telemetry::export_pipeline> make_exporters(const gp::proxy::config& cfg,
+                                                                 gp::telemetry::metric_catalogue& metrics) {
+  std::vector<std::unique_ptr<gp::telemetry::span_exporter>> exporters;
+  if (!cfg.span_log.empty()) exporters.push_back(std::make_unique<gp::telemetry::span_log_exporter>(cfg.span_log));
+  if (!cfg.otlp_endpoint.empty()) {
+    std::string error;
+    auto url = gp::proxy::parse_http_url(cfg.otlp_endpoint, error);
+    if (!url) throw std::runtime_error("--otlp-endpoint: " + error);
+    if (url->tls)
+      throw std::runtime_error("--otlp-endpoint: https is not supported yet; point it at a local collector over http");
+    gp::telemetry::otlp_target target;
+    target.host = url->host;
+    target.port = url->port;
+    target.path = url->base_path + "/v1/traces";
+    target.resource.service_name = cfg.service_name;
+    exporters.push_back(std::make_unique<gp::telemetry::otlp_http_exporter>(std::move(target)));
+  }
+  if (exporters.empty()) return nullptr;
+  return std::make_unique<gp::telemetry::export_pipeline>(std::move(exporters), metrics);
+}
+
+int serve(const std::vector<std::string>& args) {
+  auto parsed = gp::proxy::parse_serve_args(args, environ);
+  if (!parsed.cfg) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message << (parsed.exit_code ? "\n" : "");
+    return parsed.exit_code;
+  }
+  const auto& cfg = *parsed.cfg;
+  gp::telemetry::logger log(*gp::telemetry::parse_log_level(cfg.log_level));
+  try {
+    std::string error;
+    auto upstream = gp::proxy::parse_http_url(cfg.upstream, error);
+    if (!upstream) throw std::runtime_error("--upstream: " + error);
+    auto anthropic = gp::proxy::parse_http_url(cfg.anthropic_upstream, error);
+    if (!anthropic) throw std::runtime_error("--anthropic-upstream: " + error);
+
+    gp::telemetry::registry registry;
+    gp::telemetry::metric_catalogue metrics(registry);
+    auto pipeline = make_exporters(cfg, metrics);
+    gp::telemetry::system_clock clock;
+    gp::telemetry::random_id_generator ids;
+    gp::telemetry::tracer tracer(clock, ids, pipeline.get());
+    std::unique_ptr<boost::asio::ssl::context> tls;
+    if (upstream->tls || anthropic->tls) tls = gp::proxy::make_upstream_tls_context(cfg.upstream_ca);
+
+    gp::proxy::services svc{cfg, registry, metrics, tracer, log, *upstream, *anthropic, tls.get()};
+    unsigned threads = cfg.threads ? cfg.threads : gp::proxy::available_cores();
+    {
+      gp::proxy::server srv(svc, threads);
+      srv.bind();
+      auto ep = srv.listen_endpoint(), admin = srv.admin_endpoint();
+      log.log(gp::telemetry::log_level::warn, "listening",
+              "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +
+                  admin.address().to_string() + ":" + std::to_string(admin.port()) + "\",\"upstream\":\"" +
+                  upstream->host_header() + "\",\"threads\":" + std::to_string(threads));
+      srv.run();
+    }
+    if (pipeline) pipeline->shutdown();
+    log.log(gp::telemetry::log_level::warn, "stopped");
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "gistproxy: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+    std::cout << usage;
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version" || args[0] == "version") {
+    std::cout << "gistproxy " << GISTPROXY_VERSION << "\n";
+    return 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "serve") return serve(args);
+  std::cerr << "gistproxy: unknown command '" << command << "'\n" << usage;
+  return 2;
+}

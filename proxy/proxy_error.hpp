@@ -1,0 +1,42 @@
+// Errors carry their source (downstream, upstream, internal) and whether the
+// client may retry: the labels a metric and a log line need. One place maps
+// them to an HTTP status and a JSON body both OpenAI and Anthropic SDKs parse.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gistproxy::proxy {
+
+enum class error_source { downstream, upstream, internal };
+
+enum class error_kind {
+  bad_request,           // 400: malformed HTTP
+  request_timeout,       // 408: the client was too slow sending its request
+  body_too_large,        // 413: over --max-body
+  client_disconnected,   // 499 (nginx's convention; never sent, only counted)
+  internal,              // 500
+  upstream_unreachable,  // 502: DNS or connect failure
+  upstream_tls,          // 502: handshake or certificate failure
+  upstream_reset,        // 502: connection dropped before/while the response came
+  upstream_bad_response, // 502: unparsable HTTP from the upstream
+  shutting_down,         // 503: draining
+  upstream_timeout,      // 504
+};
+
+struct proxy_error {
+  error_kind kind = error_kind::internal;
+  std::string detail;  // human-readable; never holds request bytes or credentials
+
+  int status() const;
+  std::string_view type() const;  // e.g. "upstream_timeout"
+  error_source source() const;
+  bool retryable() const;
+  // {"type":"error","error":{"type":…,"code":…,"message":…,"source":…}}: Anthropic
+  // SDKs read error.type/message, OpenAI SDKs error.message/type/code.
+  std::string json_body() const;
+};
+
+std::string_view source_name(error_source s);
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,65 @@
+// Shared services, built once in main and handed down: configuration,
+// telemetry and upstream targets. Per-thread state lives in `shard`.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <list>
+#include <memory>
+
+#include "proxy/config.hpp"
+#include "proxy/http_url.hpp"
+#include "proxy/upstream_pool.hpp"
+#include "rewrite/dialect.hpp"
+#include "telemetry/access_log.hpp"
+#include "telemetry/metric_catalogue.hpp"
+#include "telemetry/tracer.hpp"
+
+namespace gistproxy::proxy {
+
+struct services {
+  const config& cfg;
+  telemetry::registry& registry;
+  telemetry::metric_catalogue& metrics;
+  telemetry::tracer& tracer;
+  telemetry::logger& log;
+  http_url default_upstream;
+  http_url anthropic_upstream;
+  asio::ssl::context* tls = nullptr;  // set when an upstream is https
+  std::atomic<bool> draining{false};
+  std::atomic<long> live_connections{0};
+};
+
+// What a client session exposes so a drain can close it while it is idle.
+struct session_handle {
+  tcp::socket* socket = nullptr;
+  bool busy = false;
+};
+
+// One I/O thread: its io_context, its upstream pools and its sessions. All
+// members are touched only from that thread, so nothing here is locked.
+class shard {
+ public:
+  explicit shard(services& s);
+  // Destroys pending coroutines while the pools and session list still exist.
+  ~shard();
+  asio::io_context& io() { return *io_; }
+  bool stopping() const { return stopping_; }
+  services& svc() { return services_; }
+  // The pool of the upstream serving this dialect (Anthropic Messages may differ).
+  upstream_pool& pool_for(const rewrite::dialect* d);
+  std::list<session_handle>& sessions() { return sessions_; }
+  // Closes idle client connections and idle upstream connections (drain).
+  void close_idle();
+
+ private:
+  services& services_;
+  std::unique_ptr<asio::io_context> io_;
+  bool stopping_ = false;
+  upstream_pool default_pool_;
+  upstream_pool anthropic_pool_;
+  std::list<session_handle> sessions_;
+};
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,56 @@
+// One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
+// Anthropic Messages) behind one interface. The proxy asks the registry which
+// dialect a request speaks, then talks only to this interface.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace gistproxy::rewrite {
+
+enum class api_kind { chat, responses, messages };
+
+// What the proxy learns from a request body without changing it.
+struct request_facts {
+  std::string model;
+  bool stream = false;
+  // The conversation's opening as the client sent it (API, system prompt,
+  // first user message): every turn of one conversation has the same key.
+  std::string conversation_key;
+};
+
+// Token usage as the provider reported it; -1 where it did not.
+struct token_usage {
+  std::int64_t input_tokens = -1;
+  std::int64_t output_tokens = -1;
+  bool known() const { return input_tokens >= 0 || output_tokens >= 0; }
+};
+
+class dialect {
+ public:
+  virtual ~dialect() = default;
+  virtual api_kind kind() const = 0;
+  // Short name used in metrics labels and logs: chat, responses, messages.
+  virtual std::string_view name() const = 0;
+  // OpenTelemetry GenAI attributes.
+  virtual std::string_view operation_name() const = 0;
+  virtual std::string_view provider_name() const = 0;
+
+  // Reads model, stream flag and conversation key; nullopt if the body is not
+  // a JSON object this dialect understands (the proxy then forwards untouched).
+  virtual std::optional<request_facts> inspect(std::string_view body) const = 0;
+  // Usage from a complete JSON response body.
+  virtual token_usage usage_from_response(const nlohmann::json& body) const = 0;
+  // Folds usage from one SSE event of a streamed response into `usage`.
+  virtual void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const = 0;
+};
+
+// The dialect for a request, matched on the path (query ignored: Claude Code
+// posts to /v1/messages?beta=true); nullptr when none applies.
+const dialect* dialect_for(std::string_view method, std::string_view target);
+
+}  // namespace gistproxy::rewrite

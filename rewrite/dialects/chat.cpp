@@ -1,0 +1,60 @@
+#include "rewrite/dialects/chat.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/dialects/text_fields.hpp"
+
+namespace gistproxy::rewrite {
+
+std::optional<request_facts> chat_dialect::inspect(std::string_view body) const {
+  json::cursor c(body);
+  request_facts facts;
+  std::string system, first_user;
+  bool have_user = false;
+  auto ok = c.object([&](std::string_view key, json::cursor& v) {
+    if (key == "model" && v.peek() == json::kind::string) return v.string_value(facts.model);
+    if (key == "stream" && v.peek() == json::kind::boolean) {
+      auto b = v.boolean_value();
+      facts.stream = b.value_or(false);
+      return b.has_value();
+    }
+    if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
+    return v
+        .array([&](std::size_t, json::cursor& m) {
+          if (have_user || m.peek() != json::kind::object) return m.skip_value().has_value();
+          message_view msg;
+          if (!read_message(m, msg)) return false;
+          if (!msg.content) return true;
+          if (msg.role == "system" || msg.role == "developer") return append_content_text_at(body, *msg.content, system);
+          if (msg.role == "user") {
+            have_user = true;
+            return append_content_text_at(body, *msg.content, first_user);
+          }
+          return true;
+        })
+        .has_value();
+  });
+  if (!ok || !c.at_end()) return std::nullopt;
+  facts.conversation_key = "chat\n" + system + '\0' + first_user;
+  return facts;
+}
+
+token_usage chat_dialect::usage_from_response(const nlohmann::json& body) const {
+  token_usage u;
+  if (!body.is_object()) return u;
+  auto it = body.find("usage");
+  if (it == body.end() || !it->is_object()) return u;
+  u.input_tokens = it->value("prompt_tokens", std::int64_t(-1));
+  u.output_tokens = it->value("completion_tokens", std::int64_t(-1));
+  return u;
+}
+
+void chat_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
+  // Only the include_usage chunk has a non-null usage; skip parsing the rest.
+  if (data.find("\"usage\"") == std::string_view::npos || data.find("_tokens") == std::string_view::npos) return;
+  auto j = nlohmann::json::parse(data, nullptr, false);
+  auto u = usage_from_response(j);
+  if (u.known()) usage = u;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,19 @@
+// OpenAI Chat Completions: POST …/chat/completions, tool outputs are role:"tool" messages.
+#pragma once
+
+#include "rewrite/dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+class chat_dialect final : public dialect {
+ public:
+  api_kind kind() const override { return api_kind::chat; }
+  std::string_view name() const override { return "chat"; }
+  std::string_view operation_name() const override { return "chat"; }
+  std::string_view provider_name() const override { return "openai"; }
+  std::optional<request_facts> inspect(std::string_view body) const override;
+  token_usage usage_from_response(const nlohmann::json& body) const override;
+  void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
+};
+
+}  // namespace gistproxy::rewrite

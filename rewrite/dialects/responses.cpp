@@ -1,0 +1,67 @@
+#include "rewrite/dialects/responses.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/dialects/text_fields.hpp"
+
+namespace gistproxy::rewrite {
+
+std::optional<request_facts> responses_dialect::inspect(std::string_view body) const {
+  json::cursor c(body);
+  request_facts facts;
+  std::string system, first_user;
+  bool have_user = false;
+  auto ok = c.object([&](std::string_view key, json::cursor& v) {
+    if (key == "model" && v.peek() == json::kind::string) return v.string_value(facts.model);
+    if (key == "stream" && v.peek() == json::kind::boolean) {
+      auto b = v.boolean_value();
+      facts.stream = b.value_or(false);
+      return b.has_value();
+    }
+    if (key == "instructions" && v.peek() == json::kind::string) return append_content_text(v, system);
+    if (key != "input") return v.skip_value().has_value();
+    if (v.peek() == json::kind::string) {
+      have_user = true;
+      return append_content_text(v, first_user);
+    }
+    if (v.peek() != json::kind::array) return v.skip_value().has_value();
+    return v
+        .array([&](std::size_t, json::cursor& item) {
+          if (have_user || item.peek() != json::kind::object) return item.skip_value().has_value();
+          message_view msg;
+          if (!read_message(item, msg)) return false;
+          if (!msg.content || (!msg.type.empty() && msg.type != "message")) return true;
+          if (msg.role == "system" || msg.role == "developer") return append_content_text_at(body, *msg.content, system);
+          if (msg.role == "user") {
+            have_user = true;
+            return append_content_text_at(body, *msg.content, first_user);
+          }
+          return true;
+        })
+        .has_value();
+  });
+  if (!ok || !c.at_end()) return std::nullopt;
+  facts.conversation_key = "responses\n" + system + '\0' + first_user;
+  return facts;
+}
+
+token_usage responses_dialect::usage_from_response(const nlohmann::json& body) const {
+  token_usage u;
+  if (!body.is_object()) return u;
+  auto it = body.find("usage");
+  if (it == body.end() || !it->is_object()) return u;
+  u.input_tokens = it->value("input_tokens", std::int64_t(-1));
+  u.output_tokens = it->value("output_tokens", std::int64_t(-1));
+  return u;
+}
+
+void responses_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
+  // Usage arrives once, on the terminal event's full response object.
+  if (event != "response.completed" && event != "response.incomplete" && event != "response.failed") return;
+  auto j = nlohmann::json::parse(data, nullptr, false);
+  if (!j.is_object() || !j.contains("response")) return;
+  auto u = usage_from_response(j["response"]);
+  if (u.known()) usage = u;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,37 @@
+// Helpers the dialects share for reading request bodies with the scanner.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rewrite/json/scanner.hpp"
+
+namespace gistproxy::rewrite {
+
+// Consumes a content value and appends its text: a string as is, or the
+// "text" members of an array of parts (other parts are skipped). Formatting
+// details that vary between turns (cache_control markers) do not show.
+bool append_content_text(json::cursor& c, std::string& out);
+
+// Consumes an object and returns the unescaped value of a string member
+// (empty if absent); other members are skipped.
+bool read_string_member(json::cursor& c, std::string_view key, std::string& out);
+
+}  // namespace gistproxy::rewrite
+
+namespace gistproxy::rewrite {
+
+// Consumes a message object, reading its "role" and the range of its
+// "content" value (members may come in any order).
+struct message_view {
+  std::string role;
+  std::string type;
+  std::optional<json::range> content;
+};
+bool read_message(json::cursor& c, message_view& out);
+
+// Appends the text of a content value found earlier at `content`.
+bool append_content_text_at(std::string_view doc, json::range content, std::string& out);
+
+}  // namespace gistproxy::rewrite

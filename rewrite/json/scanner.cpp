@@ -1,0 +1,250 @@
+#include "rewrite/json/scanner.hpp"
+
+#include <cstring>
+#include <vector>
+
+namespace gistproxy::rewrite::json {
+namespace {
+
+constexpr std::size_t max_depth = 512;
+
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+int hex4(std::string_view s, std::size_t i) {
+  if (i + 4 > s.size()) return -1;
+  int v = 0;
+  for (std::size_t k = i; k < i + 4; ++k) {
+    char c = s[k];
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= c - '0';
+    else if (c >= 'a' && c <= 'f') v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F') v |= c - 'A' + 10;
+    else return -1;
+  }
+  return v;
+}
+
+void append_utf8(std::string& out, unsigned cp) {
+  if (cp < 0x80) {
+    out += char(cp);
+  } else if (cp < 0x800) {
+    out += char(0xC0 | (cp >> 6));
+    out += char(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += char(0xE0 | (cp >> 12));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  } else {
+    out += char(0xF0 | (cp >> 18));
+    out += char(0x80 | ((cp >> 12) & 0x3F));
+    out += char(0x80 | ((cp >> 6) & 0x3F));
+    out += char(0x80 | (cp & 0x3F));
+  }
+}
+
+}  // namespace
+
+void cursor::skip_ws() {
+  while (pos_ < doc_.size() && is_ws(doc_[pos_])) ++pos_;
+}
+
+bool cursor::at_end() {
+  skip_ws();
+  return pos_ == doc_.size();
+}
+
+bool cursor::expect(char c) {
+  skip_ws();
+  if (pos_ < doc_.size() && doc_[pos_] == c) {
+    ++pos_;
+    return true;
+  }
+  return fail();
+}
+
+kind cursor::peek() {
+  skip_ws();
+  if (pos_ >= doc_.size()) return kind::invalid;
+  switch (doc_[pos_]) {
+    case '{': return kind::object;
+    case '[': return kind::array;
+    case '"': return kind::string;
+    case 't':
+    case 'f': return kind::boolean;
+    case 'n': return kind::null;
+    default: {
+      char c = doc_[pos_];
+      return (c == '-' || (c >= '0' && c <= '9')) ? kind::number : kind::invalid;
+    }
+  }
+}
+
+bool cursor::skip_string() {
+  // A quote closes the string unless an odd run of backslashes precedes it.
+  // memchr does the walking, which keeps long tool outputs cheap.
+  const char* base = doc_.data();
+  std::size_t i = pos_ + 1;
+  for (;;) {
+    const void* hit = i < doc_.size() ? std::memchr(base + i, '"', doc_.size() - i) : nullptr;
+    if (!hit) return fail();
+    std::size_t q = std::size_t(static_cast<const char*>(hit) - base);
+    std::size_t backslashes = 0;
+    while (q - backslashes > pos_ + 1 && base[q - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) {
+      pos_ = q + 1;
+      return true;
+    }
+    i = q + 1;
+  }
+}
+
+std::optional<std::string_view> cursor::string_raw() {
+  skip_ws();
+  if (pos_ >= doc_.size() || doc_[pos_] != '"') return fail(), std::nullopt;
+  std::size_t begin = pos_;
+  if (!skip_string()) return std::nullopt;
+  return doc_.substr(begin + 1, pos_ - begin - 2);
+}
+
+bool cursor::string_value(std::string& out) {
+  auto raw = string_raw();
+  if (!raw) return false;
+  out.clear();
+  if (!unescape(*raw, out)) return fail();
+  return true;
+}
+
+std::optional<bool> cursor::boolean_value() {
+  skip_ws();
+  if (doc_.substr(pos_, 4) == "true") {
+    pos_ += 4;
+    return true;
+  }
+  if (doc_.substr(pos_, 5) == "false") {
+    pos_ += 5;
+    return false;
+  }
+  return fail(), std::nullopt;
+}
+
+std::optional<range> cursor::skip_value() {
+  skip_ws();
+  if (pos_ >= doc_.size()) return fail(), std::nullopt;
+  std::size_t begin = pos_;
+  char c = doc_[pos_];
+  if (c == '"') {
+    if (!skip_string()) return std::nullopt;
+    return range{begin, pos_};
+  }
+  if (c == '{' || c == '[') {
+    // Iterative walk with a bracket stack: nesting depth never recurses.
+    std::vector<char> stack;
+    stack.reserve(16);
+    while (pos_ < doc_.size()) {
+      char d = doc_[pos_];
+      if (d == '"') {
+        if (!skip_string()) return std::nullopt;
+        continue;
+      }
+      if (d == '{' || d == '[') {
+        if (stack.size() >= max_depth) return fail(), std::nullopt;
+        stack.push_back(d == '{' ? '}' : ']');
+      } else if (d == '}' || d == ']') {
+        if (stack.empty() || stack.back() != d) return fail(), std::nullopt;
+        stack.pop_back();
+        if (stack.empty()) {
+          ++pos_;
+          return range{begin, pos_};
+        }
+      }
+      ++pos_;
+    }
+    return fail(), std::nullopt;
+  }
+  for (std::string_view lit : {"true", "false", "null"}) {
+    if (doc_.substr(pos_, lit.size()) == lit) {
+      pos_ += lit.size();
+      return range{begin, pos_};
+    }
+  }
+  if (c == '-' || (c >= '0' && c <= '9')) {
+    while (pos_ < doc_.size()) {
+      char d = doc_[pos_];
+      if ((d >= '0' && d <= '9') || d == '-' || d == '+' || d == '.' || d == 'e' || d == 'E') ++pos_;
+      else break;
+    }
+    return range{begin, pos_};
+  }
+  return fail(), std::nullopt;
+}
+
+bool unescape(std::string_view raw, std::string& out) {
+  out.reserve(out.size() + raw.size());
+  std::size_t i = 0;
+  while (i < raw.size()) {
+    const void* hit = std::memchr(raw.data() + i, '\\', raw.size() - i);
+    std::size_t j = hit ? std::size_t(static_cast<const char*>(hit) - raw.data()) : raw.size();
+    out.append(raw.data() + i, j - i);
+    if (j == raw.size()) break;
+    if (j + 1 >= raw.size()) return false;
+    char e = raw[j + 1];
+    i = j + 2;
+    switch (e) {
+      case '"': out += '"'; break;
+      case '\\': out += '\\'; break;
+      case '/': out += '/'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'u': {
+        int cp = hex4(raw, i);
+        if (cp < 0) return false;
+        i += 4;
+        unsigned code = unsigned(cp);
+        if (code >= 0xD800 && code <= 0xDBFF && i + 6 <= raw.size() && raw[i] == '\\' && raw[i + 1] == 'u') {
+          int lo = hex4(raw, i + 2);
+          if (lo >= 0xDC00 && lo <= 0xDFFF) {
+            code = 0x10000 + ((code - 0xD800) << 10) + (unsigned(lo) - 0xDC00);
+            i += 6;
+          }
+        }
+        // A lone surrogate cannot be UTF-8; keep U+FFFD like most decoders.
+        if (code >= 0xD800 && code <= 0xDFFF) code = 0xFFFD;
+        append_utf8(out, code);
+        break;
+      }
+      default: return false;
+    }
+  }
+  return true;
+}
+
+void escape_into(std::string& out, std::string_view bytes) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out.reserve(out.size() + bytes.size() + bytes.size() / 16);
+  std::size_t run = 0;
+  for (std::size_t i = 0; i < bytes.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(bytes[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(bytes.data() + run, i - run);
+    run = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        out += "\\u00";
+        out += hex[c >> 4];
+        out += hex[c & 15];
+    }
+  }
+  out.append(bytes.data() + run, bytes.size() - run);
+}
+
+}  // namespace gistproxy::rewrite::json

@@ -1,0 +1,124 @@
+// A position-preserving JSON reader. It walks raw JSON text without building
+// a DOM, so callers can find a value's exact byte range and splice around it:
+// everything they do not change stays byte-identical (prompt caches key on
+// exact prefixes), and multi-megabyte conversations are walked at memchr speed.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gistproxy::rewrite::json {
+
+enum class kind { object, array, string, number, boolean, null, invalid };
+
+// A slice of the document: [begin, end) byte offsets.
+struct range {
+  std::size_t begin = 0;
+  std::size_t end = 0;
+  std::size_t size() const { return end - begin; }
+};
+
+class cursor {
+ public:
+  explicit cursor(std::string_view doc, std::size_t pos = 0) : doc_(doc), pos_(pos) {}
+
+  bool failed() const { return failed_; }
+  std::size_t pos() const { return pos_; }
+  std::string_view doc() const { return doc_; }
+
+  // Kind of the next value (after whitespace), without consuming it.
+  kind peek();
+  // Consumes one value of any kind; returns its range (nullopt on malformed input).
+  std::optional<range> skip_value();
+  // Consumes a string value; `raw` is the text between the quotes, still escaped.
+  std::optional<std::string_view> string_raw();
+  // Consumes a string value and unescapes it into out (exact UTF-8 bytes).
+  bool string_value(std::string& out);
+  // Consumes a literal true/false.
+  std::optional<bool> boolean_value();
+
+  // Walks an object: f(raw_key, cursor&) must consume the member's value
+  // (or return false to stop with an error). Returns the object's range.
+  template <class F>
+  std::optional<range> object(F&& on_member);
+  // Walks an array: f(index, cursor&) must consume the element's value.
+  template <class F>
+  std::optional<range> array(F&& on_element);
+
+  // True when only whitespace is left.
+  bool at_end();
+
+ private:
+  void skip_ws();
+  bool expect(char c);
+  bool skip_string();  // pos_ at the opening quote; leaves pos_ after the closing quote
+  bool fail() {
+    failed_ = true;
+    return false;
+  }
+
+  std::string_view doc_;
+  std::size_t pos_;
+  bool failed_ = false;
+};
+
+// Unescapes the inside of a JSON string literal; false on a malformed escape.
+bool unescape(std::string_view raw, std::string& out);
+// Appends bytes as the inside of a JSON string literal (no quotes). Escapes
+// only what JSON requires plus control characters, so UTF-8 stays as is.
+void escape_into(std::string& out, std::string_view bytes);
+
+template <class F>
+std::optional<range> cursor::object(F&& on_member) {
+  skip_ws();
+  std::size_t begin = pos_;
+  if (!expect('{')) return std::nullopt;
+  skip_ws();
+  if (pos_ < doc_.size() && doc_[pos_] == '}') {
+    ++pos_;
+    return range{begin, pos_};
+  }
+  for (;;) {
+    skip_ws();
+    auto key = string_raw();
+    if (!key) return std::nullopt;
+    skip_ws();
+    if (!expect(':')) return std::nullopt;
+    if (!on_member(*key, *this) || failed_) {
+      fail();
+      return std::nullopt;
+    }
+    skip_ws();
+    if (pos_ >= doc_.size()) return fail(), std::nullopt;
+    char c = doc_[pos_++];
+    if (c == '}') return range{begin, pos_};
+    if (c != ',') return fail(), std::nullopt;
+  }
+}
+
+template <class F>
+std::optional<range> cursor::array(F&& on_element) {
+  skip_ws();
+  std::size_t begin = pos_;
+  if (!expect('[')) return std::nullopt;
+  skip_ws();
+  if (pos_ < doc_.size() && doc_[pos_] == ']') {
+    ++pos_;
+    return range{begin, pos_};
+  }
+  for (std::size_t index = 0;; ++index) {
+    if (!on_element(index, *this) || failed_) {
+      fail();
+      return std::nullopt;
+    }
+    skip_ws();
+    if (pos_ >= doc_.size()) return fail(), std::nullopt;
+    char c = doc_[pos_++];
+    if (c == ']') return range{begin, pos_};
+    if (c != ',') return fail(), std::nullopt;
+  }
+}
+
+}  // namespace gistproxy::rewrite::json

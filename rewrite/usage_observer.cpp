@@ -1,0 +1,38 @@
+#include "rewrite/usage_observer.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace gistproxy::rewrite {
+
+usage_observer::body_kind usage_observer::classify(std::string_view content_type, std::string_view content_encoding) {
+  if (!content_encoding.empty() && content_encoding != "identity") return body_kind::other;
+  if (content_type.rfind("text/event-stream", 0) == 0) return body_kind::sse;
+  if (content_type.find("json") != std::string_view::npos) return body_kind::json;
+  return body_kind::other;
+}
+
+void usage_observer::on_body(std::string_view bytes) {
+  if (!dialect_) return;
+  if (kind_ == body_kind::sse) {
+    sse_.feed(bytes, [&](const sse::event& e) {
+      if (!e.comment_only) dialect_->usage_from_event(e.name, e.data, usage_);
+    });
+  } else if (kind_ == body_kind::json && !json_overflow_) {
+    if (json_.size() + bytes.size() > max_json_bytes) {
+      json_overflow_ = true;
+      json_.clear();
+    } else {
+      json_.append(bytes);
+    }
+  }
+}
+
+token_usage usage_observer::finish() {
+  if (dialect_ && kind_ == body_kind::json && !json_overflow_ && !json_.empty()) {
+    auto j = nlohmann::json::parse(json_, nullptr, false);
+    usage_ = dialect_->usage_from_response(j);
+  }
+  return usage_;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,30 @@
+// Every metric gistproxy exports, declared in one place. Dashboards, alert
+// rules and tests use only these names.
+#pragma once
+
+#include "telemetry/metrics.hpp"
+
+namespace gistproxy::telemetry {
+
+struct metric_catalogue {
+  explicit metric_catalogue(registry& r);
+
+  // Requests by API dialect (chat, responses, messages, other) and HTTP status.
+  family<counter>& requests;
+  family<histogram>& request_duration;   // accept of headers .. last byte written
+  family<histogram>& upstream_duration;  // time spent waiting on the upstream
+  family<histogram>& proxy_overhead;     // request_duration minus upstream wait
+  family<counter>& request_bytes;
+  family<counter>& response_bytes;
+  family<gauge>& active_connections;
+  family<gauge>& active_requests;
+  // Errors by source (downstream, upstream, internal) and type (e.g. upstream_timeout).
+  family<counter>& errors;
+  // Upstream connections by result: new, reused, retried (stale keep-alive).
+  family<counter>& upstream_connections;
+  family<counter>& spans_exported;  // by exporter: span_log, otlp
+  family<counter>& spans_dropped;   // by exporter and reason: queue_full, export_failed
+  family<gauge>& build_info;
+};
+
+}  // namespace gistproxy::telemetry

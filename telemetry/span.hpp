@@ -1,0 +1,52 @@
+// The span model: what one timed step of a request did. Exporters turn it into
+// a span-log line or OTLP JSON; nothing here knows about either.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "telemetry/ids.hpp"
+
+namespace gistproxy::telemetry {
+
+// Values follow the OTLP enums so exporters can write them as integers.
+enum class span_kind : int { internal = 1, server = 2, client = 3 };
+enum class span_status : int { unset = 0, ok = 1, error = 2 };
+
+using attribute_value = std::variant<std::string, std::int64_t, double, bool>;
+
+struct attribute {
+  std::string key;
+  attribute_value value;
+};
+
+struct span {
+  trace_id trace;
+  span_id id;
+  span_id parent;  // invalid (all zero) for a root span
+  std::string name;
+  span_kind kind = span_kind::internal;
+  std::uint64_t start_unix_nano = 0;
+  std::uint64_t end_unix_nano = 0;
+  std::vector<attribute> attributes;
+  span_status status = span_status::unset;
+  std::string status_message;
+
+  // Sets or replaces an attribute. Integers of any width become int64, as OTLP stores them.
+  void set(std::string key, attribute_value value);
+  void set(std::string key, const char* value) { set(std::move(key), std::string(value)); }
+  template <class I>
+    requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+  void set(std::string key, I value) {
+    set(std::move(key), attribute_value(std::int64_t(value)));
+  }
+  const attribute_value* find(std::string_view key) const;
+  void fail(std::string message) {
+    status = span_status::error;
+    status_message = std::move(message);
+  }
+};
+
+}  // namespace gistproxy::telemetry
