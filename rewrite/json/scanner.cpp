@@ -127,39 +127,12 @@ std::optional<bool> cursor::boolean_value() {
   return fail(), std::nullopt;
 }
 
-std::optional<range> cursor::skip_value() {
-  skip_ws();
-  if (pos_ >= doc_.size()) return fail(), std::nullopt;
+std::optional<range> cursor::skip_scalar() {
   std::size_t begin = pos_;
   char c = doc_[pos_];
   if (c == '"') {
     if (!skip_string()) return std::nullopt;
     return range{begin, pos_};
-  }
-  if (c == '{' || c == '[') {
-    // Iterative walk with a bracket stack: nesting depth never recurses.
-    std::vector<char> stack;
-    stack.reserve(16);
-    while (pos_ < doc_.size()) {
-      char d = doc_[pos_];
-      if (d == '"') {
-        if (!skip_string()) return std::nullopt;
-        continue;
-      }
-      if (d == '{' || d == '[') {
-        if (stack.size() >= max_depth) return fail(), std::nullopt;
-        stack.push_back(d == '{' ? '}' : ']');
-      } else if (d == '}' || d == ']') {
-        if (stack.empty() || stack.back() != d) return fail(), std::nullopt;
-        stack.pop_back();
-        if (stack.empty()) {
-          ++pos_;
-          return range{begin, pos_};
-        }
-      }
-      ++pos_;
-    }
-    return fail(), std::nullopt;
   }
   for (std::string_view lit : {"true", "false", "null"}) {
     if (doc_.substr(pos_, lit.size()) == lit) {
@@ -176,6 +149,57 @@ std::optional<range> cursor::skip_value() {
     return range{begin, pos_};
   }
   return fail(), std::nullopt;
+}
+
+bool cursor::member_key() {
+  skip_ws();
+  if (pos_ >= doc_.size() || doc_[pos_] != '"' || !skip_string()) return fail();
+  return expect(':');
+}
+
+std::optional<range> cursor::skip_value() {
+  // Validates the grammar iteratively (a stack of open brackets, never
+  // recursion), while strings, the bulk of the bytes, go at memchr speed.
+  skip_ws();
+  std::size_t begin = pos_;
+  std::vector<char> open;
+  for (;;) {
+    // A value starts here.
+    skip_ws();
+    if (pos_ >= doc_.size()) return fail(), std::nullopt;
+    char c = doc_[pos_];
+    if (c == '{' || c == '[') {
+      if (open.size() >= max_depth) return fail(), std::nullopt;
+      ++pos_;
+      skip_ws();
+      char close = c == '{' ? '}' : ']';
+      if (pos_ < doc_.size() && doc_[pos_] == close) {
+        ++pos_;
+      } else {
+        open.push_back(c);
+        if (c == '{' && !member_key()) return std::nullopt;
+        continue;
+      }
+    } else if (!skip_scalar()) {
+      return std::nullopt;
+    }
+    // After a value: close containers or move to the next element.
+    for (;;) {
+      if (open.empty()) return range{begin, pos_};
+      skip_ws();
+      if (pos_ >= doc_.size()) return fail(), std::nullopt;
+      char d = doc_[pos_++];
+      if (d == ',') {
+        if (open.back() == '{' && !member_key()) return std::nullopt;
+        break;
+      }
+      if ((d == '}' && open.back() == '{') || (d == ']' && open.back() == '[')) {
+        open.pop_back();
+        continue;
+      }
+      return fail(), std::nullopt;
+    }
+  }
 }
 
 bool unescape(std::string_view raw, std::string& out) {

@@ -54,6 +54,8 @@ class cursor {
   void skip_ws();
   bool expect(char c);
   bool skip_string();  // pos_ at the opening quote; leaves pos_ after the closing quote
+  std::optional<range> skip_scalar();
+  bool member_key();   // a "key" and its colon
   bool fail() {
     failed_ = true;
     return false;

@@ -1,0 +1,72 @@
+#include "proxy/config.hpp"
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+
+using namespace gistproxy::proxy;
+
+namespace {
+const char* const no_env[] = {nullptr};
+}
+
+TEST_CASE("defaults are embedded") {
+  auto r = parse_serve_args({}, no_env);
+  REQUIRE(r.cfg);
+  CHECK(r.cfg->listen == "127.0.0.1:8080");
+  CHECK(r.cfg->admin_listen == "127.0.0.1:9464");
+  CHECK(r.cfg->max_body_bytes == 64ull << 20);
+  CHECK(r.cfg->anthropic_upstream == "https://api.anthropic.com");
+}
+
+TEST_CASE("flags override the config file, which overrides defaults") {
+  auto path = std::filesystem::temp_directory_path() / "gp-config-test.json";
+  std::ofstream(path) << R"({"listen":"0.0.0.0:9000","upstream":"http://127.0.0.1:1234","max_body":"1MiB",
+                             "upstream_timeout":"5s"})";
+  auto r = parse_serve_args({"--config", path.string(), "--listen", "127.0.0.1:7000"}, no_env);
+  REQUIRE(r.cfg);
+  CHECK(r.cfg->listen == "127.0.0.1:7000");
+  CHECK(r.cfg->upstream == "http://127.0.0.1:1234");
+  CHECK(r.cfg->anthropic_upstream == "http://127.0.0.1:1234");  // follows an explicit --upstream
+  CHECK(r.cfg->max_body_bytes == 1u << 20);
+  CHECK(r.cfg->upstream_timeout == std::chrono::seconds(5));
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("OpenTelemetry environment variables are honoured, flags win") {
+  const char* env[] = {"OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:4318", "OTEL_SERVICE_NAME=agent-proxy", nullptr};
+  auto r = parse_serve_args({}, env);
+  REQUIRE(r.cfg);
+  CHECK(r.cfg->otlp_endpoint == "http://127.0.0.1:4318");
+  CHECK(r.cfg->service_name == "agent-proxy");
+  CHECK(parse_serve_args({"--otlp-endpoint=http://x:1"}, env).cfg->otlp_endpoint == "http://x:1");
+}
+
+TEST_CASE("bad input gets a clear message and exit code 2") {
+  auto r = parse_serve_args({"--nope"}, no_env);
+  CHECK_FALSE(r.cfg);
+  CHECK(r.exit_code == 2);
+  CHECK(r.message.find("unknown option '--nope'") != std::string::npos);
+  CHECK(parse_serve_args({"--upstream-timeout", "soon"}, no_env).message.find("bad value") != std::string::npos);
+  CHECK(parse_serve_args({"--log-level", "loud"}, no_env).exit_code == 2);
+  CHECK(parse_serve_args({"--listen"}, no_env).message.find("needs a value") != std::string::npos);
+}
+
+TEST_CASE("--help lists every option and --version prints the version") {
+  auto help = parse_serve_args({"--help"}, no_env);
+  CHECK(help.exit_code == 0);
+  for (auto flag : {"--listen", "--upstream", "--admin-listen", "--span-log", "--otlp-endpoint", "--max-body",
+                    "--upstream-timeout", "--upstream-ca", "--config", "--version"})
+    CHECK(help.message.find(flag) != std::string::npos);
+  CHECK(parse_serve_args({"--version"}, no_env).message.find("gistproxy ") == 0);
+}
+
+TEST_CASE("durations and sizes accept units") {
+  CHECK(parse_duration("250ms") == std::chrono::milliseconds(250));
+  CHECK(parse_duration("2") == std::chrono::seconds(2));
+  CHECK(parse_duration("7d") == std::chrono::hours(168));
+  CHECK_FALSE(parse_duration("5 parsecs"));
+  CHECK(parse_bytes("64MiB") == 64ull << 20);
+  CHECK(parse_bytes("10MB") == 10'000'000ull);
+  CHECK_FALSE(parse_bytes("lots"));
+}

@@ -1,0 +1,83 @@
+#include "rewrite/json/scanner.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <random>
+
+using namespace gistproxy::rewrite;
+
+TEST_CASE("the scanner reports exact byte ranges of member values") {
+  std::string doc = R"( {"a": [1, {"b": "x\"}y"}], "c" : "d", "n": -1.5e3, "t": true, "z": null} )";
+  json::cursor c(doc);
+  std::map<std::string, std::string> values;
+  auto r = c.object([&](std::string_view key, json::cursor& v) {
+    auto range = v.skip_value();
+    if (range) values[std::string(key)] = doc.substr(range->begin, range->size());
+    return range.has_value();
+  });
+  REQUIRE(r);
+  CHECK(c.at_end());
+  CHECK(values["a"] == R"([1, {"b": "x\"}y"}])");
+  CHECK(values["c"] == R"("d")");
+  CHECK(values["n"] == "-1.5e3");
+  CHECK(values["t"] == "true");
+  CHECK(values["z"] == "null");
+}
+
+TEST_CASE("malformed JSON fails instead of being misread") {
+  auto bad = GENERATE(as<std::string>{}, R"({"a": })", R"({"a": "unterminated})", R"({"a" 1})", R"([1, 2)",
+                      R"({"a": [}])", R"(tru)", "");
+  json::cursor c(bad);
+  CHECK_FALSE(c.skip_value());
+}
+
+TEST_CASE("strings unescape to their exact UTF-8 bytes") {
+  std::string out;
+  REQUIRE(json::unescape(R"(a\"b\\c\/d\n\r\t\b\f\u0000\u00e9\ud83d\ude00)", out));
+  CHECK(out == std::string("a\"b\\c/d\n\r\t\b\f") + std::string(1, '\0') + "\xC3\xA9\xF0\x9F\x98\x80");
+  std::string bad;
+  CHECK_FALSE(json::unescape(R"(\x)", bad));
+  CHECK_FALSE(json::unescape(R"(\u12)", bad));
+}
+
+TEST_CASE("escape then unescape returns the same bytes for random content") {
+  std::mt19937 rng(42);
+  for (int round = 0; round < 200; ++round) {
+    std::string bytes;
+    std::size_t n = rng() % 300;
+    for (std::size_t i = 0; i < n; ++i) {
+      switch (rng() % 6) {
+        case 0: bytes += char(rng() % 32); break;      // control characters incl. NUL
+        case 1: bytes += "\"\\"[rng() % 2]; break;     // quote, backslash
+        case 2: bytes += "\xC3\xA9"; break;            // 2-byte UTF-8
+        case 3: bytes += "\xF0\x9F\x98\x80"; break;    // 4-byte UTF-8
+        case 4: bytes += "\r\n"; break;
+        default: bytes += char('a' + rng() % 26);
+      }
+    }
+    std::string escaped;
+    json::escape_into(escaped, bytes);
+    // nlohmann agrees it is a valid JSON string with the same content.
+    CHECK(nlohmann::json::parse("\"" + escaped + "\"").get<std::string>() == bytes);
+    std::string back;
+    REQUIRE(json::unescape(escaped, back));
+    CHECK(back == bytes);
+  }
+}
+
+TEST_CASE("arrays are walked element by element") {
+  std::string doc = R"([ "a", {"x": 1}, [2, 3] ])";
+  json::cursor c(doc);
+  std::vector<json::kind> kinds;
+  REQUIRE(c.array([&](std::size_t, json::cursor& e) {
+    kinds.push_back(e.peek());
+    return e.skip_value().has_value();
+  }));
+  CHECK(kinds == std::vector<json::kind>{json::kind::string, json::kind::object, json::kind::array});
+}
+
+TEST_CASE("deep nesting is bounded, not a stack overflow") {
+  std::string deep(100000, '[');
+  json::cursor c(deep);
+  CHECK_FALSE(c.skip_value());
+}

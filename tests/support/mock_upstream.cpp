@@ -1,0 +1,312 @@
+#include "tests/support/mock_upstream.hpp"
+
+#include <openssl/sha.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <map>
+#include <sstream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+namespace gistproxy::testing {
+
+using namespace std::literals;
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+
+namespace {
+
+std::map<std::string, std::string> query_of(std::string_view target) {
+  std::map<std::string, std::string> q;
+  auto pos = target.find('?');
+  if (pos == std::string_view::npos) return q;
+  std::string_view rest = target.substr(pos + 1);
+  while (!rest.empty()) {
+    auto amp = rest.find('&');
+    auto pair = rest.substr(0, amp);
+    auto eq = pair.find('=');
+    q[std::string(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    rest = rest.substr(amp + 1);
+  }
+  return q;
+}
+
+long q_int(const std::map<std::string, std::string>& q, const char* key, long fallback) {
+  auto it = q.find(key);
+  return it == q.end() ? fallback : std::stol(it->second);
+}
+
+std::string sha256_hex(std::string_view s) {
+  unsigned char d[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d);
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (auto b : d) {
+    out += hex[b >> 4];
+    out += hex[b & 15];
+  }
+  return out;
+}
+
+std::string chat_completion_json(const std::string& model) {
+  return nlohmann::json{{"id", "chatcmpl-mock"},
+                        {"object", "chat.completion"},
+                        {"created", 1700000000},
+                        {"model", model},
+                        {"choices", {{{"index", 0},
+                                      {"message", {{"role", "assistant"}, {"content", "Hello from the mock."}}},
+                                      {"finish_reason", "stop"}}}},
+                        {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 5}, {"total_tokens", 17}}}}
+      .dump();
+}
+
+std::string chat_chunk(const std::string& model, const nlohmann::json& delta, const nlohmann::json& finish) {
+  return "data: " +
+         nlohmann::json{{"id", "chatcmpl-mock"},
+                        {"object", "chat.completion.chunk"},
+                        {"created", 1700000000},
+                        {"model", model},
+                        {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}}
+             .dump() +
+         "\n\n";
+}
+
+}  // namespace
+
+struct mock_upstream::impl {
+  mock_upstream_options options;
+  asio::io_context io;
+  tcp::acceptor acceptor{io};
+  std::unique_ptr<asio::ssl::context> tls;
+  std::vector<std::thread> threads;
+  std::atomic<std::uint64_t> accepted{0}, served{0}, cancelled{0};
+  std::mutex otlp_mutex;
+  std::vector<std::string> otlp;
+  int otlp_failures = 0;
+
+  template <class Stream>
+  asio::awaitable<void> write_string(Stream& s, std::string_view text) {
+    co_await asio::async_write(s, asio::buffer(text.data(), text.size()), nothrow);
+  }
+
+  template <class Stream>
+  asio::awaitable<bool> sleep_ms(Stream&, long ms) {
+    asio::steady_timer t(io, std::chrono::milliseconds(ms));
+    auto [ec] = co_await t.async_wait(nothrow);
+    co_return !ec;
+  }
+
+  template <class Stream>
+  asio::awaitable<bool> respond(Stream& s, beast::flat_buffer& buffer, http::request<http::string_body>& req) {
+    std::string target(req.target());
+    std::string path = target.substr(0, target.find('?'));
+    auto q = query_of(target);
+    auto simple = [&](http::status st, std::string_view body, std::string_view ct = "application/json"sv) {
+      http::response<http::string_body> res{st, 11};
+      res.set(http::field::content_type, ct);
+      res.keep_alive(req.keep_alive());
+      res.body() = std::string(body);
+      res.prepare_payload();
+      return res;
+    };
+    auto send = [&](http::response<http::string_body> res) -> asio::awaitable<bool> {
+      auto [ec, n] = co_await http::async_write(s, res, nothrow);
+      co_return !ec && res.keep_alive();
+    };
+
+    if (path == "/echo" || path.ends_with("/echo")) {
+      nlohmann::json headers = nlohmann::json::object();
+      for (const auto& f : req) headers[std::string(f.name_string())] = std::string(f.value());
+      nlohmann::json j{{"method", std::string(req.method_string())},
+                       {"target", target},
+                       {"headers", headers},
+                       {"body_size", req.body().size()},
+                       {"body_sha256", sha256_hex(req.body())}};
+      if (req.body().size() <= 65536) j["body"] = req.body();
+      co_return co_await send(simple(http::status::ok, j.dump()));
+    }
+    if (path.ends_with("/chat/completions")) {
+      auto body = nlohmann::json::parse(req.body(), nullptr, false);
+      std::string model = body.is_object() ? body.value("model", "mock-model") : "mock-model";
+      bool stream = body.is_object() && body.value("stream", false);
+      if (!stream) co_return co_await send(simple(http::status::ok, chat_completion_json(model)));
+      bool usage = body.is_object() && body.contains("stream_options") &&
+                   body["stream_options"].value("include_usage", false);
+      co_await write_string(s, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                               "Connection: close\r\n\r\n"sv);
+      std::vector<std::string> words{"Hello", " from", " the", " mock", "."};
+      const long delay = q_int(q, "delay_ms", 5);
+      const std::string stop_chunk = chat_chunk(model, nlohmann::json::object(), "stop");
+      const std::string first_chunk = chat_chunk(model, {{"role", "assistant"}, {"content", ""}}, nullptr);
+      co_await write_string(s, first_chunk);
+      for (auto& w : words) {
+        const std::string chunk = chat_chunk(model, {{"content", w}}, nullptr);
+        co_await write_string(s, chunk);
+        if (!co_await sleep_ms(s, delay)) co_return false;
+      }
+      co_await write_string(s, stop_chunk);
+      const std::string usage_chunk = "data: " +
+                   nlohmann::json{{"id", "chatcmpl-mock"},
+                                  {"object", "chat.completion.chunk"},
+                                  {"created", 1700000000},
+                                  {"model", model},
+                                  {"choices", nlohmann::json::array()},
+                                  {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 5}, {"total_tokens", 17}}}}
+                       .dump() +
+                   "\n\n";
+      if (usage) co_await write_string(s, usage_chunk);
+      co_await write_string(s, "data: [DONE]\n\n"sv);
+      co_return false;  // close-delimited stream
+    }
+    if (path == "/sse") {
+      long events = q_int(q, "events", 10), delay = q_int(q, "delay_ms", 10), size = q_int(q, "size", 32);
+      http::response<http::empty_body> head{http::status::ok, 11};
+      head.set(http::field::content_type, "text/event-stream");
+      head.chunked(true);
+      http::response_serializer<http::empty_body> sr{head};
+      auto [ec, n] = co_await http::async_write_header(s, sr, nothrow);
+      if (ec) co_return false;
+      for (long i = 0; i < events; ++i) {
+        std::string ev = "event: tick\ndata: {\"i\":" + std::to_string(i) + ",\"pad\":\"" + std::string(size, 'x') + "\"}\n\n";
+        std::ostringstream framed;
+        framed << std::hex << ev.size() << "\r\n" << ev << "\r\n";
+        co_await write_string(s, framed.str());
+        if (i + 1 < events && delay > 0 && !co_await sleep_ms(s, delay)) co_return false;
+      }
+      co_await write_string(s, "0\r\n\r\n"sv);
+      co_return req.keep_alive();
+    }
+    if (path == "/slow") {
+      const long ms = q_int(q, "ms", 1000);
+      if (!co_await sleep_ms(s, ms)) co_return false;
+      co_return co_await send(simple(http::status::ok, R"({"slow":true})"sv));
+    }
+    if (path == "/drop") {
+      co_await write_string(s, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+                               "e\r\ndata: partial\n\n\r\n"sv);
+      co_await sleep_ms(s, 50);
+      co_return false;
+    }
+    if (path == "/drop-length") {
+      co_await write_string(s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"partial\":"sv);
+      co_await sleep_ms(s, 50);
+      co_return false;
+    }
+    if (path == "/hang") {
+      // Wait until the proxy closes the connection, and count that.
+      char byte;
+      auto [ec, n] = co_await s.async_read_some(asio::buffer(&byte, 1), nothrow);
+      if (ec) cancelled++;
+      co_return false;
+    }
+    if (path == "/v1/traces") {
+      std::lock_guard lock(otlp_mutex);
+      if (otlp_failures > 0) {
+        --otlp_failures;
+        co_return co_await send(simple(http::status::service_unavailable, "{}"sv));
+      }
+      otlp.push_back(req.body());
+      co_return co_await send(simple(http::status::ok, "{}"sv));
+    }
+    if (path == "/bytes") {
+      const std::string payload(std::size_t(q_int(q, "n", 1024)), 'b');
+      co_return co_await send(simple(http::status::ok, payload, "application/octet-stream"sv));
+    }
+    (void)buffer;
+    co_return co_await send(simple(http::status::not_found, R"({"error":"mock: no such route"})"sv));
+  }
+
+  template <class Stream>
+  asio::awaitable<void> serve(Stream& s) {
+    beast::flat_buffer buffer;
+    for (;;) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(1ull << 30);
+      auto [ec, n] = co_await http::async_read(s, buffer, parser, nothrow);
+      if (ec) co_return;
+      auto req = parser.release();
+      served++;
+      if (!co_await respond(s, buffer, req)) co_return;
+    }
+  }
+
+  asio::awaitable<void> session(tcp::socket socket) {
+    socket.set_option(tcp::no_delay(true));
+    if (tls) {
+      beast::ssl_stream<tcp::socket> s(std::move(socket), *tls);
+      auto [ec] = co_await s.async_handshake(asio::ssl::stream_base::server, nothrow);
+      if (ec) co_return;
+      co_await serve(s);
+      co_await s.async_shutdown(nothrow);
+    } else {
+      co_await serve(socket);
+      beast::error_code ignored;
+      socket.shutdown(tcp::socket::shutdown_send, ignored);
+    }
+  }
+
+  asio::awaitable<void> accept_loop() {
+    for (;;) {
+      auto [ec, socket] = co_await acceptor.async_accept(nothrow);
+      if (ec) co_return;
+      accepted++;
+      asio::co_spawn(io, session(std::move(socket)), asio::detached);
+    }
+  }
+};
+
+mock_upstream::mock_upstream(mock_upstream_options options) : impl_(std::make_unique<impl>()) {
+  impl_->options = options;
+  if (!options.tls_cert_file.empty()) {
+    impl_->tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    impl_->tls->use_certificate_chain_file(options.tls_cert_file);
+    impl_->tls->use_private_key_file(options.tls_key_file, asio::ssl::context::pem);
+  }
+  tcp::endpoint ep(asio::ip::make_address(options.host), options.port);
+  impl_->acceptor.open(ep.protocol());
+  impl_->acceptor.set_option(asio::socket_base::reuse_address(true));
+  impl_->acceptor.bind(ep);
+  impl_->acceptor.listen(1024);
+  asio::co_spawn(impl_->io, impl_->accept_loop(), asio::detached);
+  for (unsigned i = 0; i < std::max(1u, options.threads); ++i) impl_->threads.emplace_back([this] { impl_->io.run(); });
+}
+
+mock_upstream::~mock_upstream() {
+  impl_->io.stop();
+  for (auto& t : impl_->threads) t.join();
+}
+
+std::uint16_t mock_upstream::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::string mock_upstream::url() const {
+  return std::string(impl_->tls ? "https" : "http") + "://" + (impl_->tls ? "localhost" : "127.0.0.1") + ":" +
+         std::to_string(port());
+}
+std::uint64_t mock_upstream::connections_accepted() const { return impl_->accepted; }
+std::uint64_t mock_upstream::requests_served() const { return impl_->served; }
+std::uint64_t mock_upstream::hangs_cancelled() const { return impl_->cancelled; }
+std::vector<std::string> mock_upstream::otlp_posts() const {
+  std::lock_guard lock(impl_->otlp_mutex);
+  return impl_->otlp;
+}
+void mock_upstream::fail_next_otlp_posts(int n) {
+  std::lock_guard lock(impl_->otlp_mutex);
+  impl_->otlp_failures = n;
+}
+
+}  // namespace gistproxy::testing

@@ -1,0 +1,52 @@
+// A scripted LLM-API stand-in for tests and benchmarks, on loopback, plain
+// HTTP or TLS. Routes (any method, query ignored unless noted):
+//   /echo                   JSON: method, target, headers, body size and SHA-256
+//   …/chat/completions      a chat completion; SSE when the body has "stream":true
+//   /sse?events=N&delay_ms=D&size=B   N SSE events, D ms apart
+//   /slow?ms=D              waits D ms before answering
+//   /drop                   chunked response that stops mid-body (connection closed)
+//   /drop-length            Content-Length 1000, sends 10 bytes, closes
+//   /hang                   never answers; counts connections the proxy cancelled
+//   /bytes?n=N              N bytes of payload with Content-Length
+//   POST /v1/traces         an OTLP collector: stores the body, answers {}
+//                           (?fail=N: the first N posts get 503)
+//   anything else           404 JSON
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gistproxy::testing {
+
+struct mock_upstream_options {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 0;
+  std::string tls_cert_file;  // PEM; TLS when set
+  std::string tls_key_file;
+  unsigned threads = 1;
+};
+
+class mock_upstream {
+ public:
+  explicit mock_upstream(mock_upstream_options options = {});
+  ~mock_upstream();
+  std::uint16_t port() const;
+  std::string url() const;  // http(s)://127.0.0.1:PORT
+
+  // Counters for assertions.
+  std::uint64_t connections_accepted() const;
+  std::uint64_t requests_served() const;
+  std::uint64_t hangs_cancelled() const;  // /hang connections the peer closed
+  std::vector<std::string> otlp_posts() const;  // bodies received on /v1/traces
+  void fail_next_otlp_posts(int n);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace gistproxy::testing
