@@ -27,7 +27,7 @@ bool is_stale_connection_error(const error_code& ec) {
 proxy_error upstream_failure(const error_code& ec, std::string_view while_doing) {
   std::string what(while_doing);
   if (ec == beast::error::timeout) return {error_kind::upstream_timeout, "upstream timed out " + what};
-  if (is_stale_connection_error(ec))
+  if (is_stale_connection_error(ec) || ec == http::error::partial_message)
     return {error_kind::upstream_reset, "upstream closed the connection " + what};
   if (ec.category() == http::make_error_code(http::error::bad_version).category())
     return {error_kind::upstream_bad_response, "upstream sent malformed HTTP " + what + ": " + ec.message()};
