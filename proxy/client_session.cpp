@@ -1,6 +1,8 @@
 #include "proxy/client_session.hpp"
 
+#include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
+#include <optional>
 
 #include "proxy/exchange.hpp"
 
@@ -8,6 +10,8 @@ namespace gistproxy::proxy {
 namespace {
 
 constexpr std::size_t header_limit = 256 * 1024;
+constexpr std::size_t large_body = 16 * 1024;
+constexpr std::size_t large_read_buffer = 256 * 1024;
 
 // Errors that just mean the client is gone or idle: close quietly.
 bool is_benign(const error_code& ec) {
@@ -85,22 +89,45 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
       auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(cont), use_nothrow);
       if (wec) break;
     }
-    stream.expires_after(cfg.client_timeout);
-    auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
-    if (bec) {
-      if (is_benign(bec)) break;
-      if (bec == http::error::body_limit)
-        co_await ex.reject(parser.get(), {error_kind::body_too_large,
-                                          "request body exceeds the limit of " + std::to_string(cfg.max_body_bytes) + " bytes"});
-      else if (bec == beast::error::timeout)
-        co_await ex.reject(parser.get(), {error_kind::request_timeout, "request body not received in time"});
-      else
-        co_await ex.reject(parser.get(), {error_kind::bad_request, "malformed HTTP request body: " + bec.message()});
-      co_await lingering_close(stream);
-      co_return;
+    // A body of known length is read straight into its final string: no
+    // intermediate buffer, one copy by the kernel, reads as large as the rest.
+    // Chunked bodies go through Beast's parser.
+    std::optional<std::string> direct_body;
+    if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
+      direct_body.emplace();
+      direct_body->resize(*length);
+      std::size_t have = std::min<std::size_t>(buffer.size(), *length);
+      asio::buffer_copy(asio::buffer(direct_body->data(), have), buffer.data());
+      buffer.consume(have);
+      stream.expires_after(cfg.client_timeout);
+      auto [rec, rn] = co_await asio::async_read(stream, asio::buffer(direct_body->data() + have, *length - have),
+                                                 use_nothrow);
+      if (rec) {  // the client went away or stalled mid-body
+        if (rec == beast::error::timeout)
+          co_await ex.reject(parser.get(), {error_kind::request_timeout, "request body not received in time"});
+        break;
+      }
+    } else {
+      if (parser.chunked()) buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+      stream.expires_after(cfg.client_timeout);
+      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+      if (bec) {
+        if (is_benign(bec)) break;
+        if (bec == http::error::body_limit)
+          co_await ex.reject(parser.get(), {error_kind::body_too_large, "request body exceeds the limit of " +
+                                                                            std::to_string(cfg.max_body_bytes) + " bytes"});
+        else if (bec == beast::error::timeout)
+          co_await ex.reject(parser.get(), {error_kind::request_timeout, "request body not received in time"});
+        else
+          co_await ex.reject(parser.get(), {error_kind::bad_request, "malformed HTTP request body: " + bec.message()});
+        co_await lingering_close(stream);
+        co_return;
+      }
     }
     auto request = parser.release();
+    if (direct_body) request.body() = std::move(*direct_body);
     if (!co_await ex.run(request)) break;
+    if (buffer.capacity() > large_read_buffer && buffer.size() == 0) buffer.shrink_to_fit();
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream.socket().close(ignored);

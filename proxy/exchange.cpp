@@ -216,7 +216,7 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
     http::response<http::string_body> res{whole.get().result(), ctx.request.version()};
     copy_end_to_end_fields(whole.get(), res);
     res.body() = std::move(whole.get().body());
-    observer.on_body(res.body());
+    observer.on_whole_body(res.body());
     if (head_request) {
       if (length) res.content_length(*length);
     } else if (has_body) {

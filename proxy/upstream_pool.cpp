@@ -61,6 +61,7 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
   }
 
   auto c = std::make_unique<upstream_connection>();
+  c->buffer.reserve(64 * 1024);  // Beast reads at most the spare capacity per syscall
   if (tls_) c->tls.emplace(executor_, *tls_);
   else c->plain.emplace(executor_);
   auto& tcp_stream = c->tcp();

@@ -43,7 +43,9 @@ class dialect {
   // Reads model, stream flag and conversation key; nullopt if the body is not
   // a JSON object this dialect understands (the proxy then forwards untouched).
   virtual std::optional<request_facts> inspect(std::string_view body) const = 0;
-  // Usage from a complete JSON response body.
+  // Usage from a complete JSON response body (only its "usage" member is parsed).
+  token_usage usage_from_response(std::string_view body) const;
+  // Usage from a parsed JSON object holding "usage".
   virtual token_usage usage_from_response(const nlohmann::json& body) const = 0;
   // Folds usage from one SSE event of a streamed response into `usage`.
   virtual void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const = 0;

@@ -2,6 +2,9 @@
 #include "rewrite/dialects/chat.hpp"
 #include "rewrite/dialects/messages.hpp"
 #include "rewrite/dialects/responses.hpp"
+#include "rewrite/json/scanner.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace gistproxy::rewrite {
 namespace {
@@ -11,6 +14,23 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 }
 
 }  // namespace
+
+token_usage dialect::usage_from_response(std::string_view body) const {
+  // Responses can be large (long completions); find "usage" with the scanner
+  // and parse only that small object.
+  json::cursor c(body);
+  std::optional<json::range> usage;
+  if (c.peek() != json::kind::object) return {};
+  bool ok = c.object([&](std::string_view key, json::cursor& v) {
+                auto r = v.skip_value();
+                if (r && key == "usage") usage = r;
+                return r.has_value();
+              }).has_value();
+  if (!ok || !usage) return {};
+  auto parsed = nlohmann::json::parse(body.substr(usage->begin, usage->size()), nullptr, false);
+  if (parsed.is_discarded()) return {};
+  return usage_from_response(nlohmann::json{{"usage", std::move(parsed)}});
+}
 
 const dialect* dialect_for(std::string_view method, std::string_view target) {
   static const chat_dialect chat;

@@ -27,10 +27,18 @@ void usage_observer::on_body(std::string_view bytes) {
   }
 }
 
+void usage_observer::on_whole_body(std::string_view bytes) {
+  if (dialect_ && kind_ == body_kind::json) {
+    usage_ = dialect_->usage_from_response(bytes);
+    kind_ = body_kind::other;  // done: finish() must not parse again
+    return;
+  }
+  on_body(bytes);
+}
+
 token_usage usage_observer::finish() {
   if (dialect_ && kind_ == body_kind::json && !json_overflow_ && !json_.empty()) {
-    auto j = nlohmann::json::parse(json_, nullptr, false);
-    usage_ = dialect_->usage_from_response(j);
+    usage_ = dialect_->usage_from_response(std::string_view(json_));
   }
   return usage_;
 }

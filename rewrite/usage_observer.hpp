@@ -19,6 +19,8 @@ class usage_observer {
   static body_kind classify(std::string_view content_type, std::string_view content_encoding);
 
   void on_body(std::string_view bytes);
+  // The whole body at once (no copy is kept); then finish() as usual.
+  void on_whole_body(std::string_view bytes);
   // Call once the body is complete; returns what was found.
   token_usage finish();
 

@@ -3,6 +3,7 @@
 namespace gistproxy::telemetry {
 
 void span::set(std::string key, attribute_value value) {
+  if (!recording) return;
   for (auto& a : attributes) {
     if (a.key == key) {
       a.value = std::move(value);

@@ -33,6 +33,9 @@ struct span {
   std::vector<attribute> attributes;
   span_status status = span_status::unset;
   std::string status_message;
+  // False when no exporter is configured: attribute writes are skipped, so
+  // an unobserved proxy pays nothing for building them.
+  bool recording = true;
 
   // Sets or replaces an attribute. Integers of any width become int64, as OTLP stores them.
   void set(std::string key, attribute_value value);

@@ -17,6 +17,7 @@ span tracer::start(std::string name, span_kind kind, const trace_id& trace, cons
   s.parent = parent;
   s.name = std::move(name);
   s.kind = kind;
+  s.recording = sink_ != nullptr;
   s.start_unix_nano = clock_.now_unix_nano();
   return s;
 }

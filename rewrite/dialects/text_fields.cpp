@@ -2,13 +2,22 @@
 
 namespace gistproxy::rewrite {
 
+namespace {
+
+bool append_raw_string(json::cursor& c, std::string& out) {
+  auto raw = c.string_raw();
+  if (!raw) return false;
+  std::size_t room = key_text_limit > out.size() ? key_text_limit - out.size() : 0;
+  out.append(raw->substr(0, room));
+  return true;
+}
+
+}  // namespace
+
 bool append_content_text(json::cursor& c, std::string& out) {
-  std::string piece;
   switch (c.peek()) {
     case json::kind::string:
-      if (!c.string_value(piece)) return false;
-      out += piece;
-      return true;
+      return append_raw_string(c, out);
     case json::kind::array:
       return c
           .array([&](std::size_t, json::cursor& e) {
@@ -16,8 +25,7 @@ bool append_content_text(json::cursor& c, std::string& out) {
             return e
                 .object([&](std::string_view key, json::cursor& v) {
                   if (key == "text" && v.peek() == json::kind::string) {
-                    if (!v.string_value(piece)) return false;
-                    out += piece;
+                    if (!append_raw_string(v, out)) return false;
                     out += '\n';
                     return true;
                   }

@@ -9,9 +9,12 @@
 
 namespace gistproxy::rewrite {
 
-// Consumes a content value and appends its text: a string as is, or the
-// "text" members of an array of parts (other parts are skipped). Formatting
-// details that vary between turns (cache_control markers) do not show.
+// Consumes a content value and appends its text: a string, or the "text"
+// members of an array of parts (other parts are skipped), so details that vary
+// between turns (cache_control markers) do not show. Text is appended as the
+// client escaped it (no decoding), and at most `key_text_limit` bytes of it:
+// the key identifies a conversation, it need not hold all of a huge prompt.
+constexpr std::size_t key_text_limit = 16 * 1024;
 bool append_content_text(json::cursor& c, std::string& out);
 
 // Consumes an object and returns the unescaped value of a string member

@@ -235,6 +235,7 @@ struct mock_upstream::impl {
   template <class Stream>
   asio::awaitable<void> serve(Stream& s) {
     beast::flat_buffer buffer;
+    buffer.reserve(256 * 1024);  // large reads for large bodies
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(1ull << 30);
