@@ -8,10 +8,15 @@ using namespace gistproxy::telemetry;
 
 namespace {
 
+struct discard_sink final : span_sink {
+  void submit(span&&) override {}
+};
+
 span sample_span() {
   manual_clock clock;
   sequential_id_generator ids;
-  tracer t(clock, ids, nullptr);
+  discard_sink sink;  // a sink makes the tracer record attributes
+  tracer t(clock, ids, &sink);
   auto trace = *trace_id::from_hex("4bf92f3577b34da6a3ce929d0e0e4736");
   auto root = t.start("gistproxy.request", span_kind::server, trace, {});
   auto s = t.start("upstream", span_kind::client, trace, root.id);
@@ -60,6 +65,15 @@ TEST_CASE("the OTLP JSON mapping uses integer enums, string 64-bit integers and 
   CHECK(find("gistproxy.stream")["boolValue"] == true);
   CHECK(find("ratio")["doubleValue"] == 0.5);
   CHECK(find("gen_ai.request.model")["stringValue"] == "gpt-4o");
+}
+
+TEST_CASE("without a sink, spans skip attribute work") {
+  manual_clock clock;
+  sequential_id_generator ids;
+  tracer t(clock, ids, nullptr);
+  auto s = t.start("x", span_kind::internal, ids.new_trace_id(), {});
+  s.set("k", "v");
+  CHECK(s.attributes.empty());
 }
 
 TEST_CASE("a root span has no parentSpanId in OTLP and an empty one in the span log") {
