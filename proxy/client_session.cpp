@@ -70,7 +70,7 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
     stream.expires_after(cfg.idle_timeout);
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     handle.busy = true;
-    exchange ex(sh, stream, buffer);
+    exchange ex(sh, stream);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
       if (ec == http::error::body_limit)

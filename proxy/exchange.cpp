@@ -1,10 +1,12 @@
 #include "proxy/exchange.hpp"
 
-#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include "proxy/client_watch.hpp"
 #include "proxy/hop_by_hop.hpp"
+#include "proxy/http_writer.hpp"
 #include "rewrite/usage_observer.hpp"
 
 namespace gistproxy::proxy {
@@ -94,15 +96,17 @@ void exchange::receive(request_context& ctx) {
 
 // ---- forward ---------------------------------------------------------------
 
-awaitable<void> exchange::forward(request_context& ctx) {
+awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
   auto& pool = shard_.pool_for(ctx.dialect);
   const auto& cfg = svc_.cfg;
+  const std::string& body = ctx.request.body();
 
-  client_request up{ctx.request.method(), pool.target().join(std::string_view(ctx.request.target())), 11};
+  http::request<http::empty_body> up{ctx.request.method(), pool.target().join(std::string_view(ctx.request.target())), 11};
   copy_end_to_end_fields(ctx.request, up);
   up.set(http::field::host, pool.target().host_header());
-  up.body() = std::move(ctx.request.body());
-  up.prepare_payload();
+  if (!body.empty() || ctx.request.method() == http::verb::post || ctx.request.method() == http::verb::put ||
+      ctx.request.method() == http::verb::patch)
+    up.content_length(body.size());
 
   auto up_span = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
   if (ctx.dialect) {
@@ -115,38 +119,41 @@ awaitable<void> exchange::forward(request_context& ctx) {
   up_span.set("server.port", std::int64_t(std::stoi(pool.target().port)));
   if (ctx.client_parent)
     up.set("traceparent", telemetry::format_traceparent(up_span.trace, up_span.id, ctx.client_parent->flags));
+  const std::string head = request_head(up);
 
   std::unique_ptr<upstream_connection> conn;
-  std::optional<http::response_parser<http::empty_body>> head;
+  std::optional<http::response_parser<http::empty_body>> response;
   std::optional<proxy_error> failure;
   // A pooled connection the upstream closed while idle fails before any
   // response byte: the request was never processed, so it is retried once on
   // a fresh connection.
-  for (int attempt = 0; attempt < 2; ++attempt) {
+  for (int attempt = 0; attempt < 2 && !watch.client_gone(); ++attempt) {
     auto lease = co_await timed(ctx, [&] { return pool.acquire(attempt > 0); });
     if (lease.error) {
       failure = lease.error;
       break;
     }
     conn = std::move(lease.connection);
+    watch.guard(conn.get());
     up_span.set("gistproxy.connection_reused", conn->reused);
     conn->tcp().expires_after(cfg.upstream_timeout);
+    std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
     auto [wec, wn] = co_await timed(ctx, [&] {
-      return conn->with_stream([&](auto& s) { return http::async_write(s, up, use_nothrow); });
+      return conn->with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
     });
     error_code rec = wec;
     if (!wec) {
       // Skip interim 1xx responses (we never send Expect, but an upstream may still).
       do {
-        head.emplace();
-        head->body_limit(boost::none);
-        head->header_limit(64 * 1024);
-        if (ctx.request.method() == http::verb::head) head->skip(true);
+        response.emplace();
+        response->body_limit(boost::none);
+        response->header_limit(64 * 1024);
+        if (ctx.request.method() == http::verb::head) response->skip(true);
         auto [ec, n] = co_await timed(ctx, [&] {
-          return conn->with_stream([&](auto& s) { return http::async_read_header(s, conn->buffer, *head, use_nothrow); });
+          return conn->with_stream([&](auto& s) { return http::async_read_header(s, conn->buffer, *response, use_nothrow); });
         });
         rec = ec;
-      } while (!rec && head->get().result_int() / 100 == 1 && head->get().result_int() != 101);
+      } while (!rec && response->get().result_int() / 100 == 1 && response->get().result_int() != 101);
     }
     if (!rec) {
       failure.reset();
@@ -154,11 +161,17 @@ awaitable<void> exchange::forward(request_context& ctx) {
     }
     bool retry = conn->reused && attempt == 0 && is_stale_connection_error(rec);
     failure = upstream_failure(rec, wec ? "while receiving the request" : "before sending response headers");
+    watch.guard(nullptr);
     conn.reset();
     if (!retry) break;
     svc_.metrics.upstream_connections.labels({"retried"}).inc();
   }
 
+  if (watch.client_gone()) {
+    up_span.fail("client disconnected");
+    svc_.tracer.end(up_span);
+    co_return;  // run() records the disconnect
+  }
   if (failure) {
     up_span.fail(std::string(failure->type()));
     up_span.set("error.type", std::string(failure->type()));
@@ -168,14 +181,15 @@ awaitable<void> exchange::forward(request_context& ctx) {
   }
 
   bool reusable = false;
-  const int upstream_status = int(head->get().result_int());
-  co_await respond(ctx, *conn, *head, up_span, reusable);
+  const int upstream_status = int(response->get().result_int());
+  co_await respond(ctx, *conn, *response, up_span, reusable);
+  watch.guard(nullptr);
   up_span.set("http.response.status_code", std::int64_t(upstream_status));
   if (ctx.usage.input_tokens >= 0) up_span.set("gen_ai.usage.input_tokens", ctx.usage.input_tokens);
   if (ctx.usage.output_tokens >= 0) up_span.set("gen_ai.usage.output_tokens", ctx.usage.output_tokens);
   if (upstream_status >= 500) up_span.fail("upstream status " + std::to_string(upstream_status));
   svc_.tracer.end(up_span);
-  if (reusable) pool.release(std::move(conn));
+  if (reusable && !watch.client_gone()) pool.release(std::move(conn));
 }
 
 // ---- respond ---------------------------------------------------------------
@@ -195,8 +209,14 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
   rewrite::usage_observer observer(ctx.dialect, body_kind);
   ctx.status = int(status);
 
+  // The client's response head: the upstream's end-to-end fields, our framing.
+  http::response<http::empty_body> out{h.result(), ctx.request.version() >= 10 ? ctx.request.version() : 11};
+  out.reason(h.reason());
+  copy_end_to_end_fields(h, out);
+
   auto length = head.content_length();
-  const bool small = has_body && length && *length <= small_body_limit && body_kind != rewrite::usage_observer::body_kind::sse;
+  const bool small = has_body && length && *length <= small_body_limit &&
+                     body_kind != rewrite::usage_observer::body_kind::sse;
 
   if (small || !has_body) {
     // Read the whole (small) body, then answer with one write.
@@ -213,25 +233,22 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
         co_return;
       }
     }
-    http::response<http::string_body> res{whole.get().result(), ctx.request.version()};
-    copy_end_to_end_fields(whole.get(), res);
-    res.body() = std::move(whole.get().body());
-    observer.on_whole_body(res.body());
-    if (head_request) {
-      if (length) res.content_length(*length);
-    } else if (has_body) {
-      res.content_length(res.body().size());
-    }
-    res.keep_alive(ctx.keep_alive);
+    const std::string& body = whole.get().body();
+    observer.on_whole_body(body);
+    if (head_request && length) out.content_length(*length);
+    else if (has_body) out.content_length(body.size());
+    out.keep_alive(ctx.keep_alive);
+    const std::string out_head = response_head(out);
     client_.expires_after(cfg.client_timeout);
     ctx.response_started = true;
-    auto [wec, wn] = co_await http::async_write(client_, res, use_nothrow);
+    std::array<asio::const_buffer, 2> bytes{asio::buffer(out_head), asio::buffer(body)};
+    auto [wec, wn] = co_await asio::async_write(client_, bytes, use_nothrow);
     if (wec) {
       ctx.error = proxy_error{error_kind::client_disconnected, "client went away while receiving the response"};
       ctx.keep_alive = false;
       co_return;
     }
-    ctx.bytes_out = res.body().size();
+    ctx.bytes_out = body.size();
     ctx.usage = observer.finish();
     reusable = whole.keep_alive() && whole.is_done();
     co_return;
@@ -239,17 +256,16 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
 
   // Streaming: headers first, then each piece as it arrives (SSE event by event).
   http::response_parser<http::buffer_body> body{std::move(head)};
-  http::response<http::buffer_body> res{body.get().result(), ctx.request.version()};
-  copy_end_to_end_fields(body.get(), res);
-  if (length) res.content_length(*length);
-  else if (ctx.request.version() >= 11) res.chunked(true);
+  bool chunked = false;
+  if (length) out.content_length(*length);
+  else if (ctx.request.version() >= 11) chunked = true, out.chunked(true);
   else ctx.keep_alive = false;  // HTTP/1.0 client: the body ends when we close
-  res.keep_alive(ctx.keep_alive);
-  http::response_serializer<http::buffer_body> sr{res};
+  out.keep_alive(ctx.keep_alive);
+  const std::string out_head = response_head(out);
 
   client_.expires_after(cfg.client_timeout);
   ctx.response_started = true;
-  if (auto [ec, n] = co_await http::async_write_header(client_, sr, use_nothrow); ec) {
+  if (auto [ec, n] = co_await asio::async_write(client_, asio::buffer(out_head), use_nothrow); ec) {
     ctx.error = proxy_error{error_kind::client_disconnected, "client went away before the response headers"};
     ctx.keep_alive = false;
     co_return;
@@ -274,14 +290,15 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
       co_return;
     }
     std::size_t got = buffer.size() - body.get().body().size;
-    if (got == 0 && !body.is_done()) continue;
+    std::string prefix = chunked && got ? chunk_prefix(got) : std::string();
+    std::array<asio::const_buffer, 4> piece{
+        asio::buffer(prefix), asio::buffer(buffer.data(), got),
+        asio::buffer(chunked && got ? chunk_suffix : std::string_view()),
+        asio::buffer(chunked && body.is_done() ? last_chunk : std::string_view())};
+    if (asio::buffer_size(piece) == 0) continue;
     observer.on_body(std::string_view(buffer.data(), got));
-    res.body().data = got ? buffer.data() : nullptr;
-    res.body().size = got;
-    res.body().more = !body.is_done();
     client_.expires_after(cfg.client_timeout);
-    auto [wec, wn] = co_await http::async_write(client_, sr, use_nothrow);
-    if (wec == http::error::need_buffer) wec = {};
+    auto [wec, wn] = co_await asio::async_write(client_, piece, use_nothrow);
     if (wec) {
       ctx.error = proxy_error{error_kind::client_disconnected, "client went away mid-response"};
       ctx.keep_alive = false;
@@ -326,32 +343,16 @@ awaitable<void> exchange::reject(client_request& request, proxy_error e) {
   finish(ctx);
 }
 
-// Completes only when the client closes or resets its connection; bytes of a
-// pipelined next request are kept for the session.
-awaitable<void> exchange::watch_client() {
-  auto& socket = client_.socket();
-  for (;;) {
-    if (client_buffer_.size() > (1u << 20)) {
-      asio::steady_timer forever(socket.get_executor(), steady::time_point::max());
-      co_await forever.async_wait(use_nothrow);
-      co_return;
-    }
-    auto [ec, n] = co_await socket.async_read_some(client_buffer_.prepare(4096), use_nothrow);
-    if (ec) co_return;
-    client_buffer_.commit(n);
-  }
-}
-
 // ---- run and finish ----------------------------------------------------------
 
 awaitable<bool> exchange::run(client_request& request) {
-  using namespace asio::experimental::awaitable_operators;
   request_context ctx(request);
   receive(ctx);
   std::optional<proxy_error> internal;
   try {
-    auto outcome = co_await (forward(ctx) || watch_client());
-    if (outcome.index() == 1) {
+    client_watch watch(client_.socket());
+    co_await forward(ctx, watch);
+    if (watch.client_gone()) {
       ctx.error = proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
       ctx.keep_alive = false;
     }

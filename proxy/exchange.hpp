@@ -45,30 +45,29 @@ struct request_context {
   bool response_started = false;  // a status line reached the client
 };
 
+class client_watch;
+
 class exchange {
  public:
-  exchange(shard& s, beast::tcp_stream& client, beast::flat_buffer& client_buffer)
-      : shard_(s), svc_(s.svc()), client_(client), client_buffer_(client_buffer) {}
+  exchange(shard& s, beast::tcp_stream& client) : shard_(s), svc_(s.svc()), client_(client) {}
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);
-  // Writes an error response for a request that never reached the phases (400, 413, ...).
+  // Writes an error response for a request that never reached the phases (400, 413, …).
   awaitable<void> reject(client_request& request, proxy_error e);
 
  private:
   void receive(request_context& ctx);
-  awaitable<void> forward(request_context& ctx);
+  awaitable<void> forward(request_context& ctx, client_watch& watch);
   awaitable<void> respond(request_context& ctx, upstream_connection& conn,
                           http::response_parser<http::empty_body>& head, telemetry::span& upstream_span,
                           bool& reusable);
   awaitable<void> respond_error(request_context& ctx, proxy_error e);
-  awaitable<void> watch_client();
   void finish(request_context& ctx);
 
   shard& shard_;
   services& svc_;
   beast::tcp_stream& client_;
-  beast::flat_buffer& client_buffer_;
 };
 
 }  // namespace gistproxy::proxy
