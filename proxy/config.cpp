@@ -1,5 +1,6 @@
 #include "proxy/config.hpp"
 
+#include "rewrite/offload/policy.hpp"
 #include "telemetry/access_log.hpp"
 
 #include <cstring>
@@ -17,6 +18,21 @@ struct option {
   const char* help;
   std::function<bool(config&, const std::string&)> set;
 };
+
+template <class T>
+bool set_uint(T& field, const std::string& v, unsigned long long lo, unsigned long long hi) {
+  char* end = nullptr;
+  auto n = std::strtoull(v.c_str(), &end, 10);
+  if (v.empty() || !end || *end || n < lo || n > hi) return false;
+  field = T(n);
+  return true;
+}
+
+bool set_bytes(std::uint64_t& field, const std::string& v) {
+  auto b = parse_bytes(v);
+  if (b) field = *b;
+  return b.has_value();
+}
 
 template <class T>
 bool set_duration(T& field, const std::string& v) {
@@ -76,6 +92,49 @@ const std::vector<option>& options() {
          c.max_idle_upstream = unsigned(std::strtoul(v.c_str(), &end, 10));
          return end && *end == 0;
        }},
+      {"offload", "on|off", "offload oversized tool outputs (default on; off: a plain proxy)",
+       [](config& c, const std::string& v) {
+         if (v != "on" && v != "off" && v != "true" && v != "false") return false;
+         c.offload = v == "on" || v == "true";
+         return true;
+       }},
+      {"store", "DIR", "blob store directory (default ./gistproxy-blobs)",
+       [](config& c, const std::string& v) { return c.store = v, !v.empty(); }},
+      {"zstd-level", "N", "zstd level for stored blobs (default 3)",
+       [](config& c, const std::string& v) { return set_uint(c.zstd_level, v, 1, 19); }},
+      {"max-blob-bytes", "BYTES", "larger outputs stay inline, never truncated (default 16MiB)",
+       [](config& c, const std::string& v) { return set_bytes(c.max_blob_bytes, v); }},
+      {"blob-ttl", "DURATION", "blobs unused this long expire (default 7d; refreshed by use)",
+       [](config& c, const std::string& v) { return set_duration(c.blob_ttl, v); }},
+      {"threshold-tokens", "N", "offload tool outputs estimated above N tokens (default 2500)",
+       [](config& c, const std::string& v) { return set_uint(c.threshold_tokens, v, 1, 1ull << 40); }},
+      {"preview-tokens", "N", "preview size in a reference (default 1000)",
+       [](config& c, const std::string& v) { return set_uint(c.preview_tokens, v, 0, 1ull << 30); }},
+      {"context-budget-tokens", "N", "budget mode: over N tokens, offload further outputs oldest first (default off)",
+       [](config& c, const std::string& v) { return set_uint(c.context_budget_tokens, v, 0, 1ull << 40); }},
+      {"context-floor-tokens", "N", "budget mode: evict down to N tokens (default 60% of the budget)",
+       [](config& c, const std::string& v) { return set_uint(c.context_floor_tokens, v, 0, 1ull << 40); }},
+      {"inject-read-blob", "always|when-referenced", "add read_blob to every request that declares tools (default always)",
+       [](config& c, const std::string& v) {
+         c.inject_read_blob = v;
+         return v == "always" || v == "when-referenced";
+       }},
+      {"read-blob-name", "NAME", "the paging tool's name (default read_blob)",
+       [](config& c, const std::string& v) { return c.read_blob_name = v, !v.empty(); }},
+      {"read-blob-fallback-name", "NAME", "its name when the client already has a read_blob tool",
+       [](config& c, const std::string& v) { return c.read_blob_fallback_name = v, !v.empty(); }},
+      {"handle-chars", "N", "hex characters of the SHA-256 shown as the handle, 16..64 (default 16)",
+       [](config& c, const std::string& v) { return set_uint(c.handle_chars, v, 16, 64); }},
+      {"tool-policy", "NAME=never|always|TOKENS", "per-tool rule; repeatable",
+       [](config& c, const std::string& v) {
+         if (!rewrite::parse_tool_rule(v)) return false;
+         c.tool_policies.push_back(v);
+         return true;
+       }},
+      {"page-max-bytes", "BYTES", "largest page read_blob returns at once (default 256KiB)",
+       [](config& c, const std::string& v) { return set_bytes(c.page_max_bytes, v); }},
+      {"store-threads", "N", "threads hashing, compressing and writing blobs (default 2)",
+       [](config& c, const std::string& v) { return set_uint(c.store_threads, v, 1, 64); }},
   };
   return table;
 }
@@ -107,8 +166,11 @@ std::optional<std::string> apply_config_file(config& c, const std::string& path)
       if (ch == '_') ch = '-';
     const option* o = find_option(name);
     if (!o) return "config file '" + path + "': unknown option '" + key + "' (see gistproxy serve --help)";
-    if (!o->set(c, json_scalar_text(value)))
-      return "config file '" + path + "': bad value for '" + key + "': " + json_scalar_text(value);
+    // Repeatable options take a JSON array of values.
+    auto values = value.is_array() ? value : nlohmann::json::array({value});
+    for (const auto& one : values)
+      if (!o->set(c, json_scalar_text(one)))
+        return "config file '" + path + "': bad value for '" + key + "': " + json_scalar_text(one);
   }
   return std::nullopt;
 }

@@ -32,6 +32,24 @@ struct config {
   std::chrono::milliseconds idle_timeout{75'000};          // keep-alive idle client connection
   std::chrono::milliseconds drain_timeout{30'000};
   unsigned max_idle_upstream = 64;  // idle keep-alive connections per upstream per thread
+
+  // Offload (rewrite/): which tool outputs leave the window and where they go.
+  bool offload = true;
+  std::string store = "gistproxy-blobs";
+  int zstd_level = 3;
+  std::uint64_t max_blob_bytes = 16ull << 20;
+  std::chrono::milliseconds blob_ttl{7ll * 24 * 3600 * 1000};
+  std::uint64_t threshold_tokens = 2500;
+  std::uint64_t preview_tokens = 1000;
+  std::uint64_t context_budget_tokens = 0;
+  std::uint64_t context_floor_tokens = 0;
+  std::string inject_read_blob = "always";  // or when-referenced
+  std::string read_blob_name = "read_blob";
+  std::string read_blob_fallback_name = "gistproxy_read_blob";
+  unsigned handle_chars = 16;
+  std::vector<std::string> tool_policies;  // NAME=never|always|TOKENS
+  std::uint64_t page_max_bytes = 256 * 1024;
+  unsigned store_threads = 2;  // threads that hash, compress and write blobs
 };
 
 struct parse_result {

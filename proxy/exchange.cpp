@@ -58,7 +58,7 @@ void exchange::receive(request_context& ctx) {
   ctx.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
   if (ctx.dialect) {
     ctx.api = ctx.dialect->name();
-    ctx.facts = ctx.dialect->inspect(req.body());
+    if (decode_body(ctx)) ctx.facts = ctx.dialect->inspect(req.body());
   }
 
   // Trace identity: the client's traceparent wins; else the conversation's
@@ -99,7 +99,7 @@ void exchange::receive(request_context& ctx) {
 awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
   auto& pool = shard_.pool_for(ctx.dialect);
   const auto& cfg = svc_.cfg;
-  const std::string& body = ctx.request.body();
+  const std::string& body = ctx.rewritten_body ? *ctx.rewritten_body : ctx.request.body();
 
   http::request<http::empty_body> up{ctx.request.method(), pool.target().join(std::string_view(ctx.request.target())), 11};
   copy_end_to_end_fields(ctx.request, up);
@@ -350,6 +350,7 @@ awaitable<bool> exchange::run(client_request& request) {
   receive(ctx);
   std::optional<proxy_error> internal;
   try {
+    co_await rewrite(ctx);
     client_watch watch(client_.socket());
     co_await forward(ctx, watch);
     if (watch.client_gone()) {

@@ -1,6 +1,7 @@
 // One request's journey through the proxy, phase by phase:
 //
 //   receive  → identify the API dialect, model and conversation trace
+//   rewrite  → offload oversized tool outputs to the blob store (fail-open)
 //   forward  → send upstream over a pooled connection (one retry on a stale one)
 //   respond  → stream the response back as it arrives (SSE event by event)
 //   finish   → end spans, record metrics, write the access log line
@@ -41,6 +42,10 @@ struct request_context {
   std::uint64_t bytes_out = 0;
   std::optional<proxy_error> error;
   rewrite::token_usage usage;
+  // Rewrite phase: the body to forward when it differs from the client's.
+  std::string tenant;
+  std::optional<std::string> rewritten_body;
+  std::string read_blob_name;  // the paging tool's name in this request
   bool keep_alive = true;         // the client connection may serve another request
   bool response_started = false;  // a status line reached the client
 };
@@ -58,6 +63,9 @@ class exchange {
 
  private:
   void receive(request_context& ctx);
+  bool decode_body(request_context& ctx);
+  awaitable<void> rewrite(request_context& ctx);
+  void record_rewrite(request_context& ctx, const rewrite::rewrite_report& report);
   awaitable<void> forward(request_context& ctx, client_watch& watch);
   awaitable<void> respond(request_context& ctx, upstream_connection& conn,
                           http::response_parser<http::empty_body>& head, telemetry::span& upstream_span,

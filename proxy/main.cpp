@@ -4,7 +4,14 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "proxy/blob_command.hpp"
 #include "proxy/config.hpp"
+#include "rewrite/blob/fs_blob_store.hpp"
+#include "rewrite/offload/engine.hpp"
 #include "proxy/server.hpp"
 #include "telemetry/exporters.hpp"
 
@@ -18,6 +25,7 @@ constexpr const char* usage =
     "usage: gistproxy <command> [options]\n\n"
     "commands:\n"
     "  serve      run the proxy (gistproxy serve --help for its options)\n"
+    "  blob       read, verify and clean the blob store (gistproxy blob --help)\n"
     "  --version  print the version\n";
 
 std::unique_ptr<gp::telemetry::export_pipeline> make_exporters(const gp::proxy::config& cfg,
@@ -41,6 +49,24 @@ std::unique_ptr<gp::telemetry::export_pipeline> make_exporters(const gp::proxy::
   return std::make_unique<gp::telemetry::export_pipeline>(std::move(exporters), metrics);
 }
 
+gp::rewrite::offload_config offload_config_of(const gp::proxy::config& cfg) {
+  gp::rewrite::offload_config o;
+  o.threshold_tokens = cfg.threshold_tokens;
+  o.budget_tokens = cfg.context_budget_tokens;
+  o.floor_tokens = cfg.context_floor_tokens;
+  o.inject = cfg.inject_read_blob == "always" ? gp::rewrite::inject_mode::always : gp::rewrite::inject_mode::when_referenced;
+  o.tool_name = cfg.read_blob_name;
+  o.fallback_tool_name = cfg.read_blob_fallback_name;
+  o.max_blob_bytes = cfg.max_blob_bytes;
+  o.reference.preview_tokens = cfg.preview_tokens;
+  o.reference.handle_chars = cfg.handle_chars;
+  for (const auto& spec : cfg.tool_policies) {
+    auto rule = gp::rewrite::parse_tool_rule(spec);
+    if (rule) o.tool_rules[rule->first] = rule->second;
+  }
+  return o;
+}
+
 int serve(const std::vector<std::string>& args) {
   auto parsed = gp::proxy::parse_serve_args(args, environ);
   if (!parsed.cfg) {
@@ -49,6 +75,7 @@ int serve(const std::vector<std::string>& args) {
   }
   const auto& cfg = *parsed.cfg;
   gp::telemetry::logger log(*gp::telemetry::parse_log_level(cfg.log_level));
+  std::shared_ptr<std::function<void()>> gc_holder;
   try {
     std::string error;
     auto upstream = gp::proxy::parse_http_url(cfg.upstream, error);
@@ -66,6 +93,41 @@ int serve(const std::vector<std::string>& args) {
     if (upstream->tls || anthropic->tls) tls = gp::proxy::make_upstream_tls_context(cfg.upstream_ca);
 
     gp::proxy::services svc{cfg, registry, metrics, tracer, log, *upstream, *anthropic, tls.get()};
+
+    // Offload: the blob store, the engine, and the pool that does their blocking work.
+    boost::asio::thread_pool store_pool(cfg.store_threads);
+    std::unique_ptr<gp::rewrite::fs_blob_store> store;
+    gp::rewrite::char_ratio_estimator estimator;
+    std::unique_ptr<gp::rewrite::offload_engine> engine;
+    if (cfg.offload) {
+      gp::rewrite::fs_store_options so;
+      so.root = cfg.store;
+      so.zstd_level = cfg.zstd_level;
+      so.max_blob_bytes = cfg.max_blob_bytes;
+      so.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
+      store = std::make_unique<gp::rewrite::fs_blob_store>(so);
+      engine = std::make_unique<gp::rewrite::offload_engine>(offload_config_of(cfg), *store, estimator,
+                                                              [&clock] { return clock.now_unix_nano(); });
+      svc.offload = engine.get();
+      svc.store_pool = &store_pool;
+      registry.add_callback_gauge("gistproxy_store_objects", "Blobs in the store.",
+                                  [s = store.get()] { return double(s->stats().objects); });
+      registry.add_callback_gauge("gistproxy_store_bytes", "Bytes the store uses on disk (compressed).",
+                                  [s = store.get()] { return double(s->stats().stored_bytes); });
+      // Hourly, bounded gc of expired blobs, off the I/O threads.
+      auto gc_timer = std::make_shared<boost::asio::steady_timer>(store_pool);
+      auto gc = std::make_shared<std::function<void()>>();
+      *gc = [gc_timer, gc_weak = std::weak_ptr<std::function<void()>>(gc), s = store.get()] {
+        gc_timer->expires_after(std::chrono::hours(1));
+        gc_timer->async_wait([gc_weak, s](boost::system::error_code ec) {
+          if (ec) return;
+          s->gc(10000);
+          if (auto again = gc_weak.lock()) (*again)();
+        });
+      };
+      (*gc)();
+      gc_holder = gc;
+    }
     unsigned threads = cfg.threads ? cfg.threads : gp::proxy::available_cores();
     {
       gp::proxy::server srv(svc, threads);
@@ -77,6 +139,9 @@ int serve(const std::vector<std::string>& args) {
                   upstream->host_header() + "\",\"threads\":" + std::to_string(threads));
       srv.run();
     }
+    gc_holder.reset();
+    store_pool.stop();
+    store_pool.join();
     if (pipeline) pipeline->shutdown();
     log.log(gp::telemetry::log_level::warn, "stopped");
     return 0;
@@ -101,6 +166,7 @@ int main(int argc, char** argv) {
   std::string command = args[0];
   args.erase(args.begin());
   if (command == "serve") return serve(args);
+  if (command == "blob") return gp::proxy::blob_command(args);
   std::cerr << "gistproxy: unknown command '" << command << "'\n" << usage;
   return 2;
 }

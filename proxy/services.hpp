@@ -5,6 +5,7 @@
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <list>
 #include <memory>
 
@@ -12,6 +13,7 @@
 #include "proxy/http_url.hpp"
 #include "proxy/upstream_pool.hpp"
 #include "rewrite/dialect.hpp"
+#include "rewrite/offload/engine.hpp"
 #include "telemetry/access_log.hpp"
 #include "telemetry/metric_catalogue.hpp"
 #include "telemetry/tracer.hpp"
@@ -27,6 +29,8 @@ struct services {
   http_url default_upstream;
   http_url anthropic_upstream;
   asio::ssl::context* tls = nullptr;  // set when an upstream is https
+  rewrite::offload_engine* offload = nullptr;  // null with --offload off
+  asio::thread_pool* store_pool = nullptr;     // blocking store work runs here, not on I/O threads
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };

@@ -9,6 +9,9 @@
 #include <string_view>
 
 #include <nlohmann/json_fwd.hpp>
+#include <vector>
+
+#include "rewrite/json/scanner.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -30,6 +33,25 @@ struct token_usage {
   bool known() const { return input_tokens >= 0 || output_tokens >= 0; }
 };
 
+// One tool output found in a request body, in conversation order.
+struct tool_output {
+  std::size_t order = 0;     // 0 = oldest
+  std::string tool_name;     // from the matching tool call; empty if not found
+  std::string call_id;
+  json::range value;         // the JSON value a reference replaces
+  std::string_view raw;      // text outputs: the string's escaped contents;
+                             // images: the base64 data
+  bool image = false;        // value is a whole image block (Anthropic)
+  std::string media_type;    // images only
+};
+
+struct request_scan {
+  std::vector<tool_output> outputs;
+  std::optional<json::range> tools;        // the "tools" array, if the client declared one
+  std::vector<std::string> declared_tools; // their names
+  std::size_t object_end = 0;              // offset of the body's closing '}'
+};
+
 class dialect {
  public:
   virtual ~dialect() = default;
@@ -43,6 +65,13 @@ class dialect {
   // Reads model, stream flag and conversation key; nullopt if the body is not
   // a JSON object this dialect understands (the proxy then forwards untouched).
   virtual std::optional<request_facts> inspect(std::string_view body) const = 0;
+  // Finds the client's tool outputs and tools; false if the body does not parse.
+  virtual bool scan(std::string_view body, request_scan& out) const = 0;
+  // The read_blob tool definition in this API's format (one JSON object).
+  virtual std::string read_blob_tool(std::string_view name) const = 0;
+  // A JSON value to put where an image block was (Anthropic: a text block).
+  virtual std::string image_replacement(std::string_view text) const;
+
   // Usage from a complete JSON response body (only its "usage" member is parsed).
   token_usage usage_from_response(std::string_view body) const;
   // Usage from a parsed JSON object holding "usage".

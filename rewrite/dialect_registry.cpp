@@ -15,6 +15,13 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
+std::string dialect::image_replacement(std::string_view text) const {
+  std::string out = "\"";
+  json::escape_into(out, text);
+  out += '"';
+  return out;
+}
+
 token_usage dialect::usage_from_response(std::string_view body) const {
   // Responses can be large (long completions); find "usage" with the scanner
   // and parse only that small object.

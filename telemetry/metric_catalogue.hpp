@@ -22,6 +22,17 @@ struct metric_catalogue {
   family<counter>& errors;
   // Upstream connections by result: new, reused, retried (stale keep-alive).
   family<counter>& upstream_connections;
+  // Offload (one series per API dialect).
+  family<counter>& offloads;               // by api and content kind
+  family<counter>& offload_tokens_before;  // estimated tokens of offloaded outputs
+  family<counter>& offload_tokens_after;   // estimated tokens of their references
+  family<counter>& offloaded_bytes;        // exact bytes of offloaded outputs
+  family<counter>& dedupe_hits;            // offloads whose bytes were already stored
+  family<counter>& rewrites;               // requests by outcome: rewritten, unchanged, failed
+  // Degraded modes, by reason: unparsable, unsupported_encoding, store_error,
+  // too_large, lossy. The request is forwarded as the client sent it.
+  family<counter>& rewrite_failures;
+
   family<counter>& spans_exported;  // by exporter: span_log, otlp
   family<counter>& spans_dropped;   // by exporter and reason: queue_full, export_failed
   family<gauge>& build_info;

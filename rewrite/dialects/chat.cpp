@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/dialects/text_fields.hpp"
+#include "rewrite/dialects/tool_scan.hpp"
+
+#include <map>
 
 namespace gistproxy::rewrite {
 
@@ -55,6 +58,66 @@ void chat_dialect::usage_from_event(std::string_view, std::string_view data, tok
   auto j = nlohmann::json::parse(data, nullptr, false);
   auto u = usage_from_response(j);
   if (u.known()) usage = u;
+}
+
+namespace {
+
+// Records id -> function name for each entry of an assistant's tool_calls.
+bool collect_chat_call_names(json::cursor& c, std::map<std::string, std::string>& names) {
+  return c.array([&](std::size_t, json::cursor& call) {
+            if (call.peek() != json::kind::object) return call.skip_value().has_value();
+            std::string id, name;
+            bool ok = call.object([&](std::string_view key, json::cursor& v) {
+                         if (key == "id" && v.peek() == json::kind::string) return v.string_value(id);
+                         if (key == "function" && v.peek() == json::kind::object) return read_string_member(v, "name", name);
+                         return v.skip_value().has_value();
+                       }).has_value();
+            if (ok && !id.empty()) names[id] = name;
+            return ok;
+          }).has_value();
+}
+
+}  // namespace
+
+bool chat_dialect::scan(std::string_view body, request_scan& out) const {
+  json::cursor c(body);
+  std::map<std::string, std::string> call_names;
+  if (c.peek() != json::kind::object) return false;
+  auto whole = c.object([&](std::string_view key, json::cursor& v) {
+    if (key == "tools") return collect_tools(v, out);
+    if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
+    return v.array([&](std::size_t, json::cursor& m) {
+              if (m.peek() != json::kind::object) return m.skip_value().has_value();
+              std::string role, call_id;
+              std::optional<json::range> content;
+              bool ok = m.object([&](std::string_view k, json::cursor& mv) {
+                           if (k == "role" && mv.peek() == json::kind::string) return mv.string_value(role);
+                           if (k == "tool_call_id" && mv.peek() == json::kind::string) return mv.string_value(call_id);
+                           if (k == "tool_calls" && mv.peek() == json::kind::array)
+                             return collect_chat_call_names(mv, call_names);
+                           auto r = mv.skip_value();
+                           if (r && k == "content") content = r;
+                           return r.has_value();
+                         }).has_value();
+              if (!ok) return false;
+              if (role != "tool" || !content) return true;
+              json::cursor cc(body.substr(0, content->end), content->begin);
+              return collect_output_content(cc, call_names[call_id], call_id, false, out);
+            })
+        .has_value();
+  });
+  if (!whole || !c.at_end()) return false;
+  out.object_end = whole->end - 1;
+  return true;
+}
+
+std::string chat_dialect::read_blob_tool(std::string_view name) const {
+  std::string out = R"({"type":"function","function":{"name":")";
+  json::escape_into(out, name);
+  out += R"(","description":")";
+  json::escape_into(out, read_blob_description());
+  out += R"(","parameters":)" + read_blob_parameters_schema() + "}}";
+  return out;
 }
 
 }  // namespace gistproxy::rewrite

@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/dialects/text_fields.hpp"
+#include "rewrite/dialects/tool_scan.hpp"
+
+#include <map>
 
 namespace gistproxy::rewrite {
 namespace {
@@ -70,6 +73,65 @@ void messages_dialect::usage_from_event(std::string_view event, std::string_view
   auto got = from_usage_object(u);
   if (got.input_tokens >= 0 && (event == "message_start" || got.input_tokens > 0)) usage.input_tokens = got.input_tokens;
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
+}
+
+bool messages_dialect::scan(std::string_view body, request_scan& out) const {
+  json::cursor c(body);
+  std::map<std::string, std::string> call_names;
+  if (c.peek() != json::kind::object) return false;
+  auto whole = c.object([&](std::string_view key, json::cursor& v) {
+    if (key == "tools") return collect_tools(v, out);
+    if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
+    return v.array([&](std::size_t, json::cursor& m) {
+              if (m.peek() != json::kind::object) return m.skip_value().has_value();
+              return m.object([&](std::string_view k, json::cursor& mv) {
+                         if (k != "content" || mv.peek() != json::kind::array) return mv.skip_value().has_value();
+                         return mv.array([&](std::size_t, json::cursor& b) {
+                                   if (b.peek() != json::kind::object) return b.skip_value().has_value();
+                                   std::string type, id, name, tool_use_id;
+                                   std::optional<json::range> content;
+                                   bool ok = b.object([&](std::string_view bk, json::cursor& bv) {
+                                                if (bk == "type" && bv.peek() == json::kind::string) return bv.string_value(type);
+                                                if (bk == "id" && bv.peek() == json::kind::string) return bv.string_value(id);
+                                                if (bk == "name" && bv.peek() == json::kind::string) return bv.string_value(name);
+                                                if (bk == "tool_use_id" && bv.peek() == json::kind::string)
+                                                  return bv.string_value(tool_use_id);
+                                                auto r = bv.skip_value();
+                                                if (r && bk == "content") content = r;
+                                                return r.has_value();
+                                              }).has_value();
+                                   if (!ok) return false;
+                                   if (type == "tool_use") call_names[id] = name;
+                                   // Only client tool results: server tools' result blocks have other types.
+                                   if (type != "tool_result" || !content) return true;
+                                   json::cursor cc(body.substr(0, content->end), content->begin);
+                                   return collect_output_content(cc, call_names[tool_use_id], tool_use_id, true, out);
+                                 })
+                             .has_value();
+                       })
+                  .has_value();
+            })
+        .has_value();
+  });
+  if (!whole || !c.at_end()) return false;
+  out.object_end = whole->end - 1;
+  return true;
+}
+
+std::string messages_dialect::read_blob_tool(std::string_view name) const {
+  std::string out = R"({"name":")";
+  json::escape_into(out, name);
+  out += R"(","description":")";
+  json::escape_into(out, read_blob_description());
+  out += R"(","input_schema":)" + read_blob_parameters_schema() + "}";
+  return out;
+}
+
+std::string messages_dialect::image_replacement(std::string_view text) const {
+  std::string out = R"({"type":"text","text":")";
+  json::escape_into(out, text);
+  out += R"("})";
+  return out;
 }
 
 }  // namespace gistproxy::rewrite

@@ -12,6 +12,9 @@ class messages_dialect final : public dialect {
   std::string_view operation_name() const override { return "chat"; }
   std::string_view provider_name() const override { return "anthropic"; }
   std::optional<request_facts> inspect(std::string_view body) const override;
+  bool scan(std::string_view body, request_scan& out) const override;
+  std::string read_blob_tool(std::string_view name) const override;
+  std::string image_replacement(std::string_view text) const override;
   using dialect::usage_from_response;
   token_usage usage_from_response(const nlohmann::json& body) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;

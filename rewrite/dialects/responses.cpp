@@ -3,6 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/dialects/text_fields.hpp"
+#include "rewrite/dialects/tool_scan.hpp"
+
+#include <map>
 
 namespace gistproxy::rewrite {
 
@@ -62,6 +65,47 @@ void responses_dialect::usage_from_event(std::string_view event, std::string_vie
   if (!j.is_object() || !j.contains("response")) return;
   auto u = usage_from_response(j["response"]);
   if (u.known()) usage = u;
+}
+
+bool responses_dialect::scan(std::string_view body, request_scan& out) const {
+  json::cursor c(body);
+  std::map<std::string, std::string> call_names;
+  if (c.peek() != json::kind::object) return false;
+  auto whole = c.object([&](std::string_view key, json::cursor& v) {
+    if (key == "tools") return collect_tools(v, out);
+    if (key != "input" || v.peek() != json::kind::array) return v.skip_value().has_value();
+    return v.array([&](std::size_t, json::cursor& item) {
+              if (item.peek() != json::kind::object) return item.skip_value().has_value();
+              std::string type, call_id, name;
+              std::optional<json::range> output;
+              bool ok = item.object([&](std::string_view k, json::cursor& iv) {
+                           if (k == "type" && iv.peek() == json::kind::string) return iv.string_value(type);
+                           if (k == "call_id" && iv.peek() == json::kind::string) return iv.string_value(call_id);
+                           if (k == "name" && iv.peek() == json::kind::string) return iv.string_value(name);
+                           auto r = iv.skip_value();
+                           if (r && k == "output") output = r;
+                           return r.has_value();
+                         }).has_value();
+              if (!ok) return false;
+              if (type == "function_call") call_names[call_id] = name;
+              if (type != "function_call_output" || !output) return true;
+              json::cursor oc(body.substr(0, output->end), output->begin);
+              return collect_output_content(oc, call_names[call_id], call_id, false, out);
+            })
+        .has_value();
+  });
+  if (!whole || !c.at_end()) return false;
+  out.object_end = whole->end - 1;
+  return true;
+}
+
+std::string responses_dialect::read_blob_tool(std::string_view name) const {
+  std::string out = R"({"type":"function","name":")";
+  json::escape_into(out, name);
+  out += R"(","description":")";
+  json::escape_into(out, read_blob_description());
+  out += R"(","parameters":)" + read_blob_parameters_schema() + R"(,"strict":false})";
+  return out;
 }
 
 }  // namespace gistproxy::rewrite

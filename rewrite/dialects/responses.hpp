@@ -12,6 +12,8 @@ class responses_dialect final : public dialect {
   std::string_view operation_name() const override { return "chat"; }
   std::string_view provider_name() const override { return "openai"; }
   std::optional<request_facts> inspect(std::string_view body) const override;
+  bool scan(std::string_view body, request_scan& out) const override;
+  std::string read_blob_tool(std::string_view name) const override;
   using dialect::usage_from_response;
   token_usage usage_from_response(const nlohmann::json& body) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;

@@ -202,7 +202,7 @@ std::optional<range> cursor::skip_value() {
   }
 }
 
-bool unescape(std::string_view raw, std::string& out) {
+bool unescape(std::string_view raw, std::string& out, bool* lossy) {
   out.reserve(out.size() + raw.size());
   std::size_t i = 0;
   while (i < raw.size()) {
@@ -235,7 +235,10 @@ bool unescape(std::string_view raw, std::string& out) {
           }
         }
         // A lone surrogate cannot be UTF-8; keep U+FFFD like most decoders.
-        if (code >= 0xD800 && code <= 0xDFFF) code = 0xFFFD;
+        if (code >= 0xD800 && code <= 0xDFFF) {
+          code = 0xFFFD;
+          if (lossy) *lossy = true;
+        }
         append_utf8(out, code);
         break;
       }

@@ -67,7 +67,9 @@ class cursor {
 };
 
 // Unescapes the inside of a JSON string literal; false on a malformed escape.
-bool unescape(std::string_view raw, std::string& out);
+// A lone surrogate (\ud800 alone) has no UTF-8 form: it becomes U+FFFD and,
+// if given, *lossy is set, so callers that must be lossless can refuse.
+bool unescape(std::string_view raw, std::string& out, bool* lossy = nullptr);
 // Appends bytes as the inside of a JSON string literal (no quotes). Escapes
 // only what JSON requires plus control characters, so UTF-8 stays as is.
 void escape_into(std::string& out, std::string_view bytes);

@@ -98,6 +98,7 @@ struct mock_upstream::impl {
   std::atomic<std::uint64_t> accepted{0}, served{0}, cancelled{0};
   std::mutex otlp_mutex;
   std::vector<std::string> otlp;
+  std::vector<std::string> llm;
   int otlp_failures = 0;
 
   template <class Stream>
@@ -140,6 +141,26 @@ struct mock_upstream::impl {
                        {"body_sha256", sha256_hex(req.body())}};
       if (req.body().size() <= 65536) j["body"] = req.body();
       co_return co_await send(simple(http::status::ok, j.dump()));
+    }
+    if (path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+      std::lock_guard lock(otlp_mutex);
+      llm.push_back(req.body());
+    }
+    if (path.ends_with("/responses")) {
+      static const std::string answer = nlohmann::json{
+          {"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", "mock-model"},
+          {"output", {{{"type", "message"}, {"id", "msg_mock"}, {"role", "assistant"}, {"status", "completed"},
+                       {"content", {{{"type", "output_text"}, {"text", "Hello from the mock."}, {"annotations", nlohmann::json::array()}}}}}}},
+          {"usage", {{"input_tokens", 12}, {"output_tokens", 5}, {"total_tokens", 17}}}}.dump();
+      co_return co_await send(simple(http::status::ok, answer));
+    }
+    if (path.ends_with("/messages")) {
+      static const std::string answer = nlohmann::json{
+          {"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", "mock-model"},
+          {"content", {{{"type", "text"}, {"text", "Hello from the mock."}}}},
+          {"stop_reason", "end_turn"}, {"stop_sequence", nullptr},
+          {"usage", {{"input_tokens", 12}, {"output_tokens", 5}}}}.dump();
+      co_return co_await send(simple(http::status::ok, answer));
     }
     if (path.ends_with("/chat/completions")) {
       auto body = nlohmann::json::parse(req.body(), nullptr, false);
@@ -301,6 +322,10 @@ std::string mock_upstream::url() const {
 std::uint64_t mock_upstream::connections_accepted() const { return impl_->accepted; }
 std::uint64_t mock_upstream::requests_served() const { return impl_->served; }
 std::uint64_t mock_upstream::hangs_cancelled() const { return impl_->cancelled; }
+std::vector<std::string> mock_upstream::llm_bodies() const {
+  std::lock_guard lock(impl_->otlp_mutex);
+  return impl_->llm;
+}
 std::vector<std::string> mock_upstream::otlp_posts() const {
   std::lock_guard lock(impl_->otlp_mutex);
   return impl_->otlp;

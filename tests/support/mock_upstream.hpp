@@ -2,6 +2,7 @@
 // HTTP or TLS. Routes (any method, query ignored unless noted):
 //   /echo                   JSON: method, target, headers, body size and SHA-256
 //   …/chat/completions      a chat completion; SSE when the body has "stream":true
+//   …/responses, …/messages a canned Responses / Anthropic Messages JSON answer
 //   /sse?events=N&delay_ms=D&size=B   N SSE events, D ms apart
 //   /slow?ms=D              waits D ms before answering
 //   /drop                   chunked response that stops mid-body (connection closed)
@@ -42,6 +43,8 @@ class mock_upstream {
   std::uint64_t requests_served() const;
   std::uint64_t hangs_cancelled() const;  // /hang connections the peer closed
   std::vector<std::string> otlp_posts() const;  // bodies received on /v1/traces
+  // Request bodies the LLM routes (chat/completions, responses, messages) received, in order.
+  std::vector<std::string> llm_bodies() const;
   void fail_next_otlp_posts(int n);
 
  private:

@@ -5,7 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <condition_variable>
 #include <cstring>
 #include <regex>
@@ -17,9 +20,19 @@ namespace gistproxy::testing {
 
 const char* gistproxy_binary() { return GISTPROXY_BINARY; }
 
+namespace {
+std::atomic<int> instances{0};
+}
+
 proxy_process::proxy_process(std::vector<std::string> args, const std::vector<std::string>& env) {
   std::vector<std::string> argv_s{gistproxy_binary(), "serve", "--listen", "127.0.0.1:0", "--admin-listen",
                                   "127.0.0.1:0"};
+  // Each proxy gets its own blob store unless the test names one.
+  if (std::find(args.begin(), args.end(), "--store") == args.end()) {
+    store_dir_ = std::filesystem::temp_directory_path() /
+                 ("gistproxy-store-" + std::to_string(::getpid()) + "-" + std::to_string(++instances));
+    argv_s.insert(argv_s.end(), {"--store", store_dir_.string()});
+  }
   argv_s.insert(argv_s.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_s) argv.push_back(a.data());
@@ -102,7 +115,11 @@ int proxy_process::stop(int signal_number) {
   return exit_status_;
 }
 
-proxy_process::~proxy_process() { stop(); }
+proxy_process::~proxy_process() {
+  stop();
+  std::error_code ec;
+  if (!store_dir_.empty()) std::filesystem::remove_all(store_dir_, ec);
+}
 
 std::string proxy_process::log() const {
   std::lock_guard lock(mutex_);

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <condition_variable>
 #include <mutex>
 #include <string>
@@ -23,6 +24,7 @@ class proxy_process {
   // Sends SIGTERM and waits (bounded); returns the exit status (-1 on timeout).
   int stop(int signal_number = 15);
   std::string log() const;  // everything it wrote to stderr so far
+  const std::filesystem::path& store_dir() const { return store_dir_; }
 
  private:
   pid_t pid_ = -1;
@@ -34,6 +36,7 @@ class proxy_process {
   std::condition_variable ready_;
   bool started_ = false;  // the listening line arrived, or stderr closed
   int exit_status_ = -1;
+  std::filesystem::path store_dir_;
 };
 
 const char* gistproxy_binary();

@@ -1,0 +1,19 @@
+// SHA-256 and hex helpers: a blob's handle is the hex SHA-256 of its bytes.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace gistproxy::rewrite {
+
+using sha256_digest = std::array<std::uint8_t, 32>;
+
+sha256_digest sha256(std::string_view bytes);
+std::string to_hex(const sha256_digest& d);
+inline std::string sha256_hex(std::string_view bytes) { return to_hex(sha256(bytes)); }
+// True for 16..64 lowercase hex characters (a handle or handle prefix).
+bool is_handle_prefix(std::string_view s);
+
+}  // namespace gistproxy::rewrite

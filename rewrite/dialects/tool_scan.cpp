@@ -1,0 +1,119 @@
+#include "rewrite/dialects/tool_scan.hpp"
+
+#include "rewrite/dialects/text_fields.hpp"
+
+namespace gistproxy::rewrite {
+namespace {
+
+bool is_text_type(std::string_view t) { return t == "text" || t == "input_text" || t == "output_text"; }
+
+// One element of a content array.
+bool collect_part(json::cursor& e, std::string_view tool_name, std::string_view call_id, bool images,
+                  request_scan& out) {
+  if (e.peek() != json::kind::object) return e.skip_value().has_value();
+  std::string type;
+  std::optional<json::range> text;
+  std::optional<json::range> source;
+  auto block = e.object([&](std::string_view key, json::cursor& v) {
+    if (key == "type" && v.peek() == json::kind::string) return v.string_value(type);
+    auto r = v.skip_value();
+    if (r && key == "text" && v.doc()[r->begin] == '"') text = r;
+    if (r && key == "source") source = r;
+    return r.has_value();
+  });
+  if (!block) return false;
+  auto doc = e.doc();
+  if (is_text_type(type) && text) {
+    tool_output o;
+    o.order = out.outputs.size();
+    o.tool_name = std::string(tool_name);
+    o.call_id = std::string(call_id);
+    o.value = *text;
+    o.raw = doc.substr(text->begin + 1, text->size() - 2);
+    out.outputs.push_back(std::move(o));
+  } else if (images && type == "image" && source) {
+    std::string source_type, media_type;
+    std::optional<json::range> data;
+    json::cursor s(doc.substr(0, source->end), source->begin);
+    bool ok = s.object([&](std::string_view key, json::cursor& v) {
+                 if (key == "type" && v.peek() == json::kind::string) return v.string_value(source_type);
+                 if (key == "media_type" && v.peek() == json::kind::string) return v.string_value(media_type);
+                 auto r = v.skip_value();
+                 if (r && key == "data" && doc[r->begin] == '"') data = r;
+                 return r.has_value();
+               }).has_value();
+    if (ok && source_type == "base64" && data) {
+      tool_output o;
+      o.order = out.outputs.size();
+      o.tool_name = std::string(tool_name);
+      o.call_id = std::string(call_id);
+      o.value = *block;
+      o.raw = doc.substr(data->begin + 1, data->size() - 2);
+      o.image = true;
+      o.media_type = media_type;
+      out.outputs.push_back(std::move(o));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool collect_output_content(json::cursor& c, std::string_view tool_name, std::string_view call_id, bool images,
+                            request_scan& out) {
+  switch (c.peek()) {
+    case json::kind::string: {
+      auto r = c.skip_value();
+      if (!r) return false;
+      tool_output o;
+      o.order = out.outputs.size();
+      o.tool_name = std::string(tool_name);
+      o.call_id = std::string(call_id);
+      o.value = *r;
+      o.raw = c.doc().substr(r->begin + 1, r->size() - 2);
+      out.outputs.push_back(std::move(o));
+      return true;
+    }
+    case json::kind::array:
+      return c.array([&](std::size_t, json::cursor& e) { return collect_part(e, tool_name, call_id, images, out); })
+          .has_value();
+    default:
+      return c.skip_value().has_value();
+  }
+}
+
+bool collect_tools(json::cursor& c, request_scan& out) {
+  if (c.peek() != json::kind::array) return c.skip_value().has_value();
+  auto r = c.array([&](std::size_t, json::cursor& t) {
+    if (t.peek() != json::kind::object) return t.skip_value().has_value();
+    std::string name;
+    bool ok = t.object([&](std::string_view key, json::cursor& v) {
+                 if (key == "name" && v.peek() == json::kind::string) return v.string_value(name);
+                 if (key == "function" && v.peek() == json::kind::object) return read_string_member(v, "name", name);
+                 return v.skip_value().has_value();
+               }).has_value();
+    if (ok && !name.empty()) out.declared_tools.push_back(std::move(name));
+    return ok;
+  });
+  if (!r) return false;
+  out.tools = r;
+  return true;
+}
+
+std::string read_blob_description() {
+  return "Read a tool output that gistproxy moved out of the conversation to save context. Pass the handle "
+         "shown in the reference. With no other argument it returns the exact bytes (large outputs in pages); "
+         "with pattern (a POSIX extended regex) the matching lines, numbered; with start_line/end_line that "
+         "range of lines, numbered.";
+}
+
+std::string read_blob_parameters_schema() {
+  return R"J({"type":"object","properties":{"handle":{"type":"string","description":"the handle from the reference, e.g. 3f9a1c2e7b4d8a90"},)J"
+         R"J("pattern":{"type":"string","description":"regex; return only matching lines"},)J"
+         R"J("start_line":{"type":"integer","description":"first line to return, 1-based"},)J"
+         R"J("end_line":{"type":"integer","description":"last line to return, inclusive"},)J"
+         R"J("context_lines":{"type":"integer","description":"lines of context around each pattern match"}},)J"
+         R"J("required":["handle"]})J";
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,28 @@
+// Scanning helpers the dialects share to find tool outputs and tools.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "rewrite/dialect.hpp"
+#include "rewrite/json/scanner.hpp"
+
+namespace gistproxy::rewrite {
+
+// Consumes a tool output's content value. A string is one candidate; in an
+// array, each text part's "text" string is one (types text, input_text,
+// output_text); Anthropic image blocks with base64 data become image
+// candidates when `images` is set. Other parts are left alone.
+bool collect_output_content(json::cursor& c, std::string_view tool_name, std::string_view call_id, bool images,
+                            request_scan& out);
+
+// Consumes a "tools" array value, recording its range and the declared names
+// (a tool's "name", or "function.name" for Chat Completions).
+bool collect_tools(json::cursor& c, request_scan& out);
+
+// The JSON text of the read_blob tool's parameters (a JSON Schema object).
+std::string read_blob_parameters_schema();
+std::string read_blob_description();
+
+}  // namespace gistproxy::rewrite

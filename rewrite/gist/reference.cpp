@@ -1,0 +1,97 @@
+#include "rewrite/gist/reference.hpp"
+
+namespace gistproxy::rewrite {
+namespace {
+
+// Moves a cut point back to the start of a UTF-8 sequence.
+std::size_t utf8_floor(std::string_view s, std::size_t cut) {
+  while (cut > 0 && cut < s.size() && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return cut;
+}
+
+std::size_t preview_bytes(const content_shape& shape, std::size_t preview_tokens) {
+  std::size_t per_token = shape.kind == content_kind::json ? 2 : 4;
+  return preview_tokens * per_token;
+}
+
+}  // namespace
+
+std::string_view preview_slice(std::string_view bytes, std::size_t max_bytes, bool from_end, std::size_t& lines_shown) {
+  lines_shown = 0;
+  if (bytes.size() <= max_bytes) {
+    lines_shown = count_lines(bytes);
+    return bytes;
+  }
+  if (!from_end) {
+    auto window = bytes.substr(0, max_bytes);
+    auto nl = window.rfind('\n');
+    if (nl == std::string_view::npos) {
+      lines_shown = 1;  // one long line: cut it
+      return bytes.substr(0, utf8_floor(bytes, max_bytes));
+    }
+    auto slice = bytes.substr(0, nl + 1);
+    lines_shown = count_lines(slice);
+    return slice;
+  }
+  auto body = bytes;
+  if (!body.empty() && body.back() == '\n') body.remove_suffix(1);
+  auto start = body.size() > max_bytes ? body.size() - max_bytes : 0;
+  auto nl = body.find('\n', start);
+  if (start == 0) nl = std::string_view::npos;
+  std::size_t from = nl == std::string_view::npos ? utf8_floor(bytes, start) : nl + 1;
+  if (from >= body.size()) from = utf8_floor(bytes, start);  // one long last line: cut it
+  auto slice = bytes.substr(from);
+  lines_shown = count_lines(slice);
+  return slice;
+}
+
+std::string render_reference(std::string_view bytes, const content_shape& shape, std::string_view tool_name,
+                             std::string_view full_hash, const reference_config& cfg) {
+  const bool tail = shape.kind == content_kind::log;  // errors are at the end of logs
+  std::size_t shown = 0;
+  auto preview = preview_slice(bytes, preview_bytes(shape, cfg.preview_tokens), tail, shown);
+  auto handle = full_hash.substr(0, cfg.handle_chars);
+
+  std::string out;
+  out.reserve(preview.size() + 512);
+  out += "[gistproxy: this tool output was moved out of the context window; its exact bytes are stored]\n";
+  out += "tool: ";
+  out += tool_name.empty() ? std::string_view("unknown") : tool_name;
+  out += " | kind: ";
+  out += kind_name(shape.kind);
+  out += " | " + std::to_string(shape.lines) + " lines, " + std::to_string(shape.chars) + " characters, ~" +
+         std::to_string(shape.tokens) + " tokens\n";
+  if (preview.size() == bytes.size()) {
+    out += "preview (all " + std::to_string(shape.lines) + " lines):\n";
+  } else {
+    out += std::string("preview (") + (tail ? "last " : "first ") + std::to_string(shown) + " of " +
+           std::to_string(shape.lines) + " lines" + (shown <= 1 && shape.lines <= 1 ? ", cut" : "") + "):\n";
+  }
+  out += preview;
+  if (preview.empty() || preview.back() != '\n') out += '\n';
+  out += "[end of preview]\n";
+  out += "Full output: ";
+  out += cfg.tool_name;
+  out += "(\"";
+  out += handle;
+  out += "\")\n";
+  out += "Only part of it: add pattern=\"<regex>\" (matching lines, numbered; context_lines=N adds lines around "
+         "them) or start_line=A, end_line=B.";
+  return out;
+}
+
+std::string render_image_reference(std::string_view media_type, std::size_t bytes, std::string_view tool_name,
+                                   std::string_view full_hash, const reference_config& cfg) {
+  auto sub = media_type.substr(media_type.find('/') == std::string_view::npos ? 0 : media_type.find('/') + 1);
+  std::string out = "[image: " + std::string(sub) + ", " + std::to_string(bytes) + " bytes]";
+  out += " (from tool ";
+  out += tool_name.empty() ? std::string_view("unknown") : tool_name;
+  out += "; stored by gistproxy) Retrieve: ";
+  out += cfg.tool_name;
+  out += "(\"";
+  out += full_hash.substr(0, cfg.handle_chars);
+  out += "\")";
+  return out;
+}
+
+}  // namespace gistproxy::rewrite

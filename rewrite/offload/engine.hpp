@@ -1,0 +1,75 @@
+// The offload engine: a request body in, the body to forward out, plus a
+// report of what it did (the proxy turns the report into spans and metrics).
+//
+//   scan     → the dialect finds tool outputs and the tools array
+//   decide   → policy: threshold, per-tool rules, budget (oldest first)
+//   store    → each chosen output goes to the blob store under its SHA-256
+//   splice   → its JSON value is replaced by the reference; read_blob is
+//              appended to the tools; every other byte stays identical
+//
+// Fail-open: a body that does not scan, or an output the store refuses, is
+// left as the client sent it and counted in the report.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rewrite/blob/blob_store.hpp"
+#include "rewrite/dialect.hpp"
+#include "rewrite/gist/content_shape.hpp"
+#include "rewrite/offload/policy.hpp"
+
+namespace gistproxy::rewrite {
+
+struct offload_record {
+  std::string hash;  // full SHA-256
+  std::string tool_name;
+  std::string call_id;
+  std::string kind;  // json, log, source, text, image/png, …
+  std::uint64_t tokens_before = 0;
+  std::uint64_t tokens_after = 0;
+  std::uint64_t bytes = 0;  // the output's exact size
+  bool deduplicated = false;
+  std::size_t order = 0;
+  std::uint64_t start_ns = 0, end_ns = 0;  // from the injected clock
+};
+
+enum class rewrite_outcome { unchanged, rewritten, unparsable };
+
+struct rewrite_report {
+  rewrite_outcome outcome = rewrite_outcome::unchanged;
+  std::vector<offload_record> offloads;
+  std::size_t outputs_seen = 0;
+  std::size_t skipped_too_large = 0;  // over --max-blob-bytes: left inline, never truncated
+  std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, bad base64)
+  std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
+  bool tool_injected = false;
+  std::string tool_name;              // read_blob's name in this request
+};
+
+struct rewrite_result {
+  std::string body;  // empty when outcome != rewritten: forward the original
+  rewrite_report report;
+};
+
+class offload_engine {
+ public:
+  offload_engine(offload_config cfg, blob_store& store, const token_estimator& estimator,
+                 std::function<std::uint64_t()> now_ns = {});
+  rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant) const;
+  const offload_config& config() const { return cfg_; }
+
+ private:
+  offload_config cfg_;
+  blob_store& store_;
+  const token_estimator& estimator_;
+  std::function<std::uint64_t()> now_ns_;
+};
+
+// Tenant of a request: 16 hex of SHA-256 over its API key, "anonymous" without one.
+std::string tenant_of(std::string_view api_key);
+
+}  // namespace gistproxy::rewrite
