@@ -1,5 +1,7 @@
 #include "rewrite/gist/reference.hpp"
 
+#include <algorithm>
+
 namespace gistproxy::rewrite {
 namespace {
 
@@ -9,9 +11,11 @@ std::size_t utf8_floor(std::string_view s, std::size_t cut) {
   return cut;
 }
 
+// At most preview_tokens, and at most a quarter of the output: a reference
+// must be much smaller than what it replaces.
 std::size_t preview_bytes(const content_shape& shape, std::size_t preview_tokens) {
   std::size_t per_token = shape.kind == content_kind::json ? 2 : 4;
-  return preview_tokens * per_token;
+  return std::min<std::size_t>(preview_tokens, shape.tokens / 4) * per_token;
 }
 
 }  // namespace

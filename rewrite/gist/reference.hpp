@@ -14,7 +14,7 @@
 namespace gistproxy::rewrite {
 
 struct reference_config {
-  std::size_t preview_tokens = 1000;
+  std::size_t preview_tokens = 1000;  // at most; never more than a quarter of the output
   std::size_t handle_chars = 16;       // 16..64 hex characters of the SHA-256
   std::string tool_name = "read_blob"; // the paging tool's name as the model sees it
 };

@@ -24,6 +24,14 @@ struct candidate {
 // Tokens the rest of the request costs, roughly: bytes/4.
 std::uint64_t rough_tokens(std::size_t bytes) { return (bytes + 3) / 4; }
 
+// What offloading an output saves, roughly: its tokens less its reference
+// (a preview of at most a quarter of it, plus about 80 tokens of framing).
+std::uint64_t rough_saving(std::size_t raw_bytes, std::uint64_t preview_tokens) {
+  auto t = rough_tokens(raw_bytes);
+  auto after = std::min<std::uint64_t>(preview_tokens, t / 4) + 80;
+  return t > after ? t - after : 0;
+}
+
 }  // namespace
 
 std::string tenant_of(std::string_view api_key) {
@@ -83,12 +91,17 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   //    outputs are skipped without decoding them.
   for (auto& c : cands) {
     auto rule = rule_of(*c.out);
-    if (rule.what == tool_rule::action::never || c.out->raw.size() < cfg_.min_offload_bytes) continue;
+    if (rule.what == tool_rule::action::never) continue;
+    // Images cost tokens by their pixels, not their bytes: always offloaded.
+    if (c.out->image) {
+      c.chosen = decode(c);
+      continue;
+    }
+    if (c.out->raw.size() < cfg_.min_offload_bytes) continue;
     if (rule.what == tool_rule::action::threshold && c.out->raw.size() <= rule.tokens * 2 && !c.out->image) continue;
     if (!decode(c)) continue;
     if (c.bytes.size() < cfg_.min_offload_bytes) continue;
-    if (rule.what == tool_rule::action::always || c.out->image ||
-        estimator_.estimate(c.bytes, classify_content(c.bytes)) > rule.tokens)
+    if (rule.what == tool_rule::action::always || estimator_.estimate(c.bytes, classify_content(c.bytes)) > rule.tokens)
       c.chosen = true;
   }
 
@@ -96,14 +109,15 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   //    bytes are in the store), then the oldest go until the request fits the floor.
   if (cfg_.budget_tokens) {
     std::uint64_t total = rough_tokens(body.size()), saved = 0;
+    const auto preview = cfg_.reference.preview_tokens;
     for (auto& c : cands)
-      if (c.chosen) saved += rough_tokens(c.out->raw.size());
+      if (c.chosen) saved += rough_saving(c.out->raw.size(), preview);
     for (auto& c : cands) {
       if (c.chosen || rule_of(*c.out).what == tool_rule::action::never || c.out->raw.size() < cfg_.min_offload_bytes)
         continue;
       if (decode(c) && store_.contains(tenant, sha256_hex(c.bytes))) {
         c.chosen = true;
-        saved += rough_tokens(c.out->raw.size());
+        saved += rough_saving(c.out->raw.size(), preview);
       }
     }
     if (total - std::min(total, saved) > cfg_.budget_tokens) {
@@ -113,7 +127,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
             c.out->raw.size() < cfg_.min_offload_bytes || !decode(c))
           continue;
         c.chosen = true;
-        saved += rough_tokens(c.out->raw.size());
+        saved += rough_saving(c.out->raw.size(), preview);
       }
     }
   }
