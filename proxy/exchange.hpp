@@ -46,6 +46,7 @@ struct request_context {
   std::string tenant;
   std::optional<std::string> rewritten_body;
   std::string read_blob_name;  // the paging tool's name in this request
+  bool body_encoded = false;   // a Content-Encoding we could not decode: forwarded as is
   bool keep_alive = true;         // the client connection may serve another request
   bool response_started = false;  // a status line reached the client
 };

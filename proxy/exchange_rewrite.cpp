@@ -32,6 +32,7 @@ bool exchange::decode_body(request_context& ctx) {
   std::string decoded;
   auto status = rewrite::decode_body(std::string_view(it->value()), ctx.request.body(), svc_.cfg.max_body_bytes, decoded);
   if (status != rewrite::decode_status::ok) {
+    ctx.body_encoded = true;
     svc_.metrics.rewrite_failures
         .labels({ctx.api, status == rewrite::decode_status::unsupported ? "unsupported_encoding" : "corrupt_encoding"})
         .inc();
@@ -44,7 +45,7 @@ bool exchange::decode_body(request_context& ctx) {
 
 awaitable<void> exchange::rewrite(request_context& ctx) {
   auto* engine = svc_.offload;
-  if (!engine || !ctx.dialect) co_return;
+  if (!engine || !ctx.dialect || ctx.body_encoded) co_return;
   auto& m = svc_.metrics;
   if (!ctx.facts) {
     m.rewrite_failures.labels({ctx.api, "unparsable"}).inc();
