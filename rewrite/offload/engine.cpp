@@ -1,6 +1,7 @@
 #include "rewrite/offload/engine.hpp"
 
 #include <algorithm>
+#include <memory>
 
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/gist/reference.hpp"
@@ -19,6 +20,7 @@ struct candidate {
   std::string bytes;
   bool decoded = false;
   bool chosen = false;
+  std::string hash;  // computed once, when needed
 };
 
 // Tokens the rest of the request costs, roughly: bytes/4.
@@ -33,6 +35,30 @@ std::uint64_t rough_saving(std::size_t raw_bytes, std::uint64_t preview_tokens) 
 }
 
 }  // namespace
+
+std::shared_ptr<const offload_engine::gist> offload_engine::gist_of(std::string_view bytes, const std::string& hash,
+                                                                     std::string_view tool_name,
+                                                                     const reference_config& ref) const {
+  // The reference is a pure function of (bytes, tool name, configuration): a
+  // cache keyed by the bytes' hash returns the same text without re-reading
+  // them. It holds derived text only, never the blob's bytes.
+  std::string key = hash;
+  key += '\0';
+  key += tool_name;
+  key += '\0';
+  key += ref.tool_name;
+  {
+    std::lock_guard lock(gist_mutex_);
+    if (auto it = gists_.find(key); it != gists_.end()) return it->second;
+  }
+  auto g = std::make_shared<gist>();
+  g->shape = shape_of(bytes, estimator_);
+  g->reference = render_reference(bytes, g->shape, tool_name, hash, ref);
+  std::lock_guard lock(gist_mutex_);
+  if (gists_.size() >= max_cached_gists) gists_.clear();  // bounded; a miss only costs a re-render
+  gists_.emplace(std::move(key), g);
+  return g;
+}
 
 std::string tenant_of(std::string_view api_key) {
   if (api_key.empty()) return "anonymous";
@@ -65,7 +91,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
 
   std::vector<candidate> cands;
   cands.reserve(scan.outputs.size());
-  for (const auto& o : scan.outputs) cands.push_back({&o, {}, false, false});
+  for (const auto& o : scan.outputs) cands.push_back({&o, {}, false, false, {}});
 
   // Exact bytes of an output, decoded once: JSON-unescaped text or base64-decoded image.
   auto decode = [&](candidate& c) -> bool {
@@ -79,6 +105,10 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
       return false;
     }
     return true;
+  };
+  auto hash_of = [](candidate& c) -> const std::string& {
+    if (c.hash.empty()) c.hash = sha256_hex(c.bytes);
+    return c.hash;
   };
   auto rule_of = [&](const tool_output& o) -> tool_rule {
     auto it = cfg_.tool_rules.find(o.tool_name);
@@ -101,7 +131,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     if (rule.what == tool_rule::action::threshold && c.out->raw.size() <= rule.tokens * 2 && !c.out->image) continue;
     if (!decode(c)) continue;
     if (c.bytes.size() < cfg_.min_offload_bytes) continue;
-    if (rule.what == tool_rule::action::always || estimator_.estimate(c.bytes, classify_content(c.bytes)) > rule.tokens)
+    if (rule.what == tool_rule::action::always || gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg)->shape.tokens > rule.tokens)
       c.chosen = true;
   }
 
@@ -115,7 +145,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     for (auto& c : cands) {
       if (c.chosen || rule_of(*c.out).what == tool_rule::action::never || c.out->raw.size() < cfg_.min_offload_bytes)
         continue;
-      if (decode(c) && store_.contains(tenant, sha256_hex(c.bytes))) {
+      if (decode(c) && store_.contains(tenant, hash_of(c))) {
         c.chosen = true;
         saved += rough_saving(c.out->raw.size(), preview);
       }
@@ -142,7 +172,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     }
     offload_record rec;
     rec.start_ns = now_ns_();
-    rec.hash = sha256_hex(c.bytes);
+    rec.hash = hash_of(c);
     rec.tool_name = c.out->tool_name;
     rec.call_id = c.out->call_id;
     rec.order = c.out->order;
@@ -153,10 +183,10 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
       rec.tokens_before = rough_tokens(c.out->raw.size());
       reference = render_image_reference(c.out->media_type, c.bytes.size(), c.out->tool_name, rec.hash, ref_cfg);
     } else {
-      auto shape = shape_of(c.bytes, estimator_);
-      rec.kind = std::string(kind_name(shape.kind));
-      rec.tokens_before = shape.tokens;
-      reference = render_reference(c.bytes, shape, c.out->tool_name, rec.hash, ref_cfg);
+      auto g = gist_of(c.bytes, rec.hash, c.out->tool_name, ref_cfg);
+      rec.kind = std::string(kind_name(g->shape.kind));
+      rec.tokens_before = g->shape.tokens;
+      reference = g->reference;
     }
     auto put = store_.put(c.bytes, blob_meta{rec.hash, c.bytes.size(), rec.kind, 0, std::string(tenant), rec.tool_name});
     if (put.error != blob_error::none) {

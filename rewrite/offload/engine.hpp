@@ -13,6 +13,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,11 +65,23 @@ class offload_engine {
   rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant) const;
   const offload_config& config() const { return cfg_; }
 
+  // What the engine derives from an output's bytes: its shape and reference.
+  struct gist {
+    content_shape shape;
+    std::string reference;
+  };
+
  private:
+  static constexpr std::size_t max_cached_gists = 4096;
+  std::shared_ptr<const gist> gist_of(std::string_view bytes, const std::string& hash, std::string_view tool_name,
+                                      const reference_config& ref) const;
+
   offload_config cfg_;
   blob_store& store_;
   const token_estimator& estimator_;
   std::function<std::uint64_t()> now_ns_;
+  mutable std::mutex gist_mutex_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const gist>> gists_;
 };
 
 // Tenant of a request: 16 hex of SHA-256 over its API key, "anonymous" without one.
