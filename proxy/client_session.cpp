@@ -19,6 +19,14 @@ bool is_benign(const error_code& ec) {
          ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor || ec == asio::error::broken_pipe;
 }
 
+// The error answered when reading a request's headers or body fails.
+proxy_error read_error(const error_code& ec, std::string_view part, std::uint64_t max_body) {
+  if (ec == http::error::body_limit)
+    return {error_kind::body_too_large, "request body exceeds the limit of " + std::to_string(max_body) + " bytes"};
+  if (ec == beast::error::timeout) return {error_kind::request_timeout, "request " + std::string(part) + " not received in time"};
+  return {error_kind::bad_request, "malformed HTTP request " + std::string(part) + ": " + ec.message()};
+}
+
 // After an error response, stop sending and drain what the client still sends
 // for a moment, so it reads our response instead of a reset.
 awaitable<void> lingering_close(beast::tcp_stream& stream) {
@@ -73,13 +81,7 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
     exchange ex(sh, stream);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
-      if (ec == http::error::body_limit)
-        co_await ex.reject(parser.get(), {error_kind::body_too_large,
-                                          "request body exceeds the limit of " + std::to_string(cfg.max_body_bytes) + " bytes"});
-      else if (ec == beast::error::timeout)
-        co_await ex.reject(parser.get(), {error_kind::request_timeout, "request headers not received in time"});
-      else
-        co_await ex.reject(parser.get(), {error_kind::bad_request, "malformed HTTP request: " + ec.message()});
+      co_await ex.reject(parser.get(), read_error(ec, "headers", cfg.max_body_bytes));
       co_await lingering_close(stream);
       co_return;
     }
@@ -113,13 +115,7 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
       auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
       if (bec) {
         if (is_benign(bec)) break;
-        if (bec == http::error::body_limit)
-          co_await ex.reject(parser.get(), {error_kind::body_too_large, "request body exceeds the limit of " +
-                                                                            std::to_string(cfg.max_body_bytes) + " bytes"});
-        else if (bec == beast::error::timeout)
-          co_await ex.reject(parser.get(), {error_kind::request_timeout, "request body not received in time"});
-        else
-          co_await ex.reject(parser.get(), {error_kind::bad_request, "malformed HTTP request body: " + bec.message()});
+        co_await ex.reject(parser.get(), read_error(bec, "body", cfg.max_body_bytes));
         co_await lingering_close(stream);
         co_return;
       }
