@@ -133,6 +133,8 @@ const std::vector<option>& options() {
        }},
       {"page-max-bytes", "BYTES", "largest page read_blob returns at once (default 256KiB)",
        [](config& c, const std::string& v) { return set_bytes(c.page_max_bytes, v); }},
+      {"max-page-in-hops", "N", "upstream re-queries for read_blob calls per request (default 4)",
+       [](config& c, const std::string& v) { return set_uint(c.max_page_in_hops, v, 0, 32); }},
       {"store-threads", "N", "threads hashing, compressing and writing blobs (default 2)",
        [](config& c, const std::string& v) { return set_uint(c.store_threads, v, 1, 64); }},
   };

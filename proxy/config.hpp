@@ -49,6 +49,7 @@ struct config {
   unsigned handle_chars = 16;
   std::vector<std::string> tool_policies;  // NAME=never|always|TOKENS
   std::uint64_t page_max_bytes = 256 * 1024;
+  unsigned max_page_in_hops = 4;
   unsigned store_threads = 2;  // threads that hash, compress and write blobs
 };
 

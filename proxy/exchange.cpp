@@ -19,6 +19,13 @@ using steady = std::chrono::steady_clock;
 constexpr std::size_t small_body_limit = 256 * 1024;
 constexpr std::size_t relay_buffer_size = 16 * 1024;
 
+rewrite::usage_observer::body_kind response_body_kind(const http::response_header<>& h) {
+  auto ct = h.find(http::field::content_type);
+  auto ce = h.find(http::field::content_encoding);
+  return rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
+                                           ce == h.end() ? "" : std::string_view(ce->value()));
+}
+
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
 bool is_stale_connection_error(const error_code& ec) {
@@ -96,18 +103,7 @@ void exchange::receive(request_context& ctx) {
 
 // ---- forward ---------------------------------------------------------------
 
-awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
-  auto& pool = shard_.pool_for(ctx.dialect);
-  const auto& cfg = svc_.cfg;
-  const std::string& body = ctx.rewritten_body ? *ctx.rewritten_body : ctx.request.body();
-
-  http::request<http::empty_body> up{ctx.request.method(), pool.target().join(std::string_view(ctx.request.target())), 11};
-  copy_end_to_end_fields(ctx.request, up);
-  up.set(http::field::host, pool.target().host_header());
-  if (!body.empty() || ctx.request.method() == http::verb::post || ctx.request.method() == http::verb::put ||
-      ctx.request.method() == http::verb::patch)
-    up.content_length(body.size());
-
+telemetry::span exchange::start_upstream_span(request_context& ctx, const http_url& target, int hop) {
   auto up_span = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
   if (ctx.dialect) {
     up_span.name = std::string(ctx.dialect->operation_name()) + (ctx.facts ? " " + ctx.facts->model : "");
@@ -115,84 +111,185 @@ awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
     up_span.set("gen_ai.provider.name", std::string(ctx.dialect->provider_name()));
   }
   if (ctx.facts) up_span.set("gen_ai.request.model", ctx.facts->model);
-  up_span.set("server.address", pool.target().host);
-  up_span.set("server.port", std::int64_t(std::stoi(pool.target().port)));
+  up_span.set("server.address", target.host);
+  up_span.set("server.port", std::int64_t(std::stoi(target.port)));
+  up_span.set("gistproxy.hop", std::int64_t(hop + 1));
+  return up_span;
+}
+
+awaitable<exchange::upstream_reply> exchange::send_upstream(request_context& ctx, upstream_pool& pool,
+                                                             const std::string& body, telemetry::span& up_span,
+                                                             client_watch& watch) {
+  const auto& cfg = svc_.cfg;
+  http::request<http::empty_body> up{ctx.request.method(), pool.target().join(std::string_view(ctx.request.target())), 11};
+  copy_end_to_end_fields(ctx.request, up);
+  up.set(http::field::host, pool.target().host_header());
+  if (!body.empty() || ctx.request.method() == http::verb::post || ctx.request.method() == http::verb::put ||
+      ctx.request.method() == http::verb::patch)
+    up.content_length(body.size());
   if (ctx.client_parent)
     up.set("traceparent", telemetry::format_traceparent(up_span.trace, up_span.id, ctx.client_parent->flags));
   const std::string head = request_head(up);
 
-  std::unique_ptr<upstream_connection> conn;
-  std::optional<http::response_parser<http::empty_body>> response;
-  std::optional<proxy_error> failure;
+  upstream_reply reply;
   // A pooled connection the upstream closed while idle fails before any
   // response byte: the request was never processed, so it is retried once on
   // a fresh connection.
   for (int attempt = 0; attempt < 2 && !watch.client_gone(); ++attempt) {
     auto lease = co_await timed(ctx, [&] { return pool.acquire(attempt > 0); });
     if (lease.error) {
-      failure = lease.error;
+      reply.failure = lease.error;
       break;
     }
-    conn = std::move(lease.connection);
-    watch.guard(conn.get());
-    up_span.set("gistproxy.connection_reused", conn->reused);
-    conn->tcp().expires_after(cfg.upstream_timeout);
+    reply.conn = std::move(lease.connection);
+    watch.guard(reply.conn.get());
+    up_span.set("gistproxy.connection_reused", reply.conn->reused);
+    auto& conn = *reply.conn;
+    conn.tcp().expires_after(cfg.upstream_timeout);
     std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
     auto [wec, wn] = co_await timed(ctx, [&] {
-      return conn->with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
+      return conn.with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
     });
     error_code rec = wec;
     if (!wec) {
       // Skip interim 1xx responses (we never send Expect, but an upstream may still).
       do {
-        response.emplace();
-        response->body_limit(boost::none);
-        response->header_limit(64 * 1024);
-        if (ctx.request.method() == http::verb::head) response->skip(true);
+        reply.head = std::make_unique<http::response_parser<http::empty_body>>();
+        reply.head->body_limit(boost::none);
+        reply.head->header_limit(64 * 1024);
+        if (ctx.request.method() == http::verb::head) reply.head->skip(true);
         auto [ec, n] = co_await timed(ctx, [&] {
-          return conn->with_stream([&](auto& s) { return http::async_read_header(s, conn->buffer, *response, use_nothrow); });
+          return conn.with_stream([&](auto& s) { return http::async_read_header(s, conn.buffer, *reply.head, use_nothrow); });
         });
         rec = ec;
-      } while (!rec && response->get().result_int() / 100 == 1 && response->get().result_int() != 101);
+      } while (!rec && reply.head->get().result_int() / 100 == 1 && reply.head->get().result_int() != 101);
     }
     if (!rec) {
-      failure.reset();
+      reply.failure.reset();
       break;
     }
-    bool retry = conn->reused && attempt == 0 && is_stale_connection_error(rec);
-    failure = upstream_failure(rec, wec ? "while receiving the request" : "before sending response headers");
+    bool retry = conn.reused && attempt == 0 && is_stale_connection_error(rec);
+    reply.failure = upstream_failure(rec, wec ? "while receiving the request" : "before sending response headers");
     watch.guard(nullptr);
-    conn.reset();
+    reply.conn.reset();
     if (!retry) break;
     svc_.metrics.upstream_connections.labels({"retried"}).inc();
   }
+  co_return reply;
+}
 
-  if (watch.client_gone()) {
-    up_span.fail("client disconnected");
-    svc_.tracer.end(up_span);
-    co_return;  // run() records the disconnect
-  }
-  if (failure) {
-    up_span.fail(std::string(failure->type()));
-    up_span.set("error.type", std::string(failure->type()));
-    svc_.tracer.end(up_span);
-    co_await respond_error(ctx, *failure);
-    co_return;
-  }
-
-  bool reusable = false;
-  const int upstream_status = int(response->get().result_int());
-  co_await respond(ctx, *conn, *response, up_span, reusable);
-  watch.guard(nullptr);
-  up_span.set("http.response.status_code", std::int64_t(upstream_status));
-  if (ctx.usage.input_tokens >= 0) up_span.set("gen_ai.usage.input_tokens", ctx.usage.input_tokens);
-  if (ctx.usage.output_tokens >= 0) up_span.set("gen_ai.usage.output_tokens", ctx.usage.output_tokens);
-  if (upstream_status >= 500) up_span.fail("upstream status " + std::to_string(upstream_status));
+void exchange::end_upstream_span(request_context& ctx, telemetry::span& up_span, int status,
+                                 const rewrite::token_usage& usage) {
+  (void)ctx;
+  up_span.set("http.response.status_code", std::int64_t(status));
+  if (usage.input_tokens >= 0) up_span.set("gen_ai.usage.input_tokens", usage.input_tokens);
+  if (usage.output_tokens >= 0) up_span.set("gen_ai.usage.output_tokens", usage.output_tokens);
+  if (status >= 500) up_span.fail("upstream status " + std::to_string(status));
   svc_.tracer.end(up_span);
-  if (reusable && !watch.client_gone()) pool.release(std::move(conn));
+}
+
+awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
+  auto& pool = shard_.pool_for(ctx.dialect);
+  std::string hop_body;  // the request body of hops after the first
+  const std::string* body = ctx.rewritten_body ? &*ctx.rewritten_body : &ctx.request.body();
+  page_in_state paging;
+
+  for (int hop = 0;; ++hop) {
+    auto up_span = start_upstream_span(ctx, pool.target(), hop);
+    auto reply = co_await send_upstream(ctx, pool, *body, up_span, watch);
+    if (watch.client_gone()) {
+      up_span.fail("client disconnected");
+      svc_.tracer.end(up_span);
+      co_return;  // run() records the disconnect
+    }
+    if (reply.failure) {
+      up_span.fail(std::string(reply.failure->type()));
+      up_span.set("error.type", std::string(reply.failure->type()));
+      svc_.tracer.end(up_span);
+      co_await respond_error(ctx, *reply.failure);
+      co_return;
+    }
+    const int status = int(reply.head->get().result_int());
+    bool reusable = false;
+    if (!interceptable(ctx, *reply.head)) {
+      co_await respond(ctx, *reply.conn, *reply.head, up_span, reusable);
+      watch.guard(nullptr);
+      end_upstream_span(ctx, up_span, status, ctx.usage);
+      if (reusable && !watch.client_gone()) pool.release(std::move(reply.conn));
+      finish_paging(ctx, paging);
+      co_return;
+    }
+
+    // A JSON answer of a request that offers read_blob: read it whole and
+    // resolve the model's read_blob calls before anything reaches the client.
+    auto whole = co_await read_whole_body(ctx, *reply.conn, *reply.head, up_span, reusable);
+    watch.guard(nullptr);
+    if (!whole) {
+      end_upstream_span(ctx, up_span, status, ctx.usage);
+      finish_paging(ctx, paging);
+      co_return;  // read_whole_body answered the client
+    }
+    if (reusable) pool.release(std::move(reply.conn));
+    auto next = co_await page_in_hop(ctx, *whole, *body, hop, paging);
+    end_upstream_span(ctx, up_span, status, paging.hop_usage);
+    if (!next) {
+      finish_paging(ctx, paging);
+      co_await write_whole_response(ctx, whole->get(), paging.final_body ? *paging.final_body : whole->get().body());
+      co_return;
+    }
+    hop_body = std::move(*next);
+    body = &hop_body;
+  }
 }
 
 // ---- respond ---------------------------------------------------------------
+
+awaitable<std::unique_ptr<http::response_parser<http::string_body>>> exchange::read_whole_body(
+    request_context& ctx, upstream_connection& conn, http::response_parser<http::empty_body>& head,
+    telemetry::span& up_span, bool& reusable) {
+  auto whole = std::make_unique<http::response_parser<http::string_body>>(std::move(head));
+  conn.tcp().expires_after(svc_.cfg.stream_idle_timeout);
+  if (!whole->is_done()) {
+    auto [ec, n] = co_await timed(ctx, [&] {
+      return conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole, use_nothrow); });
+    });
+    if (ec) {
+      auto e = upstream_failure(ec, "while sending the response body");
+      up_span.fail(std::string(e.type()));
+      co_await respond_error(ctx, e);
+      co_return nullptr;
+    }
+  }
+  reusable = whole->keep_alive() && whole->is_done();
+  co_return whole;
+}
+
+awaitable<void> exchange::write_whole_response(request_context& ctx, const http::response<http::string_body>& from,
+                                               const std::string& body) {
+  const bool head_request = ctx.request.method() == http::verb::head;
+  http::response<http::empty_body> out{from.result(), ctx.request.version() >= 10 ? ctx.request.version() : 11};
+  out.reason(from.reason());
+  copy_end_to_end_fields(from, out);
+  const unsigned status = from.result_int();
+  if (head_request) {
+    if (auto it = from.find(http::field::content_length); it != from.end()) out.set(http::field::content_length, it->value());
+  } else if (status != 204 && status != 304) {
+    out.content_length(body.size());
+  }
+  out.keep_alive(ctx.keep_alive);
+  const std::string out_head = response_head(out);
+  client_.expires_after(svc_.cfg.client_timeout);
+  ctx.status = int(status);
+  ctx.response_started = true;
+  std::array<asio::const_buffer, 2> bytes{asio::buffer(out_head), asio::buffer(head_request ? std::string_view() : std::string_view(body))};
+  auto [wec, wn] = co_await asio::async_write(client_, bytes, use_nothrow);
+  if (wec) {
+    ctx.error = proxy_error{error_kind::client_disconnected, "client went away while receiving the response"};
+    ctx.keep_alive = false;
+    co_return;
+  }
+  ctx.bytes_out = head_request ? 0 : body.size();
+}
 
 awaitable<void> exchange::respond(request_context& ctx, upstream_connection& conn,
                                   http::response_parser<http::empty_body>& head, telemetry::span& up_span,
@@ -202,17 +299,9 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
   const bool head_request = ctx.request.method() == http::verb::head;
   const unsigned status = h.result_int();
   const bool has_body = !head_request && status != 204 && status != 304;
-  auto ct = h.find(http::field::content_type);
-  auto ce = h.find(http::field::content_encoding);
-  auto body_kind = rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
-                                                     ce == h.end() ? "" : std::string_view(ce->value()));
+  auto body_kind = response_body_kind(h);
   rewrite::usage_observer observer(ctx.dialect, body_kind);
   ctx.status = int(status);
-
-  // The client's response head: the upstream's end-to-end fields, our framing.
-  http::response<http::empty_body> out{h.result(), ctx.request.version() >= 10 ? ctx.request.version() : 11};
-  out.reason(h.reason());
-  copy_end_to_end_fields(h, out);
 
   auto length = head.content_length();
   const bool small = has_body && length && *length <= small_body_limit &&
@@ -220,41 +309,18 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
 
   if (small || !has_body) {
     // Read the whole (small) body, then answer with one write.
-    http::response_parser<http::string_body> whole{std::move(head)};
-    conn.tcp().expires_after(cfg.stream_idle_timeout);
-    if (has_body && !whole.is_done()) {
-      auto [ec, n] = co_await timed(ctx, [&] {
-        return conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, whole, use_nothrow); });
-      });
-      if (ec) {
-        auto e = upstream_failure(ec, "while sending the response body");
-        up_span.fail(std::string(e.type()));
-        co_await respond_error(ctx, e);
-        co_return;
-      }
-    }
-    const std::string& body = whole.get().body();
-    observer.on_whole_body(body);
-    if (head_request && length) out.content_length(*length);
-    else if (has_body) out.content_length(body.size());
-    out.keep_alive(ctx.keep_alive);
-    const std::string out_head = response_head(out);
-    client_.expires_after(cfg.client_timeout);
-    ctx.response_started = true;
-    std::array<asio::const_buffer, 2> bytes{asio::buffer(out_head), asio::buffer(body)};
-    auto [wec, wn] = co_await asio::async_write(client_, bytes, use_nothrow);
-    if (wec) {
-      ctx.error = proxy_error{error_kind::client_disconnected, "client went away while receiving the response"};
-      ctx.keep_alive = false;
-      co_return;
-    }
-    ctx.bytes_out = body.size();
+    auto whole = co_await read_whole_body(ctx, conn, head, up_span, reusable);
+    if (!whole) co_return;
+    observer.on_whole_body(whole->get().body());
+    co_await write_whole_response(ctx, whole->get(), whole->get().body());
     ctx.usage = observer.finish();
-    reusable = whole.keep_alive() && whole.is_done();
     co_return;
   }
 
   // Streaming: headers first, then each piece as it arrives (SSE event by event).
+  http::response<http::empty_body> out{h.result(), ctx.request.version() >= 10 ? ctx.request.version() : 11};
+  out.reason(h.reason());
+  copy_end_to_end_fields(h, out);
   http::response_parser<http::buffer_body> body{std::move(head)};
   bool chunked = false;
   if (length) out.content_length(*length);

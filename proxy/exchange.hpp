@@ -3,6 +3,9 @@
 //   receive  → identify the API dialect, model and conversation trace
 //   rewrite  → offload oversized tool outputs to the blob store (fail-open)
 //   forward  → send upstream over a pooled connection (one retry on a stale one)
+//   page in  → a JSON answer with read_blob calls is resolved from the blob
+//              store and re-sent upstream (up to --max-page-in-hops); the
+//              client only ever sees the final answer, usage summed
 //   respond  → stream the response back as it arrives (SSE event by event)
 //   finish   → end spans, record metrics, write the access log line
 //
@@ -12,12 +15,16 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "proxy/beast.hpp"
 #include "proxy/proxy_error.hpp"
 #include "proxy/services.hpp"
 #include "rewrite/dialect.hpp"
+#include "rewrite/page_in/page_in.hpp"
 #include "telemetry/span.hpp"
 #include "telemetry/trace_context.hpp"
 
@@ -47,6 +54,8 @@ struct request_context {
   std::optional<std::string> rewritten_body;
   std::string read_blob_name;  // the paging tool's name in this request
   bool body_encoded = false;   // a Content-Encoding we could not decode: forwarded as is
+  std::string intercept_tool;  // read_blob's name when the request offers it (else empty)
+  std::uint64_t turn = 0;      // this request's turn in its trace (paging churn)
   bool keep_alive = true;         // the client connection may serve another request
   bool response_started = false;  // a status line reached the client
 };
@@ -68,6 +77,37 @@ class exchange {
   awaitable<void> rewrite(request_context& ctx);
   void record_rewrite(request_context& ctx, const rewrite::rewrite_report& report);
   awaitable<void> forward(request_context& ctx, client_watch& watch);
+
+  struct upstream_reply {
+    std::unique_ptr<upstream_connection> conn;
+    std::unique_ptr<http::response_parser<http::empty_body>> head;  // Beast parsers do not move
+    std::optional<proxy_error> failure;
+  };
+  // State of the read_blob resolution loop across hops.
+  struct page_in_state {
+    int hops = 0;                      // extra upstream hops made
+    nlohmann::json usage_sum;          // usage of the hops before the final one
+    std::map<std::string, rewrite::call_result> answered;  // arguments → first answer
+    std::optional<std::string> final_body;  // the client's answer when it differs from the last hop's bytes
+    rewrite::token_usage hop_usage;    // usage of the hop just read
+  };
+  telemetry::span start_upstream_span(request_context& ctx, const http_url& target, int hop);
+  void end_upstream_span(request_context& ctx, telemetry::span& up_span, int status, const rewrite::token_usage& usage);
+  awaitable<upstream_reply> send_upstream(request_context& ctx, upstream_pool& pool, const std::string& body,
+                                          telemetry::span& up_span, client_watch& watch);
+  bool interceptable(const request_context& ctx, const http::response_parser<http::empty_body>& head) const;
+  awaitable<std::unique_ptr<http::response_parser<http::string_body>>> read_whole_body(
+      request_context& ctx, upstream_connection& conn, http::response_parser<http::empty_body>& head,
+      telemetry::span& up_span, bool& reusable);
+  awaitable<void> write_whole_response(request_context& ctx, const http::response<http::string_body>& from,
+                                       const std::string& body);
+  // Resolves the read_blob calls of one hop's answer; returns the next hop's
+  // request body, or nullopt when this answer is the final one.
+  awaitable<std::optional<std::string>> page_in_hop(request_context& ctx,
+                                                    http::response_parser<http::string_body>& answer,
+                                                    const std::string& sent_body, int hop, page_in_state& paging);
+  void record_page_in(request_context& ctx, const rewrite::page_result& r, std::uint64_t start_ns);
+  void finish_paging(request_context& ctx, const page_in_state& paging);
   awaitable<void> respond(request_context& ctx, upstream_connection& conn,
                           http::response_parser<http::empty_body>& head, telemetry::span& upstream_span,
                           bool& reusable);

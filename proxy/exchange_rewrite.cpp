@@ -64,8 +64,10 @@ awaitable<void> exchange::rewrite(request_context& ctx) {
         [&]() -> awaitable<rewrite::rewrite_result> { co_return engine->rewrite(*ctx.dialect, body, ctx.tenant); },
         asio::use_awaitable);
   }
+  if (svc_.churn) ctx.turn = svc_.churn->begin_turn(ctx.span.trace.hex());
   record_rewrite(ctx, result.report);
   ctx.read_blob_name = result.report.tool_name;
+  if (result.report.tool_injected) ctx.intercept_tool = result.report.tool_name;
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rewritten_body = std::move(result.body);
 }
 
@@ -90,6 +92,7 @@ void exchange::record_rewrite(request_context& ctx, const rewrite::rewrite_repor
     m.offload_tokens_after.labels({ctx.api}).inc(o.tokens_after);
     m.offloaded_bytes.labels({ctx.api}).inc(o.bytes);
     if (o.deduplicated) m.dedupe_hits.labels({ctx.api}).inc();
+    if (svc_.churn) svc_.churn->offloaded(ctx.span.trace.hex(), o.hash, ctx.turn);
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
 
     // One compaction span per offloaded output; shapes and handles only, never bytes.

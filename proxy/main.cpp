@@ -99,6 +99,7 @@ int serve(const std::vector<std::string>& args) {
     std::unique_ptr<gp::rewrite::fs_blob_store> store;
     gp::rewrite::char_ratio_estimator estimator;
     std::unique_ptr<gp::rewrite::offload_engine> engine;
+    gp::rewrite::churn_tracker churn;
     if (cfg.offload) {
       gp::rewrite::fs_store_options so;
       so.root = cfg.store;
@@ -109,6 +110,8 @@ int serve(const std::vector<std::string>& args) {
       engine = std::make_unique<gp::rewrite::offload_engine>(offload_config_of(cfg), *store, estimator,
                                                               [&clock] { return clock.now_unix_nano(); });
       svc.offload = engine.get();
+      svc.store = store.get();
+      svc.churn = &churn;
       svc.store_pool = &store_pool;
       registry.add_callback_gauge("gistproxy_store_objects", "Blobs in the store.",
                                   [s = store.get()] { return double(s->stats().objects); });

@@ -13,6 +13,7 @@
 #include "proxy/http_url.hpp"
 #include "proxy/upstream_pool.hpp"
 #include "rewrite/dialect.hpp"
+#include "rewrite/intercept/churn_tracker.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "telemetry/access_log.hpp"
 #include "telemetry/metric_catalogue.hpp"
@@ -30,6 +31,8 @@ struct services {
   http_url anthropic_upstream;
   asio::ssl::context* tls = nullptr;  // set when an upstream is https
   rewrite::offload_engine* offload = nullptr;  // null with --offload off
+  rewrite::blob_store* store = nullptr;        // read_blob answers come from here
+  rewrite::churn_tracker* churn = nullptr;
   asio::thread_pool* store_pool = nullptr;     // blocking store work runs here, not on I/O threads
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};

@@ -52,6 +52,23 @@ struct request_scan {
   std::size_t object_end = 0;              // offset of the body's closing '}'
 };
 
+// A read_blob call the model made, as found in an upstream response.
+struct blob_call {
+  std::string id;         // the API's call id (tool_call id, call_id, tool_use id)
+  std::string arguments;  // JSON text of the arguments
+};
+
+struct response_calls {
+  std::vector<blob_call> blob_calls;
+  std::size_t client_calls = 0;  // calls of the client's own tools in the same turn
+};
+
+struct call_result {
+  std::string id;
+  std::string text;
+  bool is_error = false;
+};
+
 class dialect {
  public:
   virtual ~dialect() = default;
@@ -71,6 +88,18 @@ class dialect {
   virtual std::string read_blob_tool(std::string_view name) const = 0;
   // A JSON value to put where an image block was (Anthropic: a text block).
   virtual std::string image_replacement(std::string_view text) const;
+
+  // read_blob calls in a complete JSON response.
+  virtual response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const = 0;
+  // The next hop's request: the forwarded body with the assistant turn (its
+  // read_blob calls only; client calls are dropped, the model re-issues them)
+  // and the tool results appended. On the last hop, tool_choice forbids more
+  // tool calls. The tools array stays byte-identical. nullopt if the body
+  // does not have the expected shape.
+  virtual std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
+                                                           std::string_view tool_name,
+                                                           const std::vector<call_result>& results,
+                                                           bool last_hop) const = 0;
 
   // Usage from a complete JSON response body (only its "usage" member is parsed).
   token_usage usage_from_response(std::string_view body) const;

@@ -33,6 +33,13 @@ struct metric_catalogue {
   // too_large, lossy. The request is forwarded as the client sent it.
   family<counter>& rewrite_failures;
 
+  // Page-in (read_blob interception).
+  family<counter>& page_ins;            // by api, mode (full, pattern, range) and result
+  family<histogram>& page_in_hops;      // extra upstream hops per intercepted request
+  family<counter>& paging_churn;        // page-ins of blobs offloaded this or the previous turn
+  family<counter>& integrity_failures;  // page-ins refused because the re-hash failed
+  family<counter>& paged_in_tokens;     // estimated tokens returned to the model
+
   family<counter>& spans_exported;  // by exporter: span_log, otlp
   family<counter>& spans_dropped;   // by exporter and reason: queue_full, export_failed
   family<gauge>& build_info;

@@ -14,6 +14,10 @@ class chat_dialect final : public dialect {
   std::optional<request_facts> inspect(std::string_view body) const override;
   bool scan(std::string_view body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
+  response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;
+  std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
+                                                   std::string_view tool_name, const std::vector<call_result>& results,
+                                                   bool last_hop) const override;
   using dialect::usage_from_response;
   token_usage usage_from_response(const nlohmann::json& body) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;

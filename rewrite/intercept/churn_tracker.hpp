@@ -1,0 +1,36 @@
+// Paging churn: a blob paged back in the same or the next turn of the
+// conversation that offloaded it belonged in the window. The tracker keeps,
+// per trace, a turn counter and the turn each handle was first offloaded;
+// bounded, in memory (a restart forgets, which only under-counts churn).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace gistproxy::rewrite {
+
+class churn_tracker {
+ public:
+  explicit churn_tracker(std::size_t max_traces = 20000) : max_traces_(max_traces) {}
+  // A new request (turn) of this trace; returns its 1-based turn number.
+  std::uint64_t begin_turn(const std::string& trace);
+  // Notes an offload; the first turn a handle was offloaded in is kept.
+  void offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn);
+  // Turns between the handle's first offload and `turn`, if it was offloaded in this trace.
+  std::optional<std::uint64_t> turns_since_offload(const std::string& trace, const std::string& hash,
+                                                   std::uint64_t turn);
+
+ private:
+  struct trace_state {
+    std::uint64_t turns = 0;
+    std::unordered_map<std::string, std::uint64_t> first_offload;
+  };
+  std::mutex mutex_;
+  std::unordered_map<std::string, trace_state> traces_;
+  std::size_t max_traces_;
+};
+
+}  // namespace gistproxy::rewrite
