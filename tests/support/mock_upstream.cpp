@@ -1,4 +1,5 @@
 #include "tests/support/mock_upstream.hpp"
+#include "tests/support/scripted_model.hpp"
 
 #include <openssl/sha.h>
 
@@ -146,21 +147,17 @@ struct mock_upstream::impl {
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
     }
-    if (path.ends_with("/responses")) {
-      static const std::string answer = nlohmann::json{
-          {"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", "mock-model"},
-          {"output", {{{"type", "message"}, {"id", "msg_mock"}, {"role", "assistant"}, {"status", "completed"},
-                       {"content", {{{"type", "output_text"}, {"text", "Hello from the mock."}, {"annotations", nlohmann::json::array()}}}}}}},
-          {"usage", {{"input_tokens", 12}, {"output_tokens", 5}, {"total_tokens", 17}}}}.dump();
-      co_return co_await send(simple(http::status::ok, answer));
-    }
-    if (path.ends_with("/messages")) {
-      static const std::string answer = nlohmann::json{
-          {"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", "mock-model"},
-          {"content", {{{"type", "text"}, {"text", "Hello from the mock."}}}},
-          {"stop_reason", "end_turn"}, {"stop_sequence", nullptr},
-          {"usage", {{"input_tokens", 12}, {"output_tokens", 5}}}}.dump();
-      co_return co_await send(simple(http::status::ok, answer));
+    if (path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+      // JSON answers come from the scripted model (chat streams are below).
+      auto request = nlohmann::json::parse(req.body(), nullptr, false);
+      llm_api api = path.ends_with("/responses") ? llm_api::responses
+                    : path.ends_with("/messages") ? llm_api::messages : llm_api::chat;
+      bool stream = request.is_object() && request.value("stream", false);
+      if (!stream || api != llm_api::chat) {
+        std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
+        auto turn = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
+        co_return co_await send(simple(http::status(turn.status), render_response(api, turn, model).dump()));
+      }
     }
     if (path.ends_with("/chat/completions")) {
       auto body = nlohmann::json::parse(req.body(), nullptr, false);

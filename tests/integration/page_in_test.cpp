@@ -1,0 +1,198 @@
+#include <catch2/catch.hpp>
+#include <fstream>
+
+#include "tests/integration/harness.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+// A ~200 KB tool output with one NEEDLE line buried in the middle.
+std::string haystack() {
+  std::string s;
+  for (int i = 0; s.size() < 200 * 1024; ++i) {
+    if (i == 2500) s += "config line 2500: NEEDLE secret_port=48213\n";
+    s += "config line " + std::to_string(i) + ": key_" + std::to_string(i) + "=value_" + std::to_string(i * 31 % 977) + "\n";
+  }
+  return s;
+}
+
+std::string path_for(const std::string& api) {
+  return api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
+}
+
+nlohmann::json request_for(const std::string& api, const std::string& ask, const std::string& output) {
+  if (api == "chat")
+    return {{"model", "gpt-4o"},
+            {"messages", {{{"role", "user"}, {"content", ask}},
+                          {{"role", "assistant"}, {"tool_calls", {{{"id", "c1"}, {"type", "function"},
+                                                                    {"function", {{"name", "cat"}, {"arguments", "{}"}}}}}}},
+                          {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", output}}}},
+            {"tools", {{{"type", "function"}, {"function", {{"name", "cat"}}}},
+                       {{"type", "function"}, {"function", {{"name", "run"}}}}}}};
+  if (api == "responses")
+    return {{"model", "gpt-5"},
+            {"input", {{{"role", "user"}, {"content", ask}},
+                       {{"type", "function_call"}, {"call_id", "c1"}, {"name", "cat"}, {"arguments", "{}"}},
+                       {{"type", "function_call_output"}, {"call_id", "c1"}, {"output", output}}}},
+            {"tools", {{{"type", "function"}, {"name", "cat"}}, {{"type", "function"}, {"name", "run"}}}}};
+  return {{"model", "claude-sonnet-4-5"},
+          {"max_tokens", 100},
+          {"messages", {{{"role", "user"}, {"content", ask}},
+                        {{"role", "assistant"}, {"content", {{{"type", "tool_use"}, {"id", "c1"}, {"name", "cat"}, {"input", nlohmann::json::object()}}}}},
+                        {{"role", "user"}, {"content", {{{"type", "tool_result"}, {"tool_use_id", "c1"}, {"content", output}}}}}}},
+          {"tools", {{{"name", "cat"}, {"input_schema", {{"type", "object"}}}}, {{"name", "run"}, {"input_schema", {{"type", "object"}}}}}}};
+}
+
+// The final answer's text, whatever the API.
+std::string answer_text(const std::string& api, const nlohmann::json& r) {
+  if (api == "chat") return r["choices"][0]["message"].value("content", "");
+  if (api == "responses") {
+    for (auto& item : r["output"])
+      if (item["type"] == "message") return item["content"][0]["text"];
+    return "";
+  }
+  for (auto& b : r["content"])
+    if (b["type"] == "text") return b["text"];
+  return "";
+}
+
+struct stack {
+  mock_upstream upstream;
+  std::filesystem::path spans = temp_path("spans.jsonl");
+  proxy_process proxy;
+  explicit stack(std::vector<std::string> extra = {})
+      : proxy([&] {
+          std::vector<std::string> a{"--upstream", upstream.url(), "--span-log", spans.string()};
+          a.insert(a.end(), extra.begin(), extra.end());
+          return a;
+        }()) {}
+  http_result ask(const std::string& api, const std::string& question, const std::string& output) {
+    return http_request(proxy.port(), "POST", path_for(api), request_for(api, question, output).dump(),
+                        {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  }
+};
+
+}  // namespace
+
+TEST_CASE("a line buried in an offloaded 200 KB output comes back through one read_blob call") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto res = s.ask(api, "find the needle", haystack());
+  REQUIRE(res.status == 200);
+  CHECK(res.body.find("read_blob") == std::string::npos);  // the client never sees it
+  auto j = nlohmann::json::parse(res.body);
+  CHECK(answer_text(api, j) == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+  // Usage is summed over both hops (the mock reports 100 in / 10 out per hop).
+  auto& u = j["usage"];
+  CHECK(u.value(api == "chat" ? "prompt_tokens" : "input_tokens", 0) == 200);
+  CHECK(u.value(api == "chat" ? "completion_tokens" : "output_tokens", 0) == 20);
+
+  auto seen = s.upstream.llm_bodies();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1].find("NEEDLE secret_port=48213") != std::string::npos);  // the page-in went upstream
+  auto tools = [](const std::string& b) { return nlohmann::json::parse(b)["tools"].dump(); };
+  CHECK(tools(seen[0]) == tools(seen[1]));
+  auto t0 = seen[0].substr(seen[0].find("\"tools\""));
+  CHECK(seen[1].find(t0.substr(0, t0.find(']') + 1)) != std::string::npos);  // byte-identical tools prefix
+
+  auto spans = read_spans(s.spans, 6);
+  std::set<std::string> traces;
+  int compactions = 0, page_ins = 0, upstreams = 0;
+  for (auto& sp : spans) {
+    traces.insert(sp["traceId"]);
+    if (sp["name"] == "compaction") ++compactions;
+    if (sp["name"] == "page_in") {
+      ++page_ins;
+      CHECK(sp["attributes"]["gistproxy.integrity_ok"] == true);
+      CHECK(sp["attributes"]["gistproxy.mode"] == "pattern");
+      CHECK(sp["attributes"]["gistproxy.churn"] == 0);  // offloaded and paged back in the same turn
+    }
+    if (sp["kind"] == "client") ++upstreams;
+  }
+  CHECK(traces.size() == 1);
+  CHECK(compactions == 1);
+  CHECK(page_ins == 1);
+  CHECK(upstreams == 2);
+  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  CHECK(metrics.find("gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\"} 1") != std::string::npos);
+  CHECK(metrics.find("gistproxy_paging_churn_total{api=\"" + api + "\"} 1") != std::string::npos);
+}
+
+TEST_CASE("two read_blob calls in one turn are both answered") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto res = s.ask(api, "two calls", haystack());
+  REQUIRE(res.status == 200);
+  CHECK(answer_text(api, nlohmann::json::parse(res.body)).find("NEEDLE") != std::string::npos);
+  auto seen = s.upstream.llm_bodies();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[1].find("[lines 1-2 of ") != std::string::npos);
+}
+
+TEST_CASE("a turn mixing read_blob with the client's own call gives the client only its own call, once") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto res = s.ask(api, "with client call", haystack());
+  REQUIRE(res.status == 200);
+  CHECK(res.body.find("read_blob") == std::string::npos);
+  CHECK(res.body.find("rb_") == std::string::npos);
+  CHECK(res.body.find("run_1") != std::string::npos);
+  CHECK(res.body.find("run_0") == std::string::npos);
+}
+
+TEST_CASE("at the hop limit the last hop forbids tool calls and the model answers") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s({"--max-page-in-hops", "2"});
+  auto res = s.ask(api, "loop forever", haystack());
+  REQUIRE(res.status == 200);
+  CHECK(answer_text(api, nlohmann::json::parse(res.body)) == "gave up after 2 reads");
+  auto seen = s.upstream.llm_bodies();
+  REQUIRE(seen.size() == 3);
+  CHECK(nlohmann::json::parse(seen[0]).contains("tool_choice") == false);
+  CHECK(nlohmann::json::parse(seen[2]).contains("tool_choice"));
+}
+
+TEST_CASE("an unknown handle goes back to the model as a tool error it can act on") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto res = s.ask(api, "unknown handle", haystack());
+  REQUIRE(res.status == 200);
+  CHECK(answer_text(api, nlohmann::json::parse(res.body)).find("no stored output has handle") != std::string::npos);
+  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  CHECK(metrics.find("result=\"not_found\"} 1") != std::string::npos);
+}
+
+TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error and it is counted") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto output = haystack();
+  REQUIRE(s.ask(api, "hello", output).status == 200);  // offloads and stores the output
+  for (auto& e : std::filesystem::recursive_directory_iterator(s.proxy.store_dir())) {
+    if (e.path().extension() != ".blob") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);
+    f.put('\x01');
+  }
+  auto res = s.ask(api, "find the needle", output);
+  REQUIRE(res.status == 200);
+  CHECK(answer_text(api, nlohmann::json::parse(res.body)) == "found: no needle found");
+  auto seen = s.upstream.llm_bodies();
+  CHECK(seen.back().find("failed its integrity check") != std::string::npos);
+  CHECK(seen.back().find("secret_port") == std::string::npos);  // never wrong (or any) bytes
+  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
+  bool span_says_so = false;
+  for (auto& sp : read_spans(s.spans, 8))
+    if (sp["name"] == "page_in" && sp["attributes"]["gistproxy.integrity_ok"] == false) span_says_so = true;
+  CHECK(span_says_so);
+}
+
+TEST_CASE("an upstream error on a later hop reaches the client as that API's error") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto res = s.ask(api, "fail second hop", haystack());
+  CHECK(res.status == 500);
+  CHECK(res.body.find("mock failure") != std::string::npos);
+  CHECK(res.body.find("read_blob") == std::string::npos);
+}

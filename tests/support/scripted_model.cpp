@@ -1,0 +1,152 @@
+#include "tests/support/scripted_model.hpp"
+
+#include <regex>
+
+namespace gistproxy::testing {
+namespace {
+
+struct conversation {
+  std::string first_user;
+  std::string handle;                      // from a reference in the conversation
+  std::vector<std::string> blob_results;   // contents of results of our rb_ calls
+  bool client_result = false;              // a result for the client's tool came back
+  bool tools_forbidden = false;            // tool_choice none
+};
+
+std::string text_of(const nlohmann::json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string out;
+  if (content.is_array())
+    for (const auto& part : content)
+      if (part.is_object() && part.contains("text") && part["text"].is_string()) out += part["text"].get<std::string>();
+  return out;
+}
+
+void find_handle(conversation& c, const std::string& text) {
+  static const std::regex ref(R"re(read_blob\("([0-9a-f]{16,64})"\))re");
+  std::smatch m;
+  if (c.handle.empty() && std::regex_search(text, m, ref)) c.handle = m[1];
+}
+
+conversation read_conversation(llm_api api, const nlohmann::json& req) {
+  conversation c;
+  auto tc = req.value("tool_choice", nlohmann::json());
+  c.tools_forbidden = tc == "none" || (tc.is_object() && tc.value("type", "") == "none");
+  auto note_result = [&](const std::string& id, const std::string& text) {
+    if (id.rfind("rb_", 0) == 0) c.blob_results.push_back(text);
+    else if (id.rfind("run_", 0) == 0) c.client_result = true;
+    else find_handle(c, text);
+  };
+  if (api == llm_api::responses) {
+    if (req.value("input", nlohmann::json()).is_string()) c.first_user = req["input"];
+    for (const auto& item : req.value("input", nlohmann::json::array())) {
+      if (!item.is_object()) continue;
+      if (item.value("role", "") == "user" && c.first_user.empty()) c.first_user = text_of(item["content"]);
+      if (item.value("type", "") == "function_call_output") note_result(item.value("call_id", ""), text_of(item["output"]));
+    }
+    return c;
+  }
+  for (const auto& msg : req.value("messages", nlohmann::json::array())) {
+    auto role = msg.value("role", "");
+    if (role == "user" && c.first_user.empty()) c.first_user = text_of(msg.value("content", nlohmann::json()));
+    if (api == llm_api::chat && role == "tool") note_result(msg.value("tool_call_id", ""), text_of(msg["content"]));
+    if (api == llm_api::messages && msg.value("content", nlohmann::json()).is_array())
+      for (const auto& b : msg["content"])
+        if (b.value("type", "") == "tool_result") note_result(b.value("tool_use_id", ""), text_of(b["content"]));
+  }
+  return c;
+}
+
+std::string needle_line(const std::vector<std::string>& results) {
+  // The first line holding NEEDLE, skipping read_blob's own "[… match "NEEDLE"]" header.
+  for (const auto& r : results) {
+    std::size_t start = 0;
+    while (start < r.size()) {
+      auto end = r.find('\n', start);
+      auto line = r.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (line.find("NEEDLE") != std::string::npos && line.rfind("[", 0) != 0) return line;
+      if (end == std::string::npos) break;
+      start = end + 1;
+    }
+  }
+  return "no needle found";
+}
+
+}  // namespace
+
+model_turn script_model(llm_api api, const nlohmann::json& request) {
+  auto c = read_conversation(api, request);
+  model_turn t;
+  auto rb = [&](std::string id, nlohmann::json args) { t.calls.push_back({std::move(id), "read_blob", std::move(args)}); };
+  const auto& u = c.first_user;
+  if (u.find("loop forever") != std::string::npos) {
+    if (c.tools_forbidden) t.text = "gave up after " + std::to_string(c.blob_results.size()) + " reads";
+    else rb("rb_" + std::to_string(c.blob_results.size()), {{"handle", c.handle}, {"pattern", "NEEDLE"}});
+    return t;
+  }
+  if (u.find("fail second hop") != std::string::npos) {
+    if (c.blob_results.empty()) rb("rb_0", {{"handle", c.handle}, {"pattern", "NEEDLE"}});
+    else t.status = 500;
+    return t;
+  }
+  if (u.find("unknown handle") != std::string::npos) {
+    if (c.blob_results.empty()) rb("rb_0", {{"handle", "0000000000000000"}});
+    else t.text = "tool said: " + c.blob_results[0];
+    return t;
+  }
+  if (u.find("find the needle") != std::string::npos || u.find("two calls") != std::string::npos ||
+      u.find("with client call") != std::string::npos) {
+    if (c.blob_results.empty() && !c.handle.empty()) {
+      rb("rb_0", {{"handle", c.handle}, {"pattern", "NEEDLE"}});
+      if (u.find("two calls") != std::string::npos) rb("rb_1", {{"handle", c.handle}, {"start_line", 1}, {"end_line", 2}});
+      if (u.find("with client call") != std::string::npos) t.calls.push_back({"run_0", "run", {{"cmd", "ls"}}});
+      return t;
+    }
+    if (u.find("with client call") != std::string::npos && !c.client_result) {
+      t.calls.push_back({"run_1", "run", {{"cmd", "ls"}}});
+      return t;
+    }
+    t.text = "found: " + needle_line(c.blob_results);
+    return t;
+  }
+  t.text = "Hello from the mock.";
+  return t;
+}
+
+nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model) {
+  if (turn.status != 200) {
+    if (api == llm_api::messages) return {{"type", "error"}, {"error", {{"type", "api_error"}, {"message", "mock failure"}}}};
+    return {{"error", {{"message", "mock failure"}, {"type", "server_error"}, {"code", nullptr}}}};
+  }
+  if (api == llm_api::chat) {
+    nlohmann::json message = {{"role", "assistant"}, {"content", turn.calls.empty() ? nlohmann::json(turn.text) : nlohmann::json()}};
+    if (!turn.calls.empty()) {
+      message["tool_calls"] = nlohmann::json::array();
+      for (const auto& c : turn.calls)
+        message["tool_calls"].push_back({{"id", c.id}, {"type", "function"},
+                                         {"function", {{"name", c.name}, {"arguments", c.arguments.dump()}}}});
+    }
+    return {{"id", "chatcmpl-mock"}, {"object", "chat.completion"}, {"created", 1700000000}, {"model", model},
+            {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", turn.calls.empty() ? "stop" : "tool_calls"}}}},
+            {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}, {"total_tokens", 110}}}};
+  }
+  if (api == llm_api::responses) {
+    nlohmann::json output = nlohmann::json::array();
+    if (turn.calls.empty())
+      output.push_back({{"type", "message"}, {"id", "msg_mock"}, {"role", "assistant"}, {"status", "completed"},
+                        {"content", {{{"type", "output_text"}, {"text", turn.text}, {"annotations", nlohmann::json::array()}}}}});
+    for (const auto& c : turn.calls)
+      output.push_back({{"type", "function_call"}, {"id", "fc_" + c.id}, {"call_id", c.id}, {"name", c.name},
+                        {"arguments", c.arguments.dump()}, {"status", "completed"}});
+    return {{"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", model}, {"output", output},
+            {"usage", {{"input_tokens", 100}, {"output_tokens", 10}, {"total_tokens", 110}}}};
+  }
+  nlohmann::json content = nlohmann::json::array();
+  if (turn.calls.empty()) content.push_back({{"type", "text"}, {"text", turn.text}});
+  for (const auto& c : turn.calls) content.push_back({{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.arguments}});
+  return {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model}, {"content", content},
+          {"stop_reason", turn.calls.empty() ? "end_turn" : "tool_use"}, {"stop_sequence", nullptr},
+          {"usage", {{"input_tokens", 100}, {"output_tokens", 10}}}};
+}
+
+}  // namespace gistproxy::testing

@@ -1,0 +1,40 @@
+// A scripted "model" for the mock upstream: given a request body of any of
+// the three APIs, decides what the model would answer, so tests can drive
+// read_blob interception. The script is chosen by words in the first user
+// message:
+//   "find the needle"   call read_blob(handle, pattern="NEEDLE"), then answer
+//                       with the matching line from the tool result
+//   "two calls"         two read_blob calls in one turn (pattern and a range)
+//   "with client call"  a read_blob call and a call of the client's tool "run"
+//                       in one turn; after the result, only the "run" call
+//   "loop forever"      read_blob again and again until tool_choice is none
+//   "unknown handle"    read_blob("0000000000000000"), then echo the result
+//   "fail second hop"   read_blob, then an HTTP 500 error answer
+// Anything else: a plain text answer.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gistproxy::testing {
+
+enum class llm_api { chat, responses, messages };
+
+struct model_turn {
+  std::string text;  // final text, if no calls
+  struct call {
+    std::string id, name;
+    nlohmann::json arguments;
+  };
+  std::vector<call> calls;
+  int status = 200;  // an error answer when not 200
+};
+
+// What the scripted model answers to this request.
+model_turn script_model(llm_api api, const nlohmann::json& request);
+
+// The API's JSON response for that turn (usage: 100 in / 10 out per hop).
+nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model);
+
+}  // namespace gistproxy::testing
