@@ -1,0 +1,71 @@
+// The official SDKs, not streaming, ask a question whose answer is buried in
+// an offloaded 200 KB tool output: gistproxy resolves the model's read_blob
+// call and the SDK gets a normal answer that never mentions read_blob.
+import test, { after, before } from "node:test";
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { startStack } from "./harness.mjs";
+
+let stack;
+before(async () => { stack = await startStack(); });
+after(async () => { await stack.stop(); });
+
+function haystack() {
+  const lines = [];
+  for (let i = 0; lines.join("\n").length < 200 * 1024; i++) {
+    if (i === 2500) lines.push("config line 2500: NEEDLE secret_port=48213");
+    lines.push(`config line ${i}: key_${i}=value_${(i * 31) % 977}`);
+  }
+  return lines.join("\n") + "\n";
+}
+const expected = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+const output = haystack();
+
+test("openai chat.completions.create", async () => {
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${stack.proxyUrl}/v1`, maxRetries: 0 });
+  const r = await client.chat.completions.create({
+    model: "gpt-4o",
+    messages: [
+      { role: "user", content: "find the needle" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "cat", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: output },
+    ],
+    tools: [{ type: "function", function: { name: "cat", parameters: { type: "object", properties: {} } } }],
+  });
+  assert.equal(r.choices[0].message.content, expected);
+  assert.equal(r.usage.prompt_tokens, 200);
+  assert.ok(!JSON.stringify(r).includes("read_blob"));
+});
+
+test("openai responses.create", async () => {
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${stack.proxyUrl}/v1`, maxRetries: 0 });
+  const r = await client.responses.create({
+    model: "gpt-5",
+    input: [
+      { role: "user", content: "find the needle" },
+      { type: "function_call", call_id: "c1", name: "cat", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output },
+    ],
+    tools: [{ type: "function", name: "cat", parameters: { type: "object", properties: {} }, strict: false }],
+  });
+  assert.equal(r.output_text, expected);
+  assert.ok(!JSON.stringify(r).includes("read_blob"));
+});
+
+test("anthropic messages.create", async () => {
+  const client = new Anthropic({ apiKey: "sk-ant-test", baseURL: stack.proxyUrl, maxRetries: 0 });
+  const r = await client.messages.create({
+    model: "claude-sonnet-4-5",
+    max_tokens: 200,
+    messages: [
+      { role: "user", content: "find the needle" },
+      { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "cat", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: output }] },
+    ],
+    tools: [{ name: "cat", input_schema: { type: "object", properties: {} } }],
+  });
+  assert.equal(r.content[0].text, expected);
+  assert.equal(r.usage.input_tokens, 200);
+  assert.ok(!JSON.stringify(r).includes("read_blob"));
+});
