@@ -1,4 +1,5 @@
 #include "proxy/exchange.hpp"
+#include "proxy/exchange_detail.hpp"
 
 #include <boost/asio/write.hpp>
 #include <boost/asio/ssl/error.hpp>
@@ -10,6 +11,10 @@
 #include "rewrite/usage_observer.hpp"
 
 namespace gistproxy::proxy {
+
+using detail::is_stale_connection_error;
+using detail::timed;
+using detail::upstream_failure;
 namespace {
 
 using steady = std::chrono::steady_clock;
@@ -27,32 +32,6 @@ rewrite::usage_observer::body_kind response_body_kind(const http::response_heade
 }
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
-
-bool is_stale_connection_error(const error_code& ec) {
-  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
-}
-
-proxy_error upstream_failure(const error_code& ec, std::string_view while_doing) {
-  std::string what(while_doing);
-  if (ec == beast::error::timeout) return {error_kind::upstream_timeout, "upstream timed out " + what};
-  if (is_stale_connection_error(ec) || ec == http::error::partial_message)
-    return {error_kind::upstream_reset, "upstream closed the connection " + what};
-  if (ec.category() == http::make_error_code(http::error::bad_version).category())
-    return {error_kind::upstream_bad_response, "upstream sent malformed HTTP " + what + ": " + ec.message()};
-  if (ec.category() == asio::error::get_ssl_category() || ec.category() == asio::ssl::error::get_stream_category())
-    return {error_kind::upstream_tls, "TLS failure " + what + ": " + ec.message()};
-  return {error_kind::upstream_reset, "upstream connection failed " + what + ": " + ec.message()};
-}
-
-// Runs one upstream operation and adds its duration to the request's upstream wait.
-template <class Op>
-auto timed(request_context& ctx, Op&& op) -> decltype(op()) {
-  auto t0 = steady::now();
-  auto result = co_await op();
-  ctx.upstream_wait += steady::now() - t0;
-  co_return result;
-}
 
 }  // namespace
 
@@ -211,6 +190,10 @@ awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
     }
     const int status = int(reply.head->get().result_int());
     bool reusable = false;
+    if (hop == 0 && stream_interceptable(ctx, *reply.head)) {
+      co_await stream_with_page_in(ctx, pool, std::move(reply), up_span, watch, *body);
+      co_return;
+    }
     if (!interceptable(ctx, *reply.head)) {
       co_await respond(ctx, *reply.conn, *reply.head, up_span, reusable);
       watch.guard(nullptr);

@@ -106,7 +106,16 @@ class exchange {
   awaitable<std::optional<std::string>> page_in_hop(request_context& ctx,
                                                     http::response_parser<http::string_body>& answer,
                                                     const std::string& sent_body, int hop, page_in_state& paging);
+  awaitable<std::vector<rewrite::call_result>> resolve_calls(request_context& ctx,
+                                                             const std::vector<rewrite::blob_call>& calls,
+                                                             page_in_state& paging);
   void record_page_in(request_context& ctx, const rewrite::page_result& r, std::uint64_t start_ns);
+  // Streams: every hop's events go through the dialect's stream filter into
+  // one client stream. Takes over after the first hop's response head.
+  bool stream_interceptable(const request_context& ctx, const http::response_parser<http::empty_body>& head) const;
+  awaitable<void> stream_with_page_in(request_context& ctx, upstream_pool& pool, upstream_reply first,
+                                      telemetry::span& first_span, client_watch& watch, const std::string& first_body);
+  awaitable<bool> write_chunk(request_context& ctx, std::string_view data, bool last);
   void finish_paging(request_context& ctx, const page_in_state& paging);
   awaitable<void> respond(request_context& ctx, upstream_connection& conn,
                           http::response_parser<http::empty_body>& head, telemetry::span& upstream_span,

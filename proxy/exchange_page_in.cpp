@@ -59,7 +59,22 @@ awaitable<std::optional<std::string>> exchange::page_in_hop(request_context& ctx
     co_return std::nullopt;
   }
 
-  // Resolve on the store pool: reads, decompression and hashing block.
+  auto results = co_await resolve_calls(ctx, calls.blob_calls, paging);
+  rewrite::add_numbers(paging.usage_sum, response.value("usage", nlohmann::json::object()));
+  const bool last_hop = hop + 1 >= int(svc_.cfg.max_page_in_hops);
+  auto next = ctx.dialect->continue_conversation(sent_body, response, ctx.intercept_tool, results, last_hop);
+  if (!next) {
+    svc_.metrics.rewrite_failures.labels({ctx.api, "page_in_continue"}).inc();
+    co_return std::nullopt;
+  }
+  ++paging.hops;
+  co_return next;
+}
+
+awaitable<std::vector<rewrite::call_result>> exchange::resolve_calls(request_context& ctx,
+                                                                      const std::vector<rewrite::blob_call>& calls,
+                                                                      page_in_state& paging) {
+  // On the store pool: reads, decompression and hashing block.
   std::vector<rewrite::call_result> results;
   std::vector<std::pair<rewrite::page_result, std::uint64_t>> pages;  // with start time, for spans
   auto* store = svc_.store;
@@ -69,7 +84,7 @@ awaitable<std::optional<std::string>> exchange::page_in_hop(request_context& ctx
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> awaitable<void> {
-        for (const auto& call : calls.blob_calls) {
+        for (const auto& call : calls) {
           if (auto seen = paging.answered.find(call.arguments); seen != paging.answered.end()) {
             // The same call twice in one request: the first answer again (no loops).
             results.push_back({call.id, seen->second.text, seen->second.is_error});
@@ -89,16 +104,7 @@ awaitable<std::optional<std::string>> exchange::page_in_hop(request_context& ctx
       },
       asio::use_awaitable);
   for (const auto& [page, start] : pages) record_page_in(ctx, page, start);
-
-  rewrite::add_numbers(paging.usage_sum, response.value("usage", nlohmann::json::object()));
-  const bool last_hop = hop + 1 >= int(svc_.cfg.max_page_in_hops);
-  auto next = ctx.dialect->continue_conversation(sent_body, response, ctx.intercept_tool, results, last_hop);
-  if (!next) {
-    svc_.metrics.rewrite_failures.labels({ctx.api, "page_in_continue"}).inc();
-    co_return std::nullopt;
-  }
-  ++paging.hops;
-  co_return next;
+  co_return results;
 }
 
 void exchange::record_page_in(request_context& ctx, const rewrite::page_result& r, std::uint64_t start_ns) {

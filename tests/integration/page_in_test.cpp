@@ -196,3 +196,54 @@ TEST_CASE("an upstream error on a later hop reaches the client as that API's err
   CHECK(res.body.find("mock failure") != std::string::npos);
   CHECK(res.body.find("read_blob") == std::string::npos);
 }
+
+TEST_CASE("streamed Anthropic messages: read_blob hops are spliced into one valid stream") {
+  auto script = GENERATE(as<std::string>{}, "find the needle", "with client call");
+  stack s;
+  auto req = request_for("messages", script, haystack());
+  req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", "/v1/messages", req.dump(), {{"x-api-key", "sk-test"}});
+  REQUIRE(res.status == 200);
+  CHECK(res.headers["content-type"] == "text/event-stream");
+  CHECK(res.body.find("read_blob") == std::string::npos);
+  CHECK(res.body.find("rb_") == std::string::npos);
+
+  // Walk the events as an SDK would.
+  std::vector<nlohmann::json> events;
+  std::size_t pos = 0;
+  while ((pos = res.body.find("data: ", pos)) != std::string::npos) {
+    auto end = res.body.find('\n', pos);
+    events.push_back(nlohmann::json::parse(res.body.substr(pos + 6, end - pos - 6)));
+    pos = end;
+  }
+  REQUIRE(events.size() >= 4);
+  CHECK(events.front()["type"] == "message_start");
+  CHECK(events.back()["type"] == "message_stop");
+  int starts = 0, next_index = 0, pings = 0;
+  std::string text;
+  std::vector<std::string> tool_uses;
+  for (auto& e : events) {
+    auto type = e["type"].get<std::string>();
+    if (type == "message_start") ++starts;
+    if (type == "ping") ++pings;
+    if (type == "content_block_start") {
+      CHECK(e["index"] == next_index);  // consecutive across hops
+      ++next_index;
+      if (e["content_block"]["type"] == "tool_use") tool_uses.push_back(e["content_block"]["id"]);
+    }
+    if (type == "content_block_delta" && e["delta"]["type"] == "text_delta") text += e["delta"]["text"].get<std::string>();
+  }
+  CHECK(starts == 1);
+  CHECK(pings >= 2);  // the upstream's and the proxy's keep-alive between hops
+  auto& final_delta = events[events.size() - 2];
+  CHECK(final_delta["type"] == "message_delta");
+  CHECK(final_delta["usage"]["output_tokens"] == 20);  // two hops of 10
+  if (script == "find the needle") {
+    CHECK(text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+    CHECK(final_delta["delta"]["stop_reason"] == "end_turn");
+    CHECK(s.upstream.llm_bodies().size() == 2);
+  } else {
+    CHECK(tool_uses == std::vector<std::string>{"run_1"});  // the client's call, once
+    CHECK(final_delta["delta"]["stop_reason"] == "tool_use");
+  }
+}

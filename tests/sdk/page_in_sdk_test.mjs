@@ -69,3 +69,26 @@ test("anthropic messages.create", async () => {
   assert.equal(r.usage.input_tokens, 200);
   assert.ok(!JSON.stringify(r).includes("read_blob"));
 });
+
+test("anthropic messages.stream", async () => {
+  const client = new Anthropic({ apiKey: "sk-ant-test", baseURL: stack.proxyUrl, maxRetries: 0 });
+  const stream = client.messages.stream({
+    model: "claude-sonnet-4-5",
+    max_tokens: 200,
+    messages: [
+      { role: "user", content: "find the needle" },
+      { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "cat", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: output }] },
+    ],
+    tools: [{ name: "cat", input_schema: { type: "object", properties: {} } }],
+  });
+  let streamedText = "";
+  stream.on("text", (t) => { streamedText += t; });
+  const message = await stream.finalMessage();
+  assert.equal(streamedText, expected);
+  assert.equal(message.content.length, 1);
+  assert.equal(message.content[0].text, expected);
+  assert.equal(message.stop_reason, "end_turn");
+  assert.equal(message.usage.output_tokens, 20);
+  assert.ok(!JSON.stringify(message).includes("read_blob"));
+});

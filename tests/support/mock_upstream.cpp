@@ -153,6 +153,14 @@ struct mock_upstream::impl {
       llm_api api = path.ends_with("/responses") ? llm_api::responses
                     : path.ends_with("/messages") ? llm_api::messages : llm_api::chat;
       bool stream = request.is_object() && request.value("stream", false);
+      if (stream && api == llm_api::messages) {
+        std::string model = request.value("model", "mock-model");
+        auto turn = script_model(api, request);
+        const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                                "Connection: close\r\n\r\n" + render_messages_stream(turn, model);
+        co_await write_string(s, sse);
+        co_return false;
+      }
       if (!stream || api != llm_api::chat) {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
         auto turn = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};

@@ -149,4 +149,39 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
           {"usage", {{"input_tokens", 100}, {"output_tokens", 10}}}};
 }
 
+std::string render_messages_stream(const model_turn& turn, const std::string& model) {
+  auto ev = [](const std::string& name, const nlohmann::json& data) { return "event: " + name + "\ndata: " + data.dump() + "\n\n"; };
+  std::string out;
+  out += ev("message_start", {{"type", "message_start"},
+                              {"message", {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model},
+                                           {"content", nlohmann::json::array()}, {"stop_reason", nullptr}, {"stop_sequence", nullptr},
+                                           {"usage", {{"input_tokens", 100}, {"output_tokens", 1}}}}}});
+  out += ev("ping", {{"type", "ping"}});
+  int index = 0;
+  if (turn.calls.empty() || !turn.text.empty()) {
+    auto text = turn.calls.empty() ? turn.text : turn.text;
+    out += ev("content_block_start", {{"type", "content_block_start"}, {"index", index}, {"content_block", {{"type", "text"}, {"text", ""}}}});
+    auto half = text.size() / 2;
+    out += ev("content_block_delta", {{"type", "content_block_delta"}, {"index", index}, {"delta", {{"type", "text_delta"}, {"text", text.substr(0, half)}}}});
+    out += ev("content_block_delta", {{"type", "content_block_delta"}, {"index", index}, {"delta", {{"type", "text_delta"}, {"text", text.substr(half)}}}});
+    out += ev("content_block_stop", {{"type", "content_block_stop"}, {"index", index}});
+    ++index;
+  }
+  for (const auto& c : turn.calls) {
+    out += ev("content_block_start", {{"type", "content_block_start"}, {"index", index},
+                                      {"content_block", {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", nlohmann::json::object()}}}});
+    auto args = c.arguments.dump();
+    auto half = args.size() / 2;
+    out += ev("content_block_delta", {{"type", "content_block_delta"}, {"index", index}, {"delta", {{"type", "input_json_delta"}, {"partial_json", ""}}}});
+    out += ev("content_block_delta", {{"type", "content_block_delta"}, {"index", index}, {"delta", {{"type", "input_json_delta"}, {"partial_json", args.substr(0, half)}}}});
+    out += ev("content_block_delta", {{"type", "content_block_delta"}, {"index", index}, {"delta", {{"type", "input_json_delta"}, {"partial_json", args.substr(half)}}}});
+    out += ev("content_block_stop", {{"type", "content_block_stop"}, {"index", index}});
+    ++index;
+  }
+  out += ev("message_delta", {{"type", "message_delta"}, {"delta", {{"stop_reason", turn.calls.empty() ? "end_turn" : "tool_use"}, {"stop_sequence", nullptr}}},
+                              {"usage", {{"output_tokens", 10}}}});
+  out += ev("message_stop", {{"type", "message_stop"}});
+  return out;
+}
+
 }  // namespace gistproxy::testing

@@ -36,5 +36,8 @@ model_turn script_model(llm_api api, const nlohmann::json& request);
 
 // The API's JSON response for that turn (usage: 100 in / 10 out per hop).
 nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model);
+// The same turn as an Anthropic Messages SSE stream (text and tool input split
+// into several deltas, a ping first).
+std::string render_messages_stream(const model_turn& turn, const std::string& model);
 
 }  // namespace gistproxy::testing

@@ -1,0 +1,171 @@
+// Anthropic Messages streams: message_start once, content blocks renumbered
+// across hops, read_blob tool_use blocks withheld, client tool_use blocks held
+// to the end of the turn, message_delta/message_stop sent once at the end with
+// output usage summed (input usage stays that of the first hop's
+// message_start, which already reached the client).
+#include <map>
+
+#include "rewrite/intercept/splice.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
+
+namespace gistproxy::rewrite {
+namespace {
+
+class messages_stream final : public stream_filter {
+ public:
+  explicit messages_stream(std::string tool) : tool_(std::move(tool)) {}
+
+  std::string on_event(const sse::event& e) override {
+    if (e.comment_only) return std::string(e.raw);
+    auto data = nlohmann::json::parse(e.data, nullptr, false);
+    if (!data.is_object()) return std::string(e.raw);
+    const std::string type = data.value("type", std::string(e.name));
+    if (type == "message_start") {
+      if (auto u = data["message"].find("usage"); u != data["message"].end()) add_numbers(usage_, *u);
+      turn_content_ = nlohmann::json::array();
+      if (started_) return {};  // one message_start per client stream
+      started_ = true;
+      message_ = data["message"];
+      return std::string(e.raw);
+    }
+    if (type == "content_block_start") {
+      int upstream_index = data.value("index", 0);
+      auto block = data["content_block"];
+      auto& b = blocks_[upstream_index];
+      b = {};
+      b.block = block;
+      const bool tool_use = block.value("type", "") == "tool_use";
+      b.ours = tool_use && block.value("name", "") == tool_;
+      b.held = tool_use && !b.ours;
+      if (b.ours || b.held) {
+        b.events.push_back(data);
+        return {};
+      }
+      b.client_index = next_index_++;
+      data["index"] = b.client_index;
+      return sse_event("content_block_start", data.dump());
+    }
+    if (type == "content_block_delta" || type == "content_block_stop") {
+      auto it = blocks_.find(data.value("index", 0));
+      if (it == blocks_.end()) return std::string(e.raw);
+      auto& b = it->second;
+      accumulate(b, data);
+      if (type == "content_block_stop") turn_content_.push_back(final_block(b));
+      if (b.ours || b.held) {
+        b.events.push_back(data);
+        if (type == "content_block_stop" && b.held) held_.push_back(b);
+        return {};
+      }
+      data["index"] = b.client_index;
+      return sse_event(type, data.dump());
+    }
+    if (type == "message_delta") {
+      stop_reason_ = data["delta"].value("stop_reason", nlohmann::json());
+      last_delta_ = data;
+      if (auto u = data.find("usage"); u != data.end()) hop_output_ = u->value("output_tokens", 0);
+      ended_turn_ = true;
+      return {};
+    }
+    if (type == "message_stop") return {};
+    return std::string(e.raw);  // ping, error and unknown events pass through
+  }
+
+  hop_end end_hop() override {
+    hop_end end;
+    end.complete = ended_turn_;
+    for (const auto& [index, b] : blocks_)
+      if (b.ours) end.calls.push_back({b.block.value("id", ""), b.input_json.empty() ? "{}" : b.input_json});
+    end.response = {{"content", turn_content_}};
+    output_sum_ += hop_output_;
+    hop_output_ = 0;
+    blocks_.clear();
+    ended_turn_ = false;
+    if (!end.calls.empty()) held_.clear();  // the model re-issues its client calls next hop
+    return end;
+  }
+
+  std::string finish() override {
+    std::string out;
+    for (auto& b : held_) {  // the client's own tool calls, once, numbered in order
+      int index = next_index_++;
+      for (auto& ev : b.events) {
+        ev["index"] = index;
+        out += sse_event(ev.value("type", ""), ev.dump());
+      }
+    }
+    held_.clear();
+    nlohmann::json delta = last_delta_.is_object() ? last_delta_
+                                                   : nlohmann::json{{"type", "message_delta"},
+                                                                    {"delta", {{"stop_reason", stop_reason_}, {"stop_sequence", nullptr}}}};
+    delta["usage"]["output_tokens"] = output_sum_;  // cumulative over the whole client turn
+    if (usage_.is_object() && usage_.contains("input_tokens")) delta["usage"]["input_tokens"] = usage_["input_tokens"];
+    out += sse_event("message_delta", delta.dump());
+    out += sse_event("message_stop", R"({"type":"message_stop"})");
+    return out;
+  }
+
+  std::string keepalive() const override { return sse_event("ping", R"({"type": "ping"})"); }
+
+  std::string error_event(std::string_view type, std::string_view message) const override {
+    return sse_event("error", nlohmann::json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}.dump());
+  }
+
+ private:
+  struct block_state {
+    nlohmann::json block;
+    bool ours = false, held = false;
+    int client_index = -1;
+    std::string text, thinking, signature, input_json;
+    std::vector<nlohmann::json> events;
+  };
+
+  static void accumulate(block_state& b, const nlohmann::json& data) {
+    if (!data.contains("delta")) return;
+    const auto& d = data["delta"];
+    auto kind = d.value("type", "");
+    if (kind == "text_delta") b.text += d.value("text", "");
+    else if (kind == "input_json_delta") b.input_json += d.value("partial_json", "");
+    else if (kind == "thinking_delta") b.thinking += d.value("thinking", "");
+    else if (kind == "signature_delta") b.signature += d.value("signature", "");
+  }
+
+  static nlohmann::json final_block(const block_state& b) {
+    auto block = b.block;
+    auto kind = block.value("type", "");
+    if (kind == "text") block["text"] = block.value("text", "") + b.text;
+    else if (kind == "thinking") {
+      block["thinking"] = block.value("thinking", "") + b.thinking;
+      block["signature"] = block.value("signature", "") + b.signature;
+    } else if (kind == "tool_use") {
+      auto input = nlohmann::json::parse(b.input_json.empty() ? "{}" : b.input_json, nullptr, false);
+      block["input"] = input.is_discarded() ? nlohmann::json::object() : input;
+    }
+    return block;
+  }
+
+  std::string tool_;
+  bool started_ = false, ended_turn_ = false;
+  nlohmann::json message_, usage_, last_delta_, stop_reason_, turn_content_ = nlohmann::json::array();
+  std::map<int, block_state> blocks_;
+  std::vector<block_state> held_;
+  int next_index_ = 0;
+  std::int64_t hop_output_ = 0, output_sum_ = 0;
+};
+
+}  // namespace
+
+std::string sse_event(std::string_view name, const std::string& data) {
+  std::string out = "event: ";
+  out += name;
+  out += "\ndata: ";
+  out += data;
+  out += "\n\n";
+  return out;
+}
+
+std::unique_ptr<stream_filter> make_stream_filter(api_kind api, std::string tool_name) {
+  if (api == api_kind::messages) return std::make_unique<messages_stream>(std::move(tool_name));
+  return nullptr;  // chat and responses streams: not intercepted yet
+}
+
+}  // namespace gistproxy::rewrite
