@@ -247,3 +247,80 @@ TEST_CASE("streamed Anthropic messages: read_blob hops are spliced into one vali
     CHECK(final_delta["delta"]["stop_reason"] == "tool_use");
   }
 }
+
+TEST_CASE("streamed chat completions: hops spliced under one chunk id, usage summed once") {
+  auto script = GENERATE(as<std::string>{}, "find the needle", "with client call");
+  stack s;
+  auto req = request_for("chat", script, haystack());
+  req["stream"] = true;
+  req["stream_options"] = {{"include_usage", true}};
+  auto res = http_request(s.proxy.port(), "POST", "/v1/chat/completions", req.dump(), {{"Authorization", "sk-test"}});
+  REQUIRE(res.status == 200);
+  CHECK(res.body.find("read_blob") == std::string::npos);
+  CHECK(res.body.ends_with("data: [DONE]\n\n"));
+  std::vector<nlohmann::json> chunks;
+  std::size_t pos = 0;
+  while ((pos = res.body.find("data: ", pos)) != std::string::npos) {
+    auto end = res.body.find('\n', pos);
+    auto data = res.body.substr(pos + 6, end - pos - 6);
+    if (data != "[DONE]") chunks.push_back(nlohmann::json::parse(data));
+    pos = end;
+  }
+  std::string text;
+  std::vector<std::string> calls;
+  int finishes = 0, usage_chunks = 0;
+  for (auto& c : chunks) {
+    CHECK(c["id"] == chunks[0]["id"]);
+    if (c["choices"].empty()) {
+      ++usage_chunks;
+      CHECK(c["usage"]["prompt_tokens"] == 200);
+      continue;
+    }
+    auto& ch = c["choices"][0];
+    if (!ch["finish_reason"].is_null()) ++finishes;
+    if (ch["delta"].contains("content") && ch["delta"]["content"].is_string()) text += ch["delta"]["content"].get<std::string>();
+    if (ch["delta"].contains("tool_calls"))
+      for (auto& t : ch["delta"]["tool_calls"]) {
+        CHECK(t["index"] == calls.size());
+        calls.push_back(t["id"]);
+      }
+  }
+  CHECK(finishes == 1);
+  CHECK(usage_chunks == 1);
+  if (script == "find the needle") CHECK(text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+  else CHECK(calls == std::vector<std::string>{"run_1"});
+}
+
+TEST_CASE("streamed responses: one response.created, monotonic sequence numbers, one response.completed") {
+  stack s;
+  auto req = request_for("responses", "find the needle", haystack());
+  req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", "/v1/responses", req.dump(), {{"Authorization", "sk-test"}});
+  REQUIRE(res.status == 200);
+  CHECK(res.body.find("read_blob") == std::string::npos);
+  std::vector<nlohmann::json> events;
+  std::size_t pos = 0;
+  while ((pos = res.body.find("data: ", pos)) != std::string::npos) {
+    auto end = res.body.find('\n', pos);
+    events.push_back(nlohmann::json::parse(res.body.substr(pos + 6, end - pos - 6)));
+    pos = end;
+  }
+  int created = 0, completed = 0, next_output = 0;
+  std::string text;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    auto& e = events[i];
+    CHECK(e["sequence_number"] == i);
+    if (e["type"] == "response.created") ++created;
+    if (e["type"] == "response.output_item.added") CHECK(e["output_index"] == next_output++);
+    if (e["type"] == "response.output_text.delta") text += e["delta"].get<std::string>();
+    if (e["type"] == "response.completed") {
+      ++completed;
+      CHECK(e["response"]["usage"]["input_tokens"] == 200);
+      CHECK(e["response"]["id"] == events[0]["response"]["id"]);
+    }
+  }
+  CHECK(created == 1);
+  CHECK(completed == 1);
+  CHECK(events.back()["type"] == "response.completed");
+  CHECK(text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+}

@@ -26,7 +26,7 @@ test("a streamed chat completion passes through unchanged", async () => {
   assert.deepEqual(proxied, direct);
   const text = proxied.map((c) => c.choices[0]?.delta?.content ?? "").join("");
   assert.equal(text, "Hello from the mock.");
-  assert.equal(proxied.at(-1).usage.total_tokens, 17);
+  assert.equal(proxied.at(-1).usage.total_tokens, 110);
 });
 
 test("a JSON chat completion passes through unchanged", async () => {

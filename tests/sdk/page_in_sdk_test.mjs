@@ -92,3 +92,48 @@ test("anthropic messages.stream", async () => {
   assert.equal(message.usage.output_tokens, 20);
   assert.ok(!JSON.stringify(message).includes("read_blob"));
 });
+
+test("openai chat.completions.create, streamed", async () => {
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${stack.proxyUrl}/v1`, maxRetries: 0 });
+  const stream = await client.chat.completions.create({
+    model: "gpt-4o",
+    stream: true,
+    stream_options: { include_usage: true },
+    messages: [
+      { role: "user", content: "find the needle" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "cat", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: output },
+    ],
+    tools: [{ type: "function", function: { name: "cat", parameters: { type: "object", properties: {} } } }],
+  });
+  let text = "";
+  let usage = null;
+  for await (const chunk of stream) {
+    text += chunk.choices[0]?.delta?.content ?? "";
+    assert.ok(!JSON.stringify(chunk).includes("read_blob"));
+    if (chunk.usage) usage = chunk.usage;
+  }
+  assert.equal(text, expected);
+  assert.equal(usage.prompt_tokens, 200);
+});
+
+test("openai responses.stream", async () => {
+  const client = new OpenAI({ apiKey: "sk-test", baseURL: `${stack.proxyUrl}/v1`, maxRetries: 0 });
+  const stream = client.responses.stream({
+    model: "gpt-5",
+    input: [
+      { role: "user", content: "find the needle" },
+      { type: "function_call", call_id: "c1", name: "cat", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output },
+    ],
+    tools: [{ type: "function", name: "cat", parameters: { type: "object", properties: {} }, strict: false }],
+  });
+  let text = "";
+  stream.on("response.output_text.delta", (e) => { text += e.delta; });
+  const final = await stream.finalResponse();
+  assert.equal(text, expected);
+  const message = final.output.find((item) => item.type === "message");
+  assert.equal(message.content[0].text, expected);
+  assert.equal(final.usage.input_tokens, 200);
+  assert.ok(!JSON.stringify(final).includes("read_blob"));
+});

@@ -65,28 +65,7 @@ std::string sha256_hex(std::string_view s) {
   return out;
 }
 
-std::string chat_completion_json(const std::string& model) {
-  return nlohmann::json{{"id", "chatcmpl-mock"},
-                        {"object", "chat.completion"},
-                        {"created", 1700000000},
-                        {"model", model},
-                        {"choices", {{{"index", 0},
-                                      {"message", {{"role", "assistant"}, {"content", "Hello from the mock."}}},
-                                      {"finish_reason", "stop"}}}},
-                        {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 5}, {"total_tokens", 17}}}}
-      .dump();
-}
 
-std::string chat_chunk(const std::string& model, const nlohmann::json& delta, const nlohmann::json& finish) {
-  return "data: " +
-         nlohmann::json{{"id", "chatcmpl-mock"},
-                        {"object", "chat.completion.chunk"},
-                        {"created", 1700000000},
-                        {"model", model},
-                        {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}}
-             .dump() +
-         "\n\n";
-}
 
 }  // namespace
 
@@ -153,52 +132,24 @@ struct mock_upstream::impl {
       llm_api api = path.ends_with("/responses") ? llm_api::responses
                     : path.ends_with("/messages") ? llm_api::messages : llm_api::chat;
       bool stream = request.is_object() && request.value("stream", false);
-      if (stream && api == llm_api::messages) {
+      if (stream) {
+        // Close-delimited SSE (no Content-Length, no chunking), as some servers do.
         std::string model = request.value("model", "mock-model");
         auto turn = script_model(api, request);
+        bool usage = request.contains("stream_options") && request["stream_options"].value("include_usage", false);
+        const std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
+                                   : api == llm_api::responses ? render_responses_stream(turn, model)
+                                                               : render_chat_stream(turn, model, usage);
         const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                                "Connection: close\r\n\r\n" + render_messages_stream(turn, model);
+                                "Connection: close\r\n\r\n" + events;
         co_await write_string(s, sse);
         co_return false;
       }
-      if (!stream || api != llm_api::chat) {
+      {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
         auto turn = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
         co_return co_await send(simple(http::status(turn.status), render_response(api, turn, model).dump()));
       }
-    }
-    if (path.ends_with("/chat/completions")) {
-      auto body = nlohmann::json::parse(req.body(), nullptr, false);
-      std::string model = body.is_object() ? body.value("model", "mock-model") : "mock-model";
-      bool stream = body.is_object() && body.value("stream", false);
-      if (!stream) co_return co_await send(simple(http::status::ok, chat_completion_json(model)));
-      bool usage = body.is_object() && body.contains("stream_options") &&
-                   body["stream_options"].value("include_usage", false);
-      co_await write_string(s, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
-                               "Connection: close\r\n\r\n"sv);
-      std::vector<std::string> words{"Hello", " from", " the", " mock", "."};
-      const long delay = q_int(q, "delay_ms", 5);
-      const std::string stop_chunk = chat_chunk(model, nlohmann::json::object(), "stop");
-      const std::string first_chunk = chat_chunk(model, {{"role", "assistant"}, {"content", ""}}, nullptr);
-      co_await write_string(s, first_chunk);
-      for (auto& w : words) {
-        const std::string chunk = chat_chunk(model, {{"content", w}}, nullptr);
-        co_await write_string(s, chunk);
-        if (!co_await sleep_ms(s, delay)) co_return false;
-      }
-      co_await write_string(s, stop_chunk);
-      const std::string usage_chunk = "data: " +
-                   nlohmann::json{{"id", "chatcmpl-mock"},
-                                  {"object", "chat.completion.chunk"},
-                                  {"created", 1700000000},
-                                  {"model", model},
-                                  {"choices", nlohmann::json::array()},
-                                  {"usage", {{"prompt_tokens", 12}, {"completion_tokens", 5}, {"total_tokens", 17}}}}
-                       .dump() +
-                   "\n\n";
-      if (usage) co_await write_string(s, usage_chunk);
-      co_await write_string(s, "data: [DONE]\n\n"sv);
-      co_return false;  // close-delimited stream
     }
     if (path == "/sse") {
       long events = q_int(q, "events", 10), delay = q_int(q, "delay_ms", 10), size = q_int(q, "size", 32);

@@ -184,4 +184,81 @@ std::string render_messages_stream(const model_turn& turn, const std::string& mo
   return out;
 }
 
+std::string render_chat_stream(const model_turn& turn, const std::string& model, bool include_usage) {
+  auto chunk = [&](const nlohmann::json& delta, const nlohmann::json& finish) {
+    nlohmann::json c = {{"id", "chatcmpl-mock"}, {"object", "chat.completion.chunk"}, {"created", 1700000000}, {"model", model},
+                        {"choices", {{{"index", 0}, {"delta", delta}, {"finish_reason", finish}}}}};
+    if (include_usage) c["usage"] = nullptr;
+    return "data: " + c.dump() + "\n\n";
+  };
+  std::string out = chunk({{"role", "assistant"}, {"content", ""}}, nullptr);
+  if (turn.calls.empty()) {
+    std::size_t pos = 0;
+    while (pos < turn.text.size()) {  // word by word
+      auto next = turn.text.find(' ', pos + 1);
+      if (next == std::string::npos) next = turn.text.size();
+      out += chunk({{"content", turn.text.substr(pos, next - pos)}}, nullptr);
+      pos = next;
+    }
+  }
+  for (std::size_t i = 0; i < turn.calls.size(); ++i) {
+    const auto& c = turn.calls[i];
+    auto args = c.arguments.dump();
+    out += chunk({{"tool_calls", {{{"index", i}, {"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", ""}}}}}}}, nullptr);
+    out += chunk({{"tool_calls", {{{"index", i}, {"function", {{"arguments", args.substr(0, args.size() / 2)}}}}}}}, nullptr);
+    out += chunk({{"tool_calls", {{{"index", i}, {"function", {{"arguments", args.substr(args.size() / 2)}}}}}}}, nullptr);
+  }
+  out += chunk(nlohmann::json::object(), turn.calls.empty() ? "stop" : "tool_calls");
+  if (include_usage)
+    out += "data: " + nlohmann::json{{"id", "chatcmpl-mock"}, {"object", "chat.completion.chunk"}, {"created", 1700000000},
+                                     {"model", model}, {"choices", nlohmann::json::array()},
+                                     {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}, {"total_tokens", 110}}}}.dump() + "\n\n";
+  out += "data: [DONE]\n\n";
+  return out;
+}
+
+std::string render_responses_stream(const model_turn& turn, const std::string& model) {
+  int seq = 0;
+  auto ev = [&](const std::string& type, nlohmann::json data) {
+    data["type"] = type;
+    data["sequence_number"] = seq++;
+    return "event: " + type + "\ndata: " + data.dump() + "\n\n";
+  };
+  auto full = render_response(llm_api::responses, turn, model);
+  auto in_progress = full;
+  in_progress["status"] = "in_progress";
+  in_progress["output"] = nlohmann::json::array();
+  in_progress.erase("usage");
+  std::string out = ev("response.created", {{"response", in_progress}});
+  out += ev("response.in_progress", {{"response", in_progress}});
+  int index = 0;
+  for (const auto& item : full["output"]) {
+    auto added = item;
+    if (item["type"] == "message") {
+      added["content"] = nlohmann::json::array();
+      added["status"] = "in_progress";
+      out += ev("response.output_item.added", {{"output_index", index}, {"item", added}});
+      const std::string text = item["content"][0]["text"];
+      out += ev("response.content_part.added", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0},
+                                                {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", nlohmann::json::array()}}}});
+      out += ev("response.output_text.delta", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"delta", text.substr(0, text.size() / 2)}});
+      out += ev("response.output_text.delta", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"delta", text.substr(text.size() / 2)}});
+      out += ev("response.output_text.done", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text}});
+      out += ev("response.content_part.done", {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"part", item["content"][0]}});
+    } else {
+      added["arguments"] = "";
+      added["status"] = "in_progress";
+      out += ev("response.output_item.added", {{"output_index", index}, {"item", added}});
+      const std::string args = item["arguments"];
+      out += ev("response.function_call_arguments.delta", {{"item_id", item["id"]}, {"output_index", index}, {"delta", args.substr(0, args.size() / 2)}});
+      out += ev("response.function_call_arguments.delta", {{"item_id", item["id"]}, {"output_index", index}, {"delta", args.substr(args.size() / 2)}});
+      out += ev("response.function_call_arguments.done", {{"item_id", item["id"]}, {"output_index", index}, {"arguments", args}});
+    }
+    out += ev("response.output_item.done", {{"output_index", index}, {"item", item}});
+    ++index;
+  }
+  out += ev("response.completed", {{"response", full}});
+  return out;
+}
+
 }  // namespace gistproxy::testing

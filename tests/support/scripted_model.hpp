@@ -39,5 +39,9 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
 // The same turn as an Anthropic Messages SSE stream (text and tool input split
 // into several deltas, a ping first).
 std::string render_messages_stream(const model_turn& turn, const std::string& model);
+// As Chat Completions `data:` chunks ending in [DONE] (a usage chunk if asked).
+std::string render_chat_stream(const model_turn& turn, const std::string& model, bool include_usage);
+// As Responses events with sequence numbers (no [DONE]).
+std::string render_responses_stream(const model_turn& turn, const std::string& model);
 
 }  // namespace gistproxy::testing

@@ -1,0 +1,139 @@
+// Chat Completions streams: `data:` chunks with one id across hops, read_blob
+// tool_call fragments removed, client tool calls held to the end of the turn
+// (then sent once, indices from 0), one finish_reason chunk and one usage
+// chunk (summed) at the end, then [DONE].
+#include <map>
+
+#include "rewrite/intercept/splice.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
+
+namespace gistproxy::rewrite {
+namespace {
+
+std::string data_line(const nlohmann::json& j) { return "data: " + j.dump() + "\n\n"; }
+
+class chat_stream final : public stream_filter {
+ public:
+  explicit chat_stream(std::string tool) : tool_(std::move(tool)) {}
+
+  std::string on_event(const sse::event& e) override {
+    if (e.comment_only) return std::string(e.raw);
+    if (e.data == "[DONE]") return {};
+    auto chunk = nlohmann::json::parse(e.data, nullptr, false);
+    if (!chunk.is_object() || chunk.contains("error")) return std::string(e.raw);
+    if (id_.is_null()) {
+      id_ = chunk.value("id", nlohmann::json());
+      created_ = chunk.value("created", nlohmann::json());
+      template_ = chunk;
+    }
+    bool changed = hop_ > 0;  // later hops keep the first hop's id and created
+    if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
+      add_numbers(usage_, *u);
+      saw_usage_ = true;
+    }
+    auto& choices = chunk["choices"];
+    if (!choices.is_array() || choices.empty()) return {};  // the usage chunk: sent once, at the end
+    auto& choice = choices[0];
+    if (!choice.value("finish_reason", nlohmann::json()).is_null()) {
+      finish_reason_ = choice["finish_reason"];
+      choice["finish_reason"] = nullptr;
+      changed = true;
+    }
+    auto& delta = choice["delta"];
+    if (delta.is_object() && delta.contains("content") && delta["content"].is_string())
+      text_ += delta["content"].get<std::string>();
+    if (delta.is_object() && delta.contains("tool_calls") && delta["tool_calls"].is_array()) {
+      for (const auto& frag : delta["tool_calls"]) {
+        auto& call = calls_[frag.value("index", 0)];
+        if (frag.contains("id") && frag["id"].is_string()) call.id = frag["id"];
+        const auto& fn = frag.value("function", nlohmann::json::object());
+        if (fn.contains("name") && fn["name"].is_string()) call.name += fn["name"].get<std::string>();
+        if (fn.contains("arguments") && fn["arguments"].is_string()) call.arguments += fn["arguments"].get<std::string>();
+      }
+      delta.erase("tool_calls");  // all tool calls wait for the end of the turn
+      changed = true;
+    }
+    if (!changed) return std::string(e.raw);
+    bool empty_delta = !delta.is_object() || delta.empty() ||
+                       (delta.size() == 1 && delta.contains("content") && delta["content"].is_null());
+    if (empty_delta && choice.value("logprobs", nlohmann::json()).is_null()) return {};
+    chunk["id"] = id_;
+    chunk["created"] = created_;
+    return data_line(chunk);
+  }
+
+  hop_end end_hop() override {
+    hop_end end;
+    end.complete = !finish_reason_.is_null();
+    nlohmann::json tool_calls = nlohmann::json::array();
+    held_.clear();
+    for (const auto& [index, c] : calls_) {
+      tool_calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+      if (c.name == tool_) end.calls.push_back({c.id, c.arguments.empty() ? "{}" : c.arguments});
+      else held_.push_back(c);
+    }
+    nlohmann::json message = {{"role", "assistant"}, {"content", text_.empty() ? nlohmann::json() : nlohmann::json(text_)}};
+    if (!tool_calls.empty()) message["tool_calls"] = tool_calls;
+    end.response = {{"choices", {{{"index", 0}, {"message", message}}}}};
+    if (!end.calls.empty()) held_.clear();  // the model re-issues its client calls next hop
+    calls_.clear();
+    text_.clear();
+    ++hop_;
+    return end;
+  }
+
+  std::string finish() override {
+    std::string out;
+    auto base = template_;
+    base["id"] = id_;
+    base["created"] = created_;
+    if (!held_.empty()) {
+      nlohmann::json frags = nlohmann::json::array();
+      for (std::size_t i = 0; i < held_.size(); ++i)
+        frags.push_back({{"index", i}, {"id", held_[i].id}, {"type", "function"},
+                         {"function", {{"name", held_[i].name}, {"arguments", held_[i].arguments}}}});
+      auto chunk = base;
+      chunk["choices"] = {{{"index", 0}, {"delta", {{"tool_calls", frags}}}, {"finish_reason", nullptr}}};
+      if (chunk.contains("usage")) chunk["usage"] = nullptr;
+      out += data_line(chunk);
+    }
+    auto last = base;
+    last["choices"] = {{{"index", 0}, {"delta", nlohmann::json::object()}, {"finish_reason", finish_reason_.is_null() ? nlohmann::json("stop") : finish_reason_}}};
+    if (last.contains("usage")) last["usage"] = nullptr;
+    out += data_line(last);
+    if (saw_usage_) {  // only when the client asked for include_usage
+      auto usage = base;
+      usage["choices"] = nlohmann::json::array();
+      usage["usage"] = usage_;
+      out += data_line(usage);
+    }
+    out += "data: [DONE]\n\n";
+    return out;
+  }
+
+  std::string keepalive() const override { return ": keepalive\n\n"; }
+
+  std::string error_event(std::string_view type, std::string_view message) const override {
+    return data_line({{"error", {{"message", message}, {"type", type}, {"code", nullptr}}}});
+  }
+
+ private:
+  struct pending_call {
+    std::string id, name, arguments;
+  };
+  std::string tool_;
+  int hop_ = 0;
+  nlohmann::json id_, created_, template_, usage_, finish_reason_;
+  bool saw_usage_ = false;
+  std::map<int, pending_call> calls_;
+  std::vector<pending_call> held_;
+  std::string text_;
+};
+
+}  // namespace
+
+std::unique_ptr<stream_filter> make_chat_stream_filter(std::string tool_name) {
+  return std::make_unique<chat_stream>(std::move(tool_name));
+}
+
+}  // namespace gistproxy::rewrite
