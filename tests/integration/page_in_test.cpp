@@ -324,3 +324,18 @@ TEST_CASE("streamed responses: one response.created, monotonic sequence numbers,
   CHECK(events.back()["type"] == "response.completed");
   CHECK(text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
 }
+
+TEST_CASE("an upstream error on a later hop of a stream becomes that API's SSE error event") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto req = request_for(api, "fail second hop", haystack());
+  req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
+                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  REQUIRE(res.ok());  // the stream ends properly (last chunk), it does not hang
+  CHECK(res.status == 200);
+  CHECK(res.body.find("read_blob") == std::string::npos);
+  if (api == "chat") CHECK(res.body.find("data: {\"error\"") != std::string::npos);
+  else CHECK(res.body.find("event: error") != std::string::npos);
+  CHECK(res.body.find("HTTP 500") != std::string::npos);
+}

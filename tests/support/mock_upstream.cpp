@@ -132,10 +132,11 @@ struct mock_upstream::impl {
       llm_api api = path.ends_with("/responses") ? llm_api::responses
                     : path.ends_with("/messages") ? llm_api::messages : llm_api::chat;
       bool stream = request.is_object() && request.value("stream", false);
-      if (stream) {
+      auto scripted = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
+      if (stream && scripted.status == 200) {
         // Close-delimited SSE (no Content-Length, no chunking), as some servers do.
         std::string model = request.value("model", "mock-model");
-        auto turn = script_model(api, request);
+        const auto& turn = scripted;
         bool usage = request.contains("stream_options") && request["stream_options"].value("include_usage", false);
         const std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
                                    : api == llm_api::responses ? render_responses_stream(turn, model)
@@ -147,8 +148,7 @@ struct mock_upstream::impl {
       }
       {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
-        auto turn = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
-        co_return co_await send(simple(http::status(turn.status), render_response(api, turn, model).dump()));
+        co_return co_await send(simple(http::status(scripted.status), render_response(api, scripted, model).dump()));
       }
     }
     if (path == "/sse") {

@@ -1,0 +1,90 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "rewrite/dialect.hpp"
+#include "rewrite/intercept/splice.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
+
+using namespace gistproxy::rewrite;
+using njson = nlohmann::json;
+
+TEST_CASE("chat: the next hop appends the read_blob turn and its results; the last hop sets tool_choice none") {
+  auto* d = dialect_for("POST", "/v1/chat/completions");
+  std::string body = R"({"model":"m","messages":[{"role":"user","content":"q"}],"tools":[{"type":"function","function":{"name":"run"}}]})";
+  njson response = {{"choices", {{{"message", {{"role", "assistant"}, {"content", nullptr},
+                                              {"tool_calls", {{{"id", "a"}, {"type", "function"}, {"function", {{"name", "read_blob"}, {"arguments", "{\"handle\":\"x\"}"}}}},
+                                                              {{"id", "b"}, {"type", "function"}, {"function", {{"name", "run"}, {"arguments", "{}"}}}}}}}}}}}};
+  auto calls = d->find_blob_calls(response, "read_blob");
+  REQUIRE(calls.blob_calls.size() == 1);
+  CHECK(calls.client_calls == 1);
+  auto next = d->continue_conversation(body, response, "read_blob", {{"a", "bytes", false}}, false);
+  REQUIRE(next);
+  auto j = njson::parse(*next);
+  REQUIRE(j["messages"].size() == 3);
+  CHECK(j["messages"][1]["tool_calls"].size() == 1);  // the client's call is dropped: the model re-issues it
+  CHECK(j["messages"][2] == njson({{"role", "tool"}, {"tool_call_id", "a"}, {"content", "bytes"}}));
+  CHECK(next->find(R"("tools":[{"type":"function","function":{"name":"run"}}])") != std::string::npos);  // byte-identical
+  CHECK_FALSE(j.contains("tool_choice"));
+  auto last = d->continue_conversation(body, response, "read_blob", {{"a", "bytes", false}}, true);
+  CHECK(njson::parse(*last)["tool_choice"] == "none");
+}
+
+TEST_CASE("responses: with previous_response_id the next hop continues from the hop's response") {
+  auto* d = dialect_for("POST", "/v1/responses");
+  std::string body = R"({"model":"m","previous_response_id":"resp_0","input":[{"role":"user","content":"q"}],"tool_choice":"auto"})";
+  njson response = {{"id", "resp_1"}, {"output", {{{"type", "function_call"}, {"call_id", "c"}, {"name", "read_blob"}, {"arguments", "{}"}}}}};
+  auto next = d->continue_conversation(body, response, "read_blob", {{"c", "out", false}}, true);
+  REQUIRE(next);
+  auto j = njson::parse(*next);
+  CHECK(j["previous_response_id"] == "resp_1");
+  CHECK(j["input"] == njson::array({{{"type", "function_call_output"}, {"call_id", "c"}, {"output", "out"}}}));
+  CHECK(j["tool_choice"] == "none");
+}
+
+TEST_CASE("messages: the next hop appends an assistant turn and a user turn of tool results") {
+  auto* d = dialect_for("POST", "/v1/messages");
+  std::string body = R"({"model":"m","messages":[{"role":"user","content":"q"}]})";
+  njson response = {{"content", {{{"type", "text"}, {"text", "looking"}},
+                                {{"type", "tool_use"}, {"id", "t"}, {"name", "read_blob"}, {"input", {{"handle", "h"}}}}}}};
+  auto next = d->continue_conversation(body, response, "read_blob", {{"t", "gone", true}}, true);
+  auto j = njson::parse(*next);
+  CHECK(j["messages"][1]["content"].size() == 2);
+  CHECK(j["messages"][2]["content"][0]["is_error"] == true);
+  CHECK(j["tool_choice"] == njson({{"type", "none"}}));
+}
+
+TEST_CASE("usage numbers add up, nested details included") {
+  njson a = {{"prompt_tokens", 10}, {"details", {{"cached", 2}}}};
+  add_numbers(a, {{"prompt_tokens", 5}, {"details", {{"cached", 1}}}, {"extra", 3}});
+  CHECK(a == njson({{"prompt_tokens", 15}, {"details", {{"cached", 3}}}, {"extra", 3}}));
+}
+
+TEST_CASE("the Anthropic stream filter withholds read_blob blocks and renumbers the rest") {
+  auto f = make_stream_filter(api_kind::messages, "read_blob");
+  sse::event_parser parser;
+  std::string out;
+  auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { out += f->on_event(e); }); };
+  feed("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n");
+  feed("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":\"read_blob\",\"input\":{}}}\n\n");
+  feed("event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"handle\\\":\\\"h\\\"}\"}}\n\n");
+  feed("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n");
+  feed("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":7}}\n\n");
+  feed("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n");
+  auto hop = f->end_hop();
+  REQUIRE(hop.calls.size() == 1);
+  CHECK(hop.calls[0].arguments == "{\"handle\":\"h\"}");
+  CHECK(out.find("read_blob") == std::string::npos);
+  CHECK(out.find("message_start") != std::string::npos);
+  out.clear();
+  // Second hop: its message_start is dropped, its text block becomes index 0.
+  feed("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":9,\"output_tokens\":1}}}\n\n");
+  feed("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n");
+  feed("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":3}}\n\n");
+  CHECK(out.find("message_start") == std::string::npos);
+  CHECK(out.find("\"index\":0") != std::string::npos);
+  CHECK(f->end_hop().calls.empty());
+  auto end = f->finish();
+  CHECK(end.find("\"output_tokens\":10") != std::string::npos);  // 7 + 3
+  CHECK(end.find("end_turn") != std::string::npos);
+  CHECK(end.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
+}
