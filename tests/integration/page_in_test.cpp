@@ -339,3 +339,20 @@ TEST_CASE("an upstream error on a later hop of a stream becomes that API's SSE e
   else CHECK(res.body.find("event: error") != std::string::npos);
   CHECK(res.body.find("HTTP 500") != std::string::npos);
 }
+
+TEST_CASE("a client that disconnects while a page-in hop runs cancels the remaining hops") {
+  stack s;
+  auto req = request_for("messages", "hang second hop", haystack());
+  req["stream"] = true;
+  auto body = req.dump();
+  std::string raw = "POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: sk-test\r\nContent-Type: application/json\r\n"
+                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  auto got = raw_exchange(s.proxy.port(), raw, std::chrono::milliseconds(800));  // then the client hangs up
+  CHECK(got.find("message_start") != std::string::npos);  // the stream had started
+  CHECK(got.find("read_blob") == std::string::npos);
+  for (int i = 0; i < 300 && s.upstream.hangs_cancelled() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  CHECK(s.upstream.hangs_cancelled() == 1);  // the second hop's upstream request was closed
+  CHECK(s.upstream.llm_bodies().size() == 2);
+  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  CHECK(metrics.find("gistproxy_errors_total{source=\"downstream\",type=\"client_disconnected\"} 1") != std::string::npos);
+}

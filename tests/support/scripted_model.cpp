@@ -84,9 +84,9 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
     else rb("rb_" + std::to_string(c.blob_results.size()), {{"handle", c.handle}, {"pattern", "NEEDLE"}});
     return t;
   }
-  if (u.find("fail second hop") != std::string::npos) {
+  if (u.find("fail second hop") != std::string::npos || u.find("hang second hop") != std::string::npos) {
     if (c.blob_results.empty()) rb("rb_0", {{"handle", c.handle}, {"pattern", "NEEDLE"}});
-    else t.status = 500;
+    else t.status = u.find("hang") != std::string::npos ? 0 : 500;
     return t;
   }
   if (u.find("unknown handle") != std::string::npos) {

@@ -10,6 +10,7 @@
 //   "loop forever"      read_blob again and again until tool_choice is none
 //   "unknown handle"    read_blob("0000000000000000"), then echo the result
 //   "fail second hop"   read_blob, then an HTTP 500 error answer
+//   "hang second hop"   read_blob, then no answer until the proxy gives up
 // Anything else: a plain text answer.
 #pragma once
 
@@ -28,7 +29,7 @@ struct model_turn {
     nlohmann::json arguments;
   };
   std::vector<call> calls;
-  int status = 200;  // an error answer when not 200
+  int status = 200;  // an error answer when not 200; 0: never answer
 };
 
 // What the scripted model answers to this request.
