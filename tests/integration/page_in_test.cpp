@@ -356,3 +356,91 @@ TEST_CASE("a client that disconnects while a page-in hop runs cancels the remain
   auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
   CHECK(metrics.find("gistproxy_errors_total{source=\"downstream\",type=\"client_disconnected\"} 1") != std::string::npos);
 }
+
+namespace {
+
+// What an SDK would assemble from a stream of any of the three APIs.
+struct streamed {
+  std::string text;
+  std::vector<std::string> client_calls;
+};
+
+streamed read_stream(const std::string& api, const std::string& body) {
+  streamed out;
+  std::size_t pos = 0;
+  while ((pos = body.find("data: ", pos)) != std::string::npos) {
+    auto end = body.find('\n', pos);
+    auto data = body.substr(pos + 6, end - pos - 6);
+    pos = end;
+    if (data == "[DONE]") continue;
+    auto e = nlohmann::json::parse(data);
+    if (api == "chat") {
+      if (e["choices"].empty()) continue;
+      auto& d = e["choices"][0]["delta"];
+      if (d.contains("content") && d["content"].is_string()) out.text += d["content"].get<std::string>();
+      if (d.contains("tool_calls"))
+        for (auto& t : d["tool_calls"])
+          if (t.contains("id")) out.client_calls.push_back(t["id"]);
+    } else if (api == "responses") {
+      if (e["type"] == "response.output_text.delta") out.text += e["delta"].get<std::string>();
+      if (e["type"] == "response.output_item.added" && e["item"]["type"] == "function_call")
+        out.client_calls.push_back(e["item"]["call_id"]);
+    } else {
+      if (e["type"] == "content_block_delta" && e["delta"]["type"] == "text_delta") out.text += e["delta"]["text"].get<std::string>();
+      if (e["type"] == "content_block_start" && e["content_block"]["type"] == "tool_use")
+        out.client_calls.push_back(e["content_block"]["id"]);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("streamed per API: two calls and mixed calls and the hop limit and an unknown handle") {
+  auto [api, script] = GENERATE(table<std::string, std::string>({
+      {"chat", "two calls"}, {"responses", "two calls"}, {"messages", "two calls"},
+      {"chat", "with client call"}, {"responses", "with client call"}, {"messages", "with client call"},
+      {"chat", "loop forever"}, {"responses", "loop forever"}, {"messages", "loop forever"},
+      {"chat", "unknown handle"}, {"responses", "unknown handle"}, {"messages", "unknown handle"},
+  }));
+  stack s({"--max-page-in-hops", "2"});
+  auto req = request_for(api, script, haystack());
+  req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
+                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  REQUIRE(res.ok());
+  CHECK(res.status == 200);
+  // (The unknown-handle model quotes the tool's error text, which names read_blob.)
+  if (script != "unknown handle") CHECK(res.body.find("read_blob") == std::string::npos);
+  CHECK(res.body.find("\"rb_") == std::string::npos);  // no read_blob call ids
+  auto got = read_stream(api, res.body);
+  if (script == "two calls") CHECK(got.text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+  if (script == "with client call") CHECK(got.client_calls == std::vector<std::string>{"run_1"});
+  if (script == "loop forever") {
+    CHECK(got.text == "gave up after 2 reads");
+    CHECK(nlohmann::json::parse(s.upstream.llm_bodies().back()).contains("tool_choice"));
+  }
+  if (script == "unknown handle") CHECK(got.text.find("no stored output has handle") != std::string::npos);
+}
+
+TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never bytes") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto output = haystack();
+  REQUIRE(s.ask(api, "hello", output).status == 200);
+  for (auto& e : std::filesystem::recursive_directory_iterator(s.proxy.store_dir())) {
+    if (e.path().extension() != ".blob") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);
+    f.put('\x01');
+  }
+  auto req = request_for(api, "find the needle", output);
+  req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
+                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  REQUIRE(res.ok());
+  CHECK(read_stream(api, res.body).text == "found: no needle found");
+  CHECK(s.upstream.llm_bodies().back().find("failed its integrity check") != std::string::npos);
+  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
+}
