@@ -8,6 +8,7 @@
 #include "proxy/exchange_detail.hpp"
 #include "proxy/hop_by_hop.hpp"
 #include "proxy/http_writer.hpp"
+#include "proxy/keepalive_ticker.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
 #include "rewrite/usage_observer.hpp"
 
@@ -134,8 +135,14 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
     body = &hop_body;
     if (!co_await write_chunk(ctx, filter->keepalive(), false)) break;
 
+    // While the next hop waits for its first byte, keep-alive events keep
+    // clients with idle timeouts from giving up.
+    const std::string ping = filter->keepalive();
+    keepalive_ticker ticker(client_, chunk_prefix(ping.size()) + ping + std::string(chunk_suffix), cfg.stream_keepalive);
+    ticker.start();
     up_span = start_upstream_span(ctx, pool.target(), hop + 1);
     reply = co_await send_upstream(ctx, pool, *body, up_span, watch);
+    co_await ticker.stop();
     if (watch.client_gone()) {
       up_span.fail("client disconnected");
       svc_.tracer.end(up_span);

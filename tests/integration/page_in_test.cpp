@@ -444,3 +444,20 @@ TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never 
   auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
   CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
 }
+
+TEST_CASE("while a streamed page-in hop waits, keep-alive events keep flowing") {
+  stack s({"--stream-keepalive", "300ms"});
+  auto req = request_for("messages", "slow second hop", haystack());
+  req["stream"] = true;
+  auto res = http_stream(s.proxy.port(), "POST", "/v1/messages", req.dump());
+  REQUIRE(res.error.empty());
+  std::string all;
+  int pings_while_waiting = 0;
+  for (auto& p : res.pieces) {
+    all += p.bytes;
+    if (p.bytes.find("event: ping") != std::string::npos && p.at_ms > 200 && p.at_ms < 1500) ++pings_while_waiting;
+  }
+  CHECK(pings_while_waiting >= 3);  // 1.5 s of silence upstream, a ping every 300 ms
+  CHECK(all.find("found: ") != std::string::npos);
+  CHECK(all.find("read_blob") == std::string::npos);
+}

@@ -133,6 +133,7 @@ struct mock_upstream::impl {
                     : path.ends_with("/messages") ? llm_api::messages : llm_api::chat;
       bool stream = request.is_object() && request.value("stream", false);
       auto scripted = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
+      if (scripted.delay_ms > 0 && !co_await sleep_ms(s, scripted.delay_ms)) co_return false;
       if (scripted.status == 0) {  // hang: wait for the proxy to close, and count that
         char byte;
         auto [ec, n] = co_await s.async_read_some(asio::buffer(&byte, 1), nothrow);

@@ -11,6 +11,7 @@
 //   "unknown handle"    read_blob("0000000000000000"), then echo the result
 //   "fail second hop"   read_blob, then an HTTP 500 error answer
 //   "hang second hop"   read_blob, then no answer until the proxy gives up
+//   "slow second hop"   read_blob, then the answer after 1.5 s
 // Anything else: a plain text answer.
 #pragma once
 
@@ -30,6 +31,7 @@ struct model_turn {
   };
   std::vector<call> calls;
   int status = 200;  // an error answer when not 200; 0: never answer
+  int delay_ms = 0;  // wait before answering
 };
 
 // What the scripted model answers to this request.
