@@ -13,6 +13,7 @@
 namespace gistproxy::proxy {
 
 using detail::is_stale_connection_error;
+using detail::response_body_kind;
 using detail::timed;
 using detail::upstream_failure;
 namespace {
@@ -23,13 +24,6 @@ using steady = std::chrono::steady_clock;
 // and written in one go; anything else streams through a small buffer.
 constexpr std::size_t small_body_limit = 256 * 1024;
 constexpr std::size_t relay_buffer_size = 16 * 1024;
-
-rewrite::usage_observer::body_kind response_body_kind(const http::response_header<>& h) {
-  auto ct = h.find(http::field::content_type);
-  auto ce = h.find(http::field::content_encoding);
-  return rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
-                                           ce == h.end() ? "" : std::string_view(ce->value()));
-}
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 

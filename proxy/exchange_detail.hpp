@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "proxy/exchange.hpp"
+#include "rewrite/usage_observer.hpp"
 
 namespace gistproxy::proxy::detail {
 
@@ -23,6 +24,14 @@ inline proxy_error upstream_failure(const error_code& ec, std::string_view while
   if (ec.category() == asio::error::get_ssl_category() || ec.category() == asio::ssl::error::get_stream_category())
     return {error_kind::upstream_tls, "TLS failure " + what + ": " + ec.message()};
   return {error_kind::upstream_reset, "upstream connection failed " + what + ": " + ec.message()};
+}
+
+// What a response body is (JSON, SSE or other), from its head.
+inline rewrite::usage_observer::body_kind response_body_kind(const http::response_header<>& h) {
+  auto ct = h.find(http::field::content_type);
+  auto ce = h.find(http::field::content_encoding);
+  return rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
+                                           ce == h.end() ? "" : std::string_view(ce->value()));
 }
 
 // Runs one upstream operation and adds its duration to the request's upstream wait.

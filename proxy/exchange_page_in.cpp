@@ -8,6 +8,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "proxy/exchange.hpp"
+#include "proxy/exchange_detail.hpp"
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/usage_observer.hpp"
 
@@ -26,14 +27,9 @@ std::string_view result_label(const rewrite::page_result& r) {
 
 bool exchange::interceptable(const request_context& ctx, const http::response_parser<http::empty_body>& head) const {
   if (ctx.intercept_tool.empty() || !svc_.store || ctx.request.method() == http::verb::head) return false;
-  const auto& h = head.get();
-  if (h.result_int() != 200) return false;
-  auto ct = h.find(http::field::content_type);
-  auto ce = h.find(http::field::content_encoding);
-  auto kind = rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
-                                                ce == h.end() ? "" : std::string_view(ce->value()));
+  if (head.get().result_int() != 200) return false;
   auto length = head.content_length();
-  return kind == rewrite::usage_observer::body_kind::json && (!length || *length <= max_intercepted_body);
+  return detail::response_body_kind(head.get()) == rewrite::usage_observer::body_kind::json && (!length || *length <= max_intercepted_body);
 }
 
 awaitable<std::optional<std::string>> exchange::page_in_hop(request_context& ctx,

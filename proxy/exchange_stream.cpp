@@ -20,13 +20,8 @@ using detail::upstream_failure;
 
 bool exchange::stream_interceptable(const request_context& ctx, const http::response_parser<http::empty_body>& head) const {
   if (ctx.intercept_tool.empty() || !svc_.store || !ctx.dialect) return false;
-  const auto& h = head.get();
-  if (h.result_int() != 200) return false;
-  auto ct = h.find(http::field::content_type);
-  auto ce = h.find(http::field::content_encoding);
-  auto kind = rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
-                                                ce == h.end() ? "" : std::string_view(ce->value()));
-  return kind == rewrite::usage_observer::body_kind::sse && rewrite::make_stream_filter(ctx.dialect->kind(), "") != nullptr;
+  if (head.get().result_int() != 200) return false;
+  return detail::response_body_kind(head.get()) == rewrite::usage_observer::body_kind::sse && rewrite::make_stream_filter(ctx.dialect->kind(), "") != nullptr;
 }
 
 awaitable<bool> exchange::write_chunk(request_context& ctx, std::string_view data, bool last) {

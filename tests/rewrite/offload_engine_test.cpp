@@ -248,3 +248,21 @@ TEST_CASE("budget mode evicts oldest first down to the floor, and keeps earlier 
   for (std::size_t i = 0; i < turn1.report.offloads.size(); ++i)
     CHECK(turn2.report.offloads.at(i).hash == turn1.report.offloads[i].hash);
 }
+
+TEST_CASE("a store that refuses writes leaves every output inline (fail-open) and says so") {
+  struct refusing_store final : blob_store {
+    put_result put(std::string_view, const blob_meta&) override { return {blob_error::io, false, "disk full"}; }
+    bool contains(std::string_view, std::string_view) override { return false; }
+    get_result get(std::string_view, std::string_view) override { return {blob_error::not_found, {}, {}, {}}; }
+    verify_report verify() override { return {}; }
+    std::uint64_t gc(std::uint64_t) override { return 0; }
+    store_stats stats() override { return {}; }
+  } store;
+  char_ratio_estimator estimator;
+  offload_engine engine({}, store, estimator);
+  std::string big(40000, 'k');
+  auto result = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), chat_body({big}), "t");
+  CHECK(result.report.offloads.empty());
+  CHECK(result.report.store_failures == 1);
+  CHECK(nlohmann::json::parse(result.body)["messages"][2]["content"] == big);  // every byte still there
+}
