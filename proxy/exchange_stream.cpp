@@ -156,6 +156,7 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
       break;
     }
   }
+  ctx.usage = filter->usage();  // summed over hops, as the client was told
   finish_paging(ctx, paging);
 }
 

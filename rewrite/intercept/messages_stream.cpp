@@ -104,6 +104,16 @@ class messages_stream final : public stream_filter {
     return out;
   }
 
+  token_usage usage() const override {
+    token_usage u;
+    if (usage_.is_object()) {
+      auto n = [&](const char* k) { return usage_.contains(k) && usage_[k].is_number_integer() ? usage_[k].get<std::int64_t>() : 0; };
+      u.input_tokens = n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens");
+    }
+    u.output_tokens = output_sum_;
+    return u;
+  }
+
   std::string keepalive() const override { return sse_event("ping", R"({"type": "ping"})"); }
 
   std::string error_event(std::string_view type, std::string_view message) const override {

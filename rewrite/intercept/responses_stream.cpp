@@ -101,6 +101,15 @@ class responses_stream final : public stream_filter {
     return out;
   }
 
+  token_usage usage() const override {
+    token_usage u;
+    if (usage_.is_object()) {
+      u.input_tokens = usage_.value("input_tokens", std::int64_t(-1));
+      u.output_tokens = usage_.value("output_tokens", std::int64_t(-1));
+    }
+    return u;
+  }
+
   std::string keepalive() const override { return ": keepalive\n\n"; }
 
   std::string error_event(std::string_view type, std::string_view message) const override {

@@ -34,6 +34,8 @@ class stream_filter {
   virtual hop_end end_hop() = 0;
   // After the final hop: the withheld client tool calls and end-of-turn events.
   virtual std::string finish() = 0;
+  // Token usage over every hop so far, as the client is told it.
+  virtual token_usage usage() const = 0;
   // Something to send while later hops run, so idle timeouts do not fire.
   virtual std::string keepalive() const = 0;
   // That API's error event, for a failure after the stream started.

@@ -240,6 +240,11 @@ TEST_CASE("streamed Anthropic messages: read_blob hops are spliced into one vali
   CHECK(final_delta["usage"]["output_tokens"] == 20);  // two hops of 10
   if (script == "find the needle") {
     CHECK(text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+    bool request_span_has_usage = false;
+    for (auto& sp : read_spans(s.spans, 6))
+      if (sp["name"] == "gistproxy.request" && sp["attributes"].value("gen_ai.usage.output_tokens", 0) == 20)
+        request_span_has_usage = true;
+    CHECK(request_span_has_usage);
     CHECK(final_delta["delta"]["stop_reason"] == "end_turn");
     CHECK(s.upstream.llm_bodies().size() == 2);
   } else {
