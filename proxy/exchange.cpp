@@ -151,9 +151,7 @@ awaitable<exchange::upstream_reply> exchange::send_upstream(request_context& ctx
   co_return reply;
 }
 
-void exchange::end_upstream_span(request_context& ctx, telemetry::span& up_span, int status,
-                                 const rewrite::token_usage& usage) {
-  (void)ctx;
+void exchange::end_upstream_span(telemetry::span& up_span, int status, const rewrite::token_usage& usage) {
   up_span.set("http.response.status_code", std::int64_t(status));
   if (usage.input_tokens >= 0) up_span.set("gen_ai.usage.input_tokens", usage.input_tokens);
   if (usage.output_tokens >= 0) up_span.set("gen_ai.usage.output_tokens", usage.output_tokens);
@@ -191,7 +189,7 @@ awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
     if (!interceptable(ctx, *reply.head)) {
       co_await respond(ctx, *reply.conn, *reply.head, up_span, reusable);
       watch.guard(nullptr);
-      end_upstream_span(ctx, up_span, status, ctx.usage);
+      end_upstream_span(up_span, status, ctx.usage);
       if (reusable && !watch.client_gone()) pool.release(std::move(reply.conn));
       finish_paging(ctx, paging);
       co_return;
@@ -202,13 +200,13 @@ awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
     auto whole = co_await read_whole_body(ctx, *reply.conn, *reply.head, up_span, reusable);
     watch.guard(nullptr);
     if (!whole) {
-      end_upstream_span(ctx, up_span, status, ctx.usage);
+      end_upstream_span(up_span, status, ctx.usage);
       finish_paging(ctx, paging);
       co_return;  // read_whole_body answered the client
     }
     if (reusable) pool.release(std::move(reply.conn));
     auto next = co_await page_in_hop(ctx, *whole, *body, hop, paging);
-    end_upstream_span(ctx, up_span, status, paging.hop_usage);
+    end_upstream_span(up_span, status, paging.hop_usage);
     if (!next) {
       finish_paging(ctx, paging);
       co_await write_whole_response(ctx, whole->get(), paging.final_body ? *paging.final_body : whole->get().body());

@@ -52,7 +52,6 @@ struct request_context {
   // Rewrite phase: the body to forward when it differs from the client's.
   std::string tenant;
   std::optional<std::string> rewritten_body;
-  std::string read_blob_name;  // the paging tool's name in this request
   bool body_encoded = false;   // a Content-Encoding we could not decode: forwarded as is
   std::string intercept_tool;  // read_blob's name when the request offers it (else empty)
   std::uint64_t turn = 0;      // this request's turn in its trace (paging churn)
@@ -92,7 +91,7 @@ class exchange {
     rewrite::token_usage hop_usage;    // usage of the hop just read
   };
   telemetry::span start_upstream_span(request_context& ctx, const http_url& target, int hop);
-  void end_upstream_span(request_context& ctx, telemetry::span& up_span, int status, const rewrite::token_usage& usage);
+  void end_upstream_span(telemetry::span& up_span, int status, const rewrite::token_usage& usage);
   awaitable<upstream_reply> send_upstream(request_context& ctx, upstream_pool& pool, const std::string& body,
                                           telemetry::span& up_span, client_watch& watch);
   bool interceptable(const request_context& ctx, const http::response_parser<http::empty_body>& head) const;

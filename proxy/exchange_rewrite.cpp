@@ -66,7 +66,6 @@ awaitable<void> exchange::rewrite(request_context& ctx) {
   }
   if (svc_.churn) ctx.turn = svc_.churn->begin_turn(ctx.span.trace.hex());
   record_rewrite(ctx, result.report);
-  ctx.read_blob_name = result.report.tool_name;
   if (result.report.tool_injected) ctx.intercept_tool = result.report.tool_name;
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rewritten_body = std::move(result.body);
 }

@@ -108,10 +108,17 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
       co_await write_chunk(ctx, filter->error_event("api_error", "gistproxy: " + broke->detail), true);
       break;
     }
-    end_upstream_span(ctx, up_span, 200, {});
+    end_upstream_span(up_span, 200, {});
     if (parser.keep_alive()) pool.release(std::move(reply.conn));
 
     auto end = filter->end_hop();
+    if (!end.complete) {
+      // The upstream closed the stream before the end of its turn: the client's
+      // stream must not end as if it were complete.
+      ctx.error = proxy_error{error_kind::upstream_reset, "upstream stream ended before the end of the turn"};
+      co_await write_chunk(ctx, filter->error_event("api_error", "gistproxy: " + ctx.error->detail), true);
+      break;
+    }
     if (end.calls.empty() || hop >= int(cfg.max_page_in_hops)) {
       if (!end.calls.empty()) svc_.metrics.page_ins.labels({ctx.api, "full", "hop_limit"}).inc(end.calls.size());
       co_await write_chunk(ctx, filter->finish(), true);

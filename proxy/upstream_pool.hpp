@@ -53,7 +53,6 @@ class upstream_pool {
   // Returns a connection whose last response ended cleanly and may be reused.
   void release(std::unique_ptr<upstream_connection> c);
   const http_url& target() const { return target_; }
-  std::size_t idle_count() const { return idle_.size(); }
   void close_idle() { idle_.clear(); }
 
  private:

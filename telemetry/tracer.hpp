@@ -47,7 +47,6 @@ class tracer {
   void end(span& s);
   std::uint64_t now() { return clock_.now_unix_nano(); }
   trace_id new_trace_id() { return ids_.new_trace_id(); }
-  bool recording() const { return sink_ != nullptr; }
 
  private:
   clock& clock_;

@@ -36,6 +36,7 @@ class chat_stream final : public stream_filter {
     auto& choice = choices[0];
     if (!choice.value("finish_reason", nlohmann::json()).is_null()) {
       finish_reason_ = choice["finish_reason"];
+      hop_finished_ = true;
       choice["finish_reason"] = nullptr;
       changed = true;
     }
@@ -64,7 +65,8 @@ class chat_stream final : public stream_filter {
 
   hop_end end_hop() override {
     hop_end end;
-    end.complete = !finish_reason_.is_null();
+    end.complete = hop_finished_;
+    hop_finished_ = false;
     nlohmann::json tool_calls = nlohmann::json::array();
     held_.clear();
     for (const auto& [index, c] : calls_) {
@@ -134,6 +136,7 @@ class chat_stream final : public stream_filter {
   int hop_ = 0;
   nlohmann::json id_, created_, template_, usage_, finish_reason_;
   bool saw_usage_ = false;
+  bool hop_finished_ = false;  // this hop's finish_reason chunk arrived
   std::map<int, pending_call> calls_;
   std::vector<pending_call> held_;
   std::string text_;

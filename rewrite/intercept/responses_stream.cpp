@@ -31,6 +31,7 @@ class responses_stream final : public stream_filter {
     }
     if (is_terminal(type)) {
       terminal_type_ = type;
+      hop_terminal_ = true;
       last_response_ = data["response"];
       if (auto u = last_response_.find("usage"); u != last_response_.end()) add_numbers(usage_, *u);
       hop_output_ = last_response_.value("output", nlohmann::json::array());
@@ -61,7 +62,8 @@ class responses_stream final : public stream_filter {
 
   hop_end end_hop() override {
     hop_end end;
-    end.complete = !terminal_type_.empty();
+    end.complete = hop_terminal_;
+    hop_terminal_ = false;
     for (const auto& [index, it] : items_)
       if (it.ours && it.done.is_object())
         end.calls.push_back({it.done.value("call_id", ""), it.done.value("arguments", "{}")});
@@ -137,6 +139,7 @@ class responses_stream final : public stream_filter {
   nlohmann::json first_response_, last_response_, usage_, hop_output_ = nlohmann::json::array();
   nlohmann::json client_output_ = nlohmann::json::array();
   std::string terminal_type_;
+  bool hop_terminal_ = false;  // this hop's response.completed (or incomplete/failed) arrived
   std::map<int, item_state> items_;
   std::vector<item_state> held_;
 };

@@ -57,6 +57,18 @@ std::string answer_text(const std::string& api, const nlohmann::json& r) {
   return "";
 }
 
+// The data of every SSE event in a response body, in order ("[DONE]" included).
+std::vector<std::string> sse_data(const std::string& body) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while ((pos = body.find("data: ", pos)) != std::string::npos) {
+    auto end = body.find('\n', pos);
+    out.push_back(body.substr(pos + 6, end - pos - 6));
+    pos = end;
+  }
+  return out;
+}
+
 struct stack {
   mock_upstream upstream;
   std::filesystem::path spans = temp_path("spans.jsonl");
@@ -210,12 +222,7 @@ TEST_CASE("streamed Anthropic messages: read_blob hops are spliced into one vali
 
   // Walk the events as an SDK would.
   std::vector<nlohmann::json> events;
-  std::size_t pos = 0;
-  while ((pos = res.body.find("data: ", pos)) != std::string::npos) {
-    auto end = res.body.find('\n', pos);
-    events.push_back(nlohmann::json::parse(res.body.substr(pos + 6, end - pos - 6)));
-    pos = end;
-  }
+  for (const auto& data : sse_data(res.body)) events.push_back(nlohmann::json::parse(data));
   REQUIRE(events.size() >= 4);
   CHECK(events.front()["type"] == "message_start");
   CHECK(events.back()["type"] == "message_stop");
@@ -264,13 +271,8 @@ TEST_CASE("streamed chat completions: hops spliced under one chunk id, usage sum
   CHECK(res.body.find("read_blob") == std::string::npos);
   CHECK(res.body.ends_with("data: [DONE]\n\n"));
   std::vector<nlohmann::json> chunks;
-  std::size_t pos = 0;
-  while ((pos = res.body.find("data: ", pos)) != std::string::npos) {
-    auto end = res.body.find('\n', pos);
-    auto data = res.body.substr(pos + 6, end - pos - 6);
+  for (const auto& data : sse_data(res.body))
     if (data != "[DONE]") chunks.push_back(nlohmann::json::parse(data));
-    pos = end;
-  }
   std::string text;
   std::vector<std::string> calls;
   int finishes = 0, usage_chunks = 0;
@@ -304,12 +306,7 @@ TEST_CASE("streamed responses: one response.created, monotonic sequence numbers,
   REQUIRE(res.status == 200);
   CHECK(res.body.find("read_blob") == std::string::npos);
   std::vector<nlohmann::json> events;
-  std::size_t pos = 0;
-  while ((pos = res.body.find("data: ", pos)) != std::string::npos) {
-    auto end = res.body.find('\n', pos);
-    events.push_back(nlohmann::json::parse(res.body.substr(pos + 6, end - pos - 6)));
-    pos = end;
-  }
+  for (const auto& data : sse_data(res.body)) events.push_back(nlohmann::json::parse(data));
   int created = 0, completed = 0, next_output = 0;
   std::string text;
   for (std::size_t i = 0; i < events.size(); ++i) {
@@ -372,11 +369,7 @@ struct streamed {
 
 streamed read_stream(const std::string& api, const std::string& body) {
   streamed out;
-  std::size_t pos = 0;
-  while ((pos = body.find("data: ", pos)) != std::string::npos) {
-    auto end = body.find('\n', pos);
-    auto data = body.substr(pos + 6, end - pos - 6);
-    pos = end;
+  for (const auto& data : sse_data(body)) {
     if (data == "[DONE]") continue;
     auto e = nlohmann::json::parse(data);
     if (api == "chat") {
@@ -465,4 +458,18 @@ TEST_CASE("while a streamed page-in hop waits, keep-alive events keep flowing") 
   CHECK(pings_while_waiting >= 3);  // 1.5 s of silence upstream, a ping every 300 ms
   CHECK(all.find("found: ") != std::string::npos);
   CHECK(all.find("read_blob") == std::string::npos);
+}
+
+TEST_CASE("a later hop's stream that ends before its turn does becomes an error event, not a clean end") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  stack s;
+  auto req = request_for(api, "truncate second hop", haystack());
+  req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
+                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  REQUIRE(res.ok());
+  CHECK(res.body.find("ended before the end of the turn") != std::string::npos);
+  CHECK(res.body.find("message_stop") == std::string::npos);
+  CHECK(res.body.find("response.completed") == std::string::npos);
+  CHECK(res.body.find("[DONE]") == std::string::npos);
 }

@@ -88,3 +88,21 @@ TEST_CASE("the Anthropic stream filter withholds read_blob blocks and renumbers 
   CHECK(end.find("end_turn") != std::string::npos);
   CHECK(end.ends_with("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"));
 }
+
+TEST_CASE("a hop counts as complete only when its own end-of-turn event arrived") {
+  for (auto api : {api_kind::chat, api_kind::responses}) {
+    auto f = make_stream_filter(api, "read_blob");
+    sse::event_parser parser;
+    auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { f->on_event(e); }); };
+    if (api == api_kind::chat) {
+      feed("data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
+      CHECK(f->end_hop().complete);
+      feed("data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut\"},\"finish_reason\":null}]}\n\n");
+    } else {
+      feed("event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"output\":[]}}\n\n");
+      CHECK(f->end_hop().complete);
+      feed("event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"output_index\":0,\"delta\":\"cut\"}\n\n");
+    }
+    CHECK_FALSE(f->end_hop().complete);  // the earlier hop's end does not count for this one
+  }
+}

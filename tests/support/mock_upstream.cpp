@@ -145,9 +145,14 @@ struct mock_upstream::impl {
         std::string model = request.value("model", "mock-model");
         const auto& turn = scripted;
         bool usage = request.contains("stream_options") && request["stream_options"].value("include_usage", false);
-        const std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
-                                   : api == llm_api::responses ? render_responses_stream(turn, model)
-                                                               : render_chat_stream(turn, model, usage);
+        std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
+                             : api == llm_api::responses ? render_responses_stream(turn, model)
+                                                         : render_chat_stream(turn, model, usage);
+        if (turn.truncate) {  // cut before the end of the turn (a clean close, no transport error)
+          for (std::string_view end : {"event: message_delta", "event: response.completed", "data: [DONE]"})
+            if (auto at = events.find(end); at != std::string::npos) events.resize(at);
+          if (api == llm_api::chat) events.resize(events.rfind("data: ", events.size() - 3));  // the finish chunk
+        }
         const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                                 "Connection: close\r\n\r\n" + events;
         co_await write_string(s, sse);

@@ -95,8 +95,10 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
     return t;
   }
   if (u.find("slow second hop") != std::string::npos && !c.blob_results.empty()) t.delay_ms = 1500;
+  if (u.find("truncate second hop") != std::string::npos && !c.blob_results.empty()) t.truncate = true;
   if (u.find("find the needle") != std::string::npos || u.find("two calls") != std::string::npos ||
-      u.find("with client call") != std::string::npos || u.find("slow second hop") != std::string::npos) {
+      u.find("with client call") != std::string::npos || u.find("slow second hop") != std::string::npos ||
+      u.find("truncate second hop") != std::string::npos) {
     if (c.blob_results.empty() && !c.handle.empty()) {
       rb("rb_0", {{"handle", c.handle}, {"pattern", "NEEDLE"}});
       if (u.find("two calls") != std::string::npos) rb("rb_1", {{"handle", c.handle}, {"start_line", 1}, {"end_line", 2}});

@@ -12,6 +12,7 @@
 //   "fail second hop"   read_blob, then an HTTP 500 error answer
 //   "hang second hop"   read_blob, then no answer until the proxy gives up
 //   "slow second hop"   read_blob, then the answer after 1.5 s
+//   "truncate second hop" read_blob, then a stream cut before its end-of-turn events
 // Anything else: a plain text answer.
 #pragma once
 
@@ -32,6 +33,7 @@ struct model_turn {
   std::vector<call> calls;
   int status = 200;  // an error answer when not 200; 0: never answer
   int delay_ms = 0;  // wait before answering
+  bool truncate = false;  // streams: stop before the end-of-turn events
 };
 
 // What the scripted model answers to this request.
