@@ -422,6 +422,8 @@ void exchange::finish(request_context& ctx) {
   m.request_bytes.labels({ctx.api}).inc(ctx.bytes_in);
   m.response_bytes.labels({ctx.api}).inc(ctx.bytes_out);
   if (ctx.error) m.errors.labels({source_name(ctx.error->source()), ctx.error->type()}).inc();
+  if (ctx.usage.input_tokens > 0) m.input_tokens.labels({ctx.api}).inc(std::uint64_t(ctx.usage.input_tokens));
+  if (ctx.usage.output_tokens > 0) m.output_tokens.labels({ctx.api}).inc(std::uint64_t(ctx.usage.output_tokens));
 
   auto& s = ctx.span;
   s.set("http.response.status_code", std::int64_t(status));

@@ -85,6 +85,7 @@ int serve(const std::vector<std::string>& args) {
 
     gp::telemetry::registry registry;
     gp::telemetry::metric_catalogue metrics(registry);
+    metrics.initialise_api_series();
     auto pipeline = make_exporters(cfg, metrics);
     gp::telemetry::system_clock clock;
     gp::telemetry::random_id_generator ids;

@@ -100,6 +100,7 @@ export_pipeline::export_pipeline(std::vector<std::unique_ptr<span_exporter>> exp
   for (auto& e : exporters) {
     auto l = std::make_unique<lane>();
     l->exporter = std::move(e);
+    metrics_.initialise_exporter_series(l->exporter->name());
     lanes_.push_back(std::move(l));
   }
   for (auto& l : lanes_) l->worker = std::thread([this, p = l.get()] { run(*p); });

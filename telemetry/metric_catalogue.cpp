@@ -52,6 +52,10 @@ metric_catalogue::metric_catalogue(registry& r)
                                        "Page-ins refused because the stored bytes failed their SHA-256 check.", {"api"})),
       paged_in_tokens(r.add_counter("gistproxy_paged_in_tokens_total",
                                     "Estimated tokens paged back into the conversation.", {"api"})),
+      input_tokens(r.add_counter("gistproxy_input_tokens_total",
+                                 "Input tokens the upstream reported, summed over a request's hops.", {"api"})),
+      output_tokens(r.add_counter("gistproxy_output_tokens_total",
+                                  "Output tokens the upstream reported, summed over a request's hops.", {"api"})),
       spans_exported(r.add_counter("gistproxy_spans_exported_total", "Spans written by each exporter.",
                                    {"exporter"})),
       spans_dropped(r.add_counter("gistproxy_exporter_dropped_spans_total",
@@ -59,6 +63,19 @@ metric_catalogue::metric_catalogue(registry& r)
       build_info(r.add_gauge("gistproxy_build_info", "Always 1; the version label says which build runs.",
                              {"version"})) {
   build_info.labels({GISTPROXY_VERSION}).set(1);
+}
+
+void metric_catalogue::initialise_api_series() {
+  for (std::string_view api : {"chat", "responses", "messages"}) {
+    for (auto* f : {&offload_tokens_before, &offload_tokens_after, &offloaded_bytes, &dedupe_hits, &paging_churn,
+                    &integrity_failures, &paged_in_tokens, &input_tokens, &output_tokens})
+      f->labels({api});
+  }
+}
+
+void metric_catalogue::initialise_exporter_series(std::string_view exporter) {
+  spans_exported.labels({exporter});
+  for (std::string_view reason : {"queue_full", "export_failed"}) spans_dropped.labels({exporter, reason});
 }
 
 }  // namespace gistproxy::telemetry

@@ -40,9 +40,20 @@ struct metric_catalogue {
   family<counter>& integrity_failures;  // page-ins refused because the re-hash failed
   family<counter>& paged_in_tokens;     // estimated tokens returned to the model
 
+  // Token usage the upstream reported, summed over every hop of a request.
+  family<counter>& input_tokens;
+  family<counter>& output_tokens;
+
   family<counter>& spans_exported;  // by exporter: span_log, otlp
   family<counter>& spans_dropped;   // by exporter and reason: queue_full, export_failed
   family<gauge>& build_info;
+
+  // Creates the per-API series that alerts and ratios watch, at 0, so that the
+  // first event is a visible increase (increase() cannot see a series whose
+  // first sample is already 1).
+  void initialise_api_series();
+  // The same for an exporter's drop reasons.
+  void initialise_exporter_series(std::string_view exporter);
 };
 
 }  // namespace gistproxy::telemetry
