@@ -9,6 +9,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "proxy/blob_command.hpp"
+#include "proxy/report_command.hpp"
 #include "proxy/config.hpp"
 #include "rewrite/blob/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -26,6 +27,7 @@ constexpr const char* usage =
     "commands:\n"
     "  serve      run the proxy (gistproxy serve --help for its options)\n"
     "  blob       read, verify and clean the blob store (gistproxy blob --help)\n"
+    "  report     churn, integrity failures and savings from span logs (gistproxy report --help)\n"
     "  --version  print the version\n";
 
 std::unique_ptr<gp::telemetry::export_pipeline> make_exporters(const gp::proxy::config& cfg,
@@ -171,6 +173,7 @@ int main(int argc, char** argv) {
   args.erase(args.begin());
   if (command == "serve") return serve(args);
   if (command == "blob") return gp::proxy::blob_command(args);
+  if (command == "report") return gp::proxy::report_command(args);
   std::cerr << "gistproxy: unknown command '" << command << "'\n" << usage;
   return 2;
 }

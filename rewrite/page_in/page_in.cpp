@@ -110,6 +110,12 @@ page_result page_in(blob_store& store, std::string_view tenant, const page_reque
     r.error = got.error;
     r.integrity_ok = got.error != blob_error::integrity;
     r.text = error_text(got.error, req.handle, got.message);
+    // A blob that failed its re-check was found: name it (spans, report), so
+    // operators can find and verify it. Unknown handles stay unnamed.
+    if (got.error == blob_error::integrity) {
+      r.hash = got.meta.hash.empty() ? req.handle : got.meta.hash;
+      r.tool_name = got.meta.tool_name;
+    }
     return r;
   }
   r.hash = got.meta.hash;

@@ -96,6 +96,7 @@ TEST_CASE("errors are sentences the model can act on") {
   auto corrupt = page_in(s.store, "t", req(s.hash), {});
   CHECK_FALSE(corrupt.ok);
   CHECK_FALSE(corrupt.integrity_ok);
+  CHECK(corrupt.hash.size() == 64);  // the corrupted blob is named for spans and the report
   CHECK(corrupt.text.find("integrity") != std::string::npos);
 }
 

@@ -1,0 +1,221 @@
+#include "telemetry/span_report.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <tuple>
+#include <unordered_map>
+
+namespace gistproxy::telemetry {
+namespace {
+
+std::uint64_t uint_attr(const nlohmann::json& a, const char* key) {
+  auto it = a.find(key);
+  if (it == a.end()) return 0;
+  if (it->is_number_unsigned()) return it->get<std::uint64_t>();
+  if (it->is_number_integer()) return std::uint64_t(std::max<std::int64_t>(0, it->get<std::int64_t>()));
+  return 0;
+}
+
+std::string string_attr(const nlohmann::json& a, const char* key) {
+  auto it = a.find(key);
+  return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string thousands(std::uint64_t n) {
+  auto digits = std::to_string(n);
+  std::string out;
+  out.reserve(digits.size() + digits.size() / 3);
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+std::string short_handle(const std::string& h) { return h.substr(0, 16); }
+
+}  // namespace
+
+void report_counts::add(const report_counts& o) {
+  requests += o.requests;
+  offloads += o.offloads;
+  tokens_before += o.tokens_before;
+  tokens_after += o.tokens_after;
+  page_ins += o.page_ins;
+  page_in_errors += o.page_in_errors;
+  churn += o.churn;
+  integrity_failures += o.integrity_failures;
+}
+
+void span_report_builder::add_line(std::string_view line, const std::string& where) {
+  if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
+  auto j = nlohmann::json::parse(line, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    problems_.push_back(where + ": not a JSON object");
+    return;
+  }
+  auto str = [&](const char* k) { return j.contains(k) && j[k].is_string() ? j[k].get<std::string>() : std::string(); };
+  span_row row{str("traceId"), str("spanId"), str("parentSpanId"), str("name"), 0, j.value("attributes", nlohmann::json::object())};
+  if (row.trace.empty() || row.name.empty()) {
+    problems_.push_back(where + ": not a gistproxy span (no traceId or name)");
+    return;
+  }
+  if (auto it = j.find("startTimeUnixNano"); it != j.end() && it->is_number_unsigned()) row.start_ns = it->get<std::uint64_t>();
+  if (!row.attributes.is_object()) row.attributes = nlohmann::json::object();
+  // Only the spans the report reads are kept (a span log holds upstream spans too).
+  if (row.name == "gistproxy.request" || row.name == "compaction" || row.name == "page_in") rows_.push_back(std::move(row));
+}
+
+span_report span_report_builder::build() const {
+  span_report r;
+  r.spans = rows_.size();
+  r.problems = problems_;
+
+  struct trace_rows {
+    std::vector<const span_row*> requests, compactions, page_ins;
+  };
+  std::unordered_map<std::string, trace_rows> traces;
+  for (const auto& row : rows_) {
+    auto& t = traces[row.trace];
+    (row.name == "gistproxy.request" ? t.requests : row.name == "compaction" ? t.compactions : t.page_ins).push_back(&row);
+  }
+
+  for (auto& [trace, t] : traces) {
+    conversation_report c;
+    c.trace_id = trace;
+    std::sort(t.requests.begin(), t.requests.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+    std::unordered_map<std::string, std::uint64_t> turn_of;  // request span id → 1-based turn
+    for (std::size_t i = 0; i < t.requests.size(); ++i) turn_of[t.requests[i]->id] = i + 1;
+    auto turn = [&](const span_row* s) {
+      auto it = turn_of.find(s->parent);
+      return it == turn_of.end() ? std::uint64_t(0) : it->second;
+    };
+    c.first_start_ns = t.requests.empty() ? UINT64_MAX : t.requests.front()->start_ns;
+    c.counts.requests = t.requests.size();
+
+    // handle → (first offload turn, tool)
+    std::unordered_map<std::string, std::pair<std::uint64_t, std::string>> first_offload;
+    for (const auto* s : t.compactions) {
+      auto handle = string_attr(s->attributes, "gistproxy.handle");
+      auto tool = string_attr(s->attributes, "gen_ai.tool.name");
+      report_counts one;
+      one.offloads = 1;
+      one.tokens_before = uint_attr(s->attributes, "gistproxy.tokens_before");
+      one.tokens_after = uint_attr(s->attributes, "gistproxy.tokens_after");
+      c.counts.add(one);
+      r.by_tool[tool.empty() ? "(unknown)" : tool].add(one);
+      auto t0 = turn(s);
+      auto [it, inserted] = first_offload.try_emplace(handle, t0, tool);
+      if (!inserted && t0 && (it->second.first == 0 || t0 < it->second.first)) it->second.first = t0;
+    }
+    for (const auto* s : t.page_ins) {
+      auto handle = string_attr(s->attributes, "gistproxy.handle");
+      auto tool = string_attr(s->attributes, "gen_ai.tool.name");
+      auto off = first_offload.find(handle);
+      if (tool.empty() && off != first_offload.end()) tool = off->second.second;
+      report_counts one;
+      one.page_ins = 1;
+      if (string_attr(s->attributes, "gistproxy.result") != "ok") one.page_in_errors = 1;
+      auto integrity = s->attributes.find("gistproxy.integrity_ok");
+      if (integrity != s->attributes.end() && *integrity == false) {
+        one.integrity_failures = 1;
+        c.failures.push_back({handle, tool, turn(s), s->id});
+      }
+      auto t1 = turn(s);
+      if (off != first_offload.end() && off->second.first && t1 >= off->second.first &&
+          t1 - off->second.first <= options_.churn_turns) {
+        one.churn = 1;
+        c.churn.push_back({handle, tool, off->second.first, t1});
+      }
+      c.counts.add(one);
+      r.by_tool[tool.empty() ? "(unknown)" : tool].add(one);
+    }
+    r.total.add(c.counts);
+    r.conversations.push_back(std::move(c));
+  }
+  std::sort(r.conversations.begin(), r.conversations.end(), [](const auto& a, const auto& b) {
+    return a.first_start_ns != b.first_start_ns ? a.first_start_ns < b.first_start_ns : a.trace_id < b.trace_id;
+  });
+  for (auto& c : r.conversations)
+    std::sort(c.churn.begin(), c.churn.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.page_in_turn, a.handle) < std::tie(b.page_in_turn, b.handle);
+    });
+  return r;
+}
+
+namespace {
+
+std::string counts_line(const report_counts& c) {
+  char ratio[32] = "-";
+  if (c.tokens_before) std::snprintf(ratio, sizeof ratio, "%.1f%%", 100.0 * double(c.tokens_saved()) / double(c.tokens_before));
+  return "offloads " + thousands(c.offloads) + ", tokens saved " + thousands(c.tokens_saved()) + " (" + ratio +
+         " of offloaded), page-ins " + thousands(c.page_ins) + ", churn " + thousands(c.churn) +
+         ", integrity failures " + thousands(c.integrity_failures);
+}
+
+std::string turn_text(std::uint64_t t) { return t ? std::to_string(t) : std::string("?"); }
+
+}  // namespace
+
+std::string format_report_text(const span_report& r) {
+  std::string out;
+  for (const auto& c : r.conversations) {
+    out += "conversation " + c.trace_id + " (" + thousands(c.counts.requests) + " requests)\n";
+    out += "  " + counts_line(c.counts) + "\n";
+    for (const auto& p : c.churn)
+      out += "  churn: " + short_handle(p.handle) + " " + (p.tool.empty() ? "?" : p.tool) + ": offloaded turn " +
+             std::to_string(p.offload_turn) + ", paged in turn " + std::to_string(p.page_in_turn) + " (" +
+             std::to_string(p.turns_between()) + " turns later)\n";
+    for (const auto& f : c.failures)
+      out += "  INTEGRITY FAILURE: " + f.handle + " " + (f.tool.empty() ? "?" : f.tool) + ", turn " + turn_text(f.turn) +
+             ", span " + f.span_id + "\n";
+  }
+  if (!r.by_tool.empty()) {
+    out += "by tool:\n";
+    for (const auto& [tool, c] : r.by_tool) out += "  " + tool + ": " + counts_line(c) + "\n";
+  }
+  out += "total: " + thousands(r.conversations.size()) + " conversations, " + thousands(r.total.requests) +
+         " requests, " + counts_line(r.total) + "\n";
+  if (r.total.offloads) {
+    char ratio[64];
+    std::snprintf(ratio, sizeof ratio, "churn ratio %.1f%% of offloads\n", 100.0 * double(r.total.churn) / double(r.total.offloads));
+    out += ratio;
+  }
+  for (const auto& p : r.problems) out += "skipped " + p + "\n";
+  return out;
+}
+
+namespace {
+
+nlohmann::json counts_json(const report_counts& c) {
+  return {{"requests", c.requests},     {"offloads", c.offloads},           {"tokens_before", c.tokens_before},
+          {"tokens_after", c.tokens_after}, {"tokens_saved", c.tokens_saved()}, {"page_ins", c.page_ins},
+          {"page_in_errors", c.page_in_errors}, {"churn", c.churn},           {"integrity_failures", c.integrity_failures}};
+}
+
+}  // namespace
+
+nlohmann::json report_to_json(const span_report& r) {
+  nlohmann::json conversations = nlohmann::json::array();
+  for (const auto& c : r.conversations) {
+    auto j = counts_json(c.counts);
+    j["trace_id"] = c.trace_id;
+    j["churn_pairs"] = nlohmann::json::array();
+    for (const auto& p : c.churn)
+      j["churn_pairs"].push_back({{"handle", p.handle}, {"tool", p.tool}, {"offload_turn", p.offload_turn},
+                                  {"page_in_turn", p.page_in_turn}, {"turns_between", p.turns_between()}});
+    j["integrity_failure_details"] = nlohmann::json::array();
+    for (const auto& f : c.failures)
+      j["integrity_failure_details"].push_back({{"handle", f.handle}, {"tool", f.tool}, {"turn", f.turn}, {"span_id", f.span_id}});
+    conversations.push_back(std::move(j));
+  }
+  nlohmann::json by_tool = nlohmann::json::object();
+  for (const auto& [tool, c] : r.by_tool) by_tool[tool] = counts_json(c);
+  auto total = counts_json(r.total);
+  total["conversations"] = r.conversations.size();
+  total["churn_ratio"] = r.total.offloads ? double(r.total.churn) / double(r.total.offloads) : 0.0;
+  return {{"spans", r.spans}, {"conversations", conversations}, {"by_tool", by_tool}, {"total", total},
+          {"skipped", r.problems}};
+}
+
+}  // namespace gistproxy::telemetry
