@@ -21,6 +21,8 @@ struct config {
   std::string upstream_ca;  // PEM file of an extra trusted CA
   std::string span_log;
   std::string otlp_endpoint;
+  std::string record;  // --record FILE: one JSON line per exchange
+  std::uint64_t record_max_bytes = 1ull << 30;
   std::string service_name = "gistproxy";
   std::string log_level = "info";
   unsigned threads = 0;  // 0: one per core available to the process

@@ -8,6 +8,7 @@
 #include "proxy/client_watch.hpp"
 #include "proxy/hop_by_hop.hpp"
 #include "proxy/http_writer.hpp"
+#include "proxy/recorder.hpp"
 #include "rewrite/usage_observer.hpp"
 
 namespace gistproxy::proxy {
@@ -35,6 +36,7 @@ void exchange::receive(request_context& ctx) {
   auto& req = ctx.request;
   ctx.bytes_in = req.body().size();
   ctx.keep_alive = req.keep_alive() && !svc_.draining;
+  if (svc_.recorder) ctx.recorded_response.emplace();
   ctx.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
   if (ctx.dialect) {
     ctx.api = ctx.dialect->name();
@@ -264,6 +266,7 @@ awaitable<void> exchange::write_whole_response(request_context& ctx, const http:
     co_return;
   }
   ctx.bytes_out = head_request ? 0 : body.size();
+  if (!head_request) ctx.capture_response(body);
 }
 
 awaitable<void> exchange::respond(request_context& ctx, upstream_connection& conn,
@@ -346,6 +349,7 @@ awaitable<void> exchange::respond(request_context& ctx, upstream_connection& con
       co_return;
     }
     ctx.bytes_out += got;
+    ctx.capture_response(std::string_view(buffer.data(), got));
   }
   ctx.usage = observer.finish();
   reusable = body.keep_alive();
@@ -373,6 +377,7 @@ awaitable<void> exchange::respond_error(request_context& ctx, proxy_error e) {
   auto [ec, n] = co_await http::async_write(client_, res, use_nothrow);
   if (ec) ctx.keep_alive = false;
   ctx.bytes_out = res.body().size();
+  ctx.capture_response(res.body());
 }
 
 awaitable<void> exchange::reject(client_request& request, proxy_error e) {
@@ -410,6 +415,26 @@ awaitable<bool> exchange::run(client_request& request) {
   co_return ctx.keep_alive;
 }
 
+void exchange::record_exchange(request_context& ctx, int status, const std::string& trace_hex,
+                               std::chrono::nanoseconds total) {
+  exchange_record r;
+  r.unix_ms = svc_.tracer.now() / 1'000'000;
+  r.api = std::string(ctx.api);
+  r.method = std::string(ctx.request.method_string());
+  auto target = std::string_view(ctx.request.target());
+  r.path = std::string(target.substr(0, target.find('?')));
+  r.trace_id = trace_hex;
+  r.status = status;
+  r.hops = ctx.hops;
+  r.duration_ms = seconds(total) * 1e3;
+  r.upstream_ms = seconds(ctx.upstream_wait) * 1e3;
+  r.request_body = ctx.request.body();
+  if (ctx.rewritten_body) r.forwarded_body = *ctx.rewritten_body;
+  r.response_body = std::move(*ctx.recorded_response);
+  r.response_truncated = ctx.recorded_truncated;
+  svc_.recorder->submit(std::move(r));
+}
+
 void exchange::finish(request_context& ctx) {
   auto total = steady::now() - ctx.started;
   int status = ctx.error && ctx.error->kind == error_kind::client_disconnected ? 499 : ctx.status;
@@ -439,6 +464,7 @@ void exchange::finish(request_context& ctx) {
   }
   const std::string trace_hex = s.trace.hex();
   svc_.tracer.end(s);
+  if (svc_.recorder) record_exchange(ctx, status, trace_hex, total);
 
   if (svc_.log.enabled(telemetry::log_level::info)) {
     telemetry::access_record r;

@@ -57,6 +57,17 @@ struct request_context {
   std::uint64_t turn = 0;      // this request's turn in its trace (paging churn)
   bool keep_alive = true;         // the client connection may serve another request
   bool response_started = false;  // a status line reached the client
+  int hops = 0;                   // extra upstream hops for read_blob calls
+  // --record: the response bytes the client received (capped), when recording.
+  std::optional<std::string> recorded_response;
+  bool recorded_truncated = false;
+  void capture_response(std::string_view bytes) {
+    if (!recorded_response) return;
+    auto room = record_response_limit - std::min(record_response_limit, recorded_response->size());
+    if (bytes.size() > room) recorded_truncated = true;
+    recorded_response->append(bytes.substr(0, room));
+  }
+  static constexpr std::size_t record_response_limit = 8u << 20;
 };
 
 class client_watch;
@@ -121,6 +132,7 @@ class exchange {
                           bool& reusable);
   awaitable<void> respond_error(request_context& ctx, proxy_error e);
   void finish(request_context& ctx);
+  void record_exchange(request_context& ctx, int status, const std::string& trace_hex, std::chrono::nanoseconds total);
 
   shard& shard_;
   services& svc_;

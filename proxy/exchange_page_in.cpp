@@ -131,6 +131,7 @@ void exchange::record_page_in(request_context& ctx, const rewrite::page_result& 
 void exchange::finish_paging(request_context& ctx, const page_in_state& paging) {
   if (!ctx.intercept_tool.empty()) svc_.metrics.page_in_hops.labels({ctx.api}).observe(double(paging.hops));
   ctx.span.set("gistproxy.page_in_hops", std::int64_t(paging.hops));
+  ctx.hops = paging.hops;
 }
 
 }  // namespace gistproxy::proxy

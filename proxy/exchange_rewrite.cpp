@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "proxy/compaction_span.hpp"
 #include "proxy/exchange.hpp"
 #include "rewrite/body_encoding.hpp"
 
@@ -94,20 +95,7 @@ void exchange::record_rewrite(request_context& ctx, const rewrite::rewrite_repor
     if (svc_.churn) svc_.churn->offloaded(ctx.span.trace.hex(), o.hash, ctx.turn);
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
 
-    // One compaction span per offloaded output; shapes and handles only, never bytes.
-    auto s = svc_.tracer.start("compaction", telemetry::span_kind::internal, ctx.span.trace, ctx.span.id);
-    if (o.start_ns) s.start_unix_nano = o.start_ns;
-    if (o.end_ns) s.end_unix_nano = o.end_ns;
-    s.set("gistproxy.strategy", "offload");
-    s.set("gistproxy.tokens_before", o.tokens_before);
-    s.set("gistproxy.tokens_after", o.tokens_after);
-    s.set("gistproxy.bytes_offloaded", o.bytes);
-    s.set("gistproxy.handle", o.hash);
-    s.set("gistproxy.content_kind", o.kind);
-    s.set("gistproxy.deduplicated", o.deduplicated);
-    s.set("gen_ai.tool.name", o.tool_name);
-    s.set("gen_ai.tool.call.id", o.call_id);
-    svc_.tracer.end(s);
+    emit_compaction_span(svc_.tracer, ctx.span, o);
   }
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);

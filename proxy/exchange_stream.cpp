@@ -38,6 +38,7 @@ awaitable<bool> exchange::write_chunk(request_context& ctx, std::string_view dat
     co_return false;
   }
   ctx.bytes_out += data.size();
+  ctx.capture_response(data);
   co_return true;
 }
 

@@ -10,9 +10,12 @@
 
 #include "proxy/blob_command.hpp"
 #include "proxy/report_command.hpp"
+#include "proxy/replay_command.hpp"
+#include "proxy/wiring.hpp"
 #include "proxy/config.hpp"
 #include "rewrite/blob/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "proxy/recorder.hpp"
 #include "proxy/server.hpp"
 #include "telemetry/exporters.hpp"
 
@@ -28,46 +31,8 @@ constexpr const char* usage =
     "  serve      run the proxy (gistproxy serve --help for its options)\n"
     "  blob       read, verify and clean the blob store (gistproxy blob --help)\n"
     "  report     churn, integrity failures and savings from span logs (gistproxy report --help)\n"
+    "  replay     what gistproxy would save on recorded traces, offline (gistproxy replay --help)\n"
     "  --version  print the version\n";
-
-std::unique_ptr<gp::telemetry::export_pipeline> make_exporters(const gp::proxy::config& cfg,
-                                                                 gp::telemetry::metric_catalogue& metrics) {
-  std::vector<std::unique_ptr<gp::telemetry::span_exporter>> exporters;
-  if (!cfg.span_log.empty()) exporters.push_back(std::make_unique<gp::telemetry::span_log_exporter>(cfg.span_log));
-  if (!cfg.otlp_endpoint.empty()) {
-    std::string error;
-    auto url = gp::proxy::parse_http_url(cfg.otlp_endpoint, error);
-    if (!url) throw std::runtime_error("--otlp-endpoint: " + error);
-    if (url->tls)
-      throw std::runtime_error("--otlp-endpoint: https is not supported yet; point it at a local collector over http");
-    gp::telemetry::otlp_target target;
-    target.host = url->host;
-    target.port = url->port;
-    target.path = url->base_path + "/v1/traces";
-    target.resource.service_name = cfg.service_name;
-    exporters.push_back(std::make_unique<gp::telemetry::otlp_http_exporter>(std::move(target)));
-  }
-  if (exporters.empty()) return nullptr;
-  return std::make_unique<gp::telemetry::export_pipeline>(std::move(exporters), metrics);
-}
-
-gp::rewrite::offload_config offload_config_of(const gp::proxy::config& cfg) {
-  gp::rewrite::offload_config o;
-  o.threshold_tokens = cfg.threshold_tokens;
-  o.budget_tokens = cfg.context_budget_tokens;
-  o.floor_tokens = cfg.context_floor_tokens;
-  o.inject = cfg.inject_read_blob == "always" ? gp::rewrite::inject_mode::always : gp::rewrite::inject_mode::when_referenced;
-  o.tool_name = cfg.read_blob_name;
-  o.fallback_tool_name = cfg.read_blob_fallback_name;
-  o.max_blob_bytes = cfg.max_blob_bytes;
-  o.reference.preview_tokens = cfg.preview_tokens;
-  o.reference.handle_chars = cfg.handle_chars;
-  for (const auto& spec : cfg.tool_policies) {
-    auto rule = gp::rewrite::parse_tool_rule(spec);
-    if (rule) o.tool_rules[rule->first] = rule->second;
-  }
-  return o;
-}
 
 int serve(const std::vector<std::string>& args) {
   auto parsed = gp::proxy::parse_serve_args(args, environ);
@@ -88,7 +53,7 @@ int serve(const std::vector<std::string>& args) {
     gp::telemetry::registry registry;
     gp::telemetry::metric_catalogue metrics(registry);
     metrics.initialise_api_series();
-    auto pipeline = make_exporters(cfg, metrics);
+    auto pipeline = gp::proxy::make_exporters(cfg, metrics);
     gp::telemetry::system_clock clock;
     gp::telemetry::random_id_generator ids;
     gp::telemetry::tracer tracer(clock, ids, pipeline.get());
@@ -110,7 +75,7 @@ int serve(const std::vector<std::string>& args) {
       so.max_blob_bytes = cfg.max_blob_bytes;
       so.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
       store = std::make_unique<gp::rewrite::fs_blob_store>(so);
-      engine = std::make_unique<gp::rewrite::offload_engine>(offload_config_of(cfg), *store, estimator,
+      engine = std::make_unique<gp::rewrite::offload_engine>(gp::proxy::offload_config_of(cfg), *store, estimator,
                                                               [&clock] { return clock.now_unix_nano(); });
       svc.offload = engine.get();
       svc.store = store.get();
@@ -133,6 +98,12 @@ int serve(const std::vector<std::string>& args) {
       };
       (*gc)();
       gc_holder = gc;
+    }
+    std::unique_ptr<gp::proxy::recorder> recorder;
+    if (!cfg.record.empty()) {
+      recorder = std::make_unique<gp::proxy::recorder>(
+          gp::proxy::recorder_options{cfg.record, cfg.record_max_bytes, 64ull << 20}, metrics);
+      svc.recorder = recorder.get();
     }
     unsigned threads = cfg.threads ? cfg.threads : gp::proxy::available_cores();
     {
@@ -174,6 +145,7 @@ int main(int argc, char** argv) {
   if (command == "serve") return serve(args);
   if (command == "blob") return gp::proxy::blob_command(args);
   if (command == "report") return gp::proxy::report_command(args);
+  if (command == "replay") return gp::proxy::replay_command(args);
   std::cerr << "gistproxy: unknown command '" << command << "'\n" << usage;
   return 2;
 }

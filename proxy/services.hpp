@@ -34,6 +34,7 @@ struct services {
   rewrite::blob_store* store = nullptr;        // read_blob answers come from here
   rewrite::churn_tracker* churn = nullptr;
   asio::thread_pool* store_pool = nullptr;     // blocking store work runs here, not on I/O threads
+  class recorder* recorder = nullptr;          // --record
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };

@@ -56,6 +56,8 @@ metric_catalogue::metric_catalogue(registry& r)
                                  "Input tokens the upstream reported, summed over a request's hops.", {"api"})),
       output_tokens(r.add_counter("gistproxy_output_tokens_total",
                                   "Output tokens the upstream reported, summed over a request's hops.", {"api"})),
+      records(r.add_counter("gistproxy_records_total",
+                            "Exchanges the --record file received, by result (written, dropped).", {"result"})),
       spans_exported(r.add_counter("gistproxy_spans_exported_total", "Spans written by each exporter.",
                                    {"exporter"})),
       spans_dropped(r.add_counter("gistproxy_exporter_dropped_spans_total",

@@ -44,6 +44,9 @@ struct metric_catalogue {
   family<counter>& input_tokens;
   family<counter>& output_tokens;
 
+  // serve --record: exchanges written or dropped (queue full, write error).
+  family<counter>& records;
+
   family<counter>& spans_exported;  // by exporter: span_log, otlp
   family<counter>& spans_dropped;   // by exporter and reason: queue_full, export_failed
   family<gauge>& build_info;

@@ -1,0 +1,19 @@
+// Builds the shared pieces every command wires from a config: the span
+// exporters (span log, OTLP) and the offload engine's configuration. Used by
+// `serve` and `replay`, so a replay runs exactly the pipeline serve runs.
+#pragma once
+
+#include <memory>
+
+#include "proxy/config.hpp"
+#include "rewrite/offload/policy.hpp"
+#include "telemetry/exporters.hpp"
+
+namespace gistproxy::proxy {
+
+// nullptr when no exporter is configured; throws with a flag-named message on a bad endpoint.
+std::unique_ptr<telemetry::export_pipeline> make_exporters(const config& cfg, telemetry::metric_catalogue& metrics);
+
+rewrite::offload_config offload_config_of(const config& cfg);
+
+}  // namespace gistproxy::proxy

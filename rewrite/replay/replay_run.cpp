@@ -1,0 +1,124 @@
+#include "rewrite/replay/replay_run.hpp"
+
+#include <nlohmann/json.hpp>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "rewrite/blob/digest.hpp"
+#include "rewrite/json/scanner.hpp"
+
+namespace gistproxy::rewrite {
+
+void replay_stats::add(const replay_stats& o) {
+  turns += o.turns;
+  conversations += o.conversations;
+  tokens_before += o.tokens_before;
+  tokens_after += o.tokens_after;
+  offloads += o.offloads;
+  distinct_blobs += o.distinct_blobs;
+  offloaded_bytes += o.offloaded_bytes;
+  stored_bytes += o.stored_bytes;
+  unparsable += o.unparsable;
+  prefix_pairs += o.prefix_pairs;
+  prefix_stable_before += o.prefix_stable_before;
+  prefix_stable_after += o.prefix_stable_after;
+  for (const auto& [tool, s] : o.by_tool) {
+    auto& t = by_tool[tool];
+    t.outputs += s.outputs;
+    t.offloaded += s.offloaded;
+    t.tokens_saved += s.tokens_saved;
+  }
+}
+
+namespace {
+
+// Cache breakpoints (Anthropic's cache_control) mark where a cached prefix
+// ends; clients move them every turn and they are not part of the prefix.
+void drop_cache_markers(nlohmann::json& j) {
+  if (j.is_object()) {
+    j.erase("cache_control");
+    for (auto& [k, v] : j.items()) drop_cache_markers(v);
+  } else if (j.is_array()) {
+    for (auto& v : j) drop_cache_markers(v);
+  }
+}
+
+}  // namespace
+
+bool keeps_prefix(std::string_view prev_text, std::string_view cur_text) {
+  auto prev = nlohmann::json::parse(prev_text, nullptr, false);
+  auto cur = nlohmann::json::parse(cur_text, nullptr, false);
+  drop_cache_markers(prev);
+  drop_cache_markers(cur);
+  if (!prev.is_object() || !cur.is_object()) return false;
+  auto same = [&](const char* key) {
+    bool a = prev.contains(key), b = cur.contains(key);
+    return a == b && (!a || prev[key] == cur[key]);
+  };
+  if (!same("tools") || !same("system") || !same("instructions")) return false;
+  // Responses continued server-side resend only the new input: the cached
+  // prefix is the provider's, nothing to compare beyond tools and instructions.
+  if (cur.contains("previous_response_id") && !cur["previous_response_id"].is_null()) return true;
+  const char* list = cur.contains("messages") ? "messages" : "input";
+  if (!prev.contains(list) || !cur.contains(list)) return false;
+  const auto &p = prev[list], &c = cur[list];
+  if (!p.is_array() || !c.is_array()) return p == c;
+  if (p.size() > c.size()) return false;
+  for (std::size_t i = 0; i < p.size(); ++i)
+    if (p[i] != c[i]) return false;
+  return true;
+}
+
+replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
+                           const std::function<void(const replayed_request&)>& on_request) const {
+  replay_stats st;
+  auto stored_at_start = store_.stats().stored_bytes;
+  std::unordered_map<std::string, std::pair<std::string, std::string>> last_turn;  // conversation → (sent, forwarded)
+  std::unordered_set<std::string> blobs;
+  std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
+
+  for (const auto& req : trace.requests) {
+    const dialect* d = dialect_for("POST", path_of_api(req.api));
+    if (!d) continue;
+    ++st.turns;
+    replayed_request out{&req, d, {}, {}, {}};
+    if (auto facts = d->inspect(req.body)) out.conversation_key = facts->conversation_key;
+
+    request_scan scan;
+    if (d->scan(req.body, scan))
+      for (const auto& o : scan.outputs)
+        seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(sha256_hex(o.raw));
+
+    auto result = engine_.rewrite(*d, req.body, tenant);
+    out.report = std::move(result.report);
+    out.forwarded = out.report.outcome == rewrite_outcome::rewritten ? std::move(result.body) : req.body;
+    if (out.report.outcome == rewrite_outcome::unparsable) ++st.unparsable;
+
+    for (const auto& o : out.report.offloads) {
+      auto tool = o.tool_name.empty() ? std::string("(unknown)") : o.tool_name;
+      ++st.offloads;
+      if (blobs.insert(o.hash).second) st.offloaded_bytes += o.bytes;
+      offloaded_outputs[tool].insert(o.hash);
+      st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
+    }
+    st.tokens_before += estimator_.estimate(req.body, content_kind::text);
+    st.tokens_after += estimator_.estimate(out.forwarded, content_kind::text);
+
+    auto [it, first] = last_turn.try_emplace(out.conversation_key);
+    if (!first) {
+      ++st.prefix_pairs;
+      if (keeps_prefix(it->second.first, req.body)) ++st.prefix_stable_before;
+      if (keeps_prefix(it->second.second, out.forwarded)) ++st.prefix_stable_after;
+    }
+    it->second = {req.body, out.forwarded};
+    if (on_request) on_request(out);
+  }
+  st.conversations = last_turn.size();
+  st.distinct_blobs = blobs.size();
+  st.stored_bytes = store_.stats().stored_bytes - stored_at_start;
+  for (const auto& [tool, keys] : seen_outputs) st.by_tool[tool].outputs = keys.size();
+  for (const auto& [tool, keys] : offloaded_outputs) st.by_tool[tool].offloaded = keys.size();
+  return st;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,74 @@
+// Runs recorded requests through the offload engine (the same pipeline as
+// `serve`, no network) and measures what gistproxy would have done: tokens
+// before and after, offloads per tool, distinct blobs, and prefix stability —
+// the share of consecutive turns of a conversation in which the tools, the
+// system prompt and every message forwarded on the previous turn are forwarded
+// again unchanged (what provider prompt caches need).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+
+#include "rewrite/offload/engine.hpp"
+#include "rewrite/replay/trace_formats.hpp"
+
+namespace gistproxy::rewrite {
+
+struct tool_savings {
+  std::uint64_t outputs = 0;    // distinct outputs of this tool seen
+  std::uint64_t offloaded = 0;  // distinct outputs offloaded
+  std::uint64_t tokens_saved = 0;  // summed over every request that carried them
+};
+
+struct replay_stats {
+  std::uint64_t turns = 0;  // requests replayed
+  std::uint64_t conversations = 0;
+  std::uint64_t tokens_before = 0;  // estimated input tokens of the requests as sent
+  std::uint64_t tokens_after = 0;   // … as gistproxy would forward them
+  std::uint64_t offloads = 0;       // outputs replaced by a reference, summed over requests
+  std::uint64_t distinct_blobs = 0;
+  std::uint64_t offloaded_bytes = 0;  // exact bytes of the distinct blobs
+  std::uint64_t stored_bytes = 0;     // what the store used for them (compressed)
+  std::uint64_t unparsable = 0;       // requests left as sent because they did not parse
+  std::uint64_t prefix_pairs = 0;     // consecutive turns of one conversation
+  std::uint64_t prefix_stable_before = 0;  // … whose prefix the client itself kept
+  std::uint64_t prefix_stable_after = 0;   // … whose prefix gistproxy's forwarded bodies keep
+  std::map<std::string, tool_savings> by_tool;
+
+  double saved_share() const { return tokens_before ? 1.0 - double(tokens_after) / double(tokens_before) : 0.0; }
+  double dedupe_ratio() const { return offloads ? 1.0 - double(distinct_blobs) / double(offloads) : 0.0; }
+  double prefix_stability_before() const { return prefix_pairs ? double(prefix_stable_before) / double(prefix_pairs) : 1.0; }
+  double prefix_stability_after() const { return prefix_pairs ? double(prefix_stable_after) / double(prefix_pairs) : 1.0; }
+  void add(const replay_stats& o);
+};
+
+// One replayed request, for callers that write spans or compare bodies.
+struct replayed_request {
+  const recorded_request* recorded = nullptr;
+  const dialect* api = nullptr;
+  std::string conversation_key;
+  std::string forwarded;  // the body gistproxy would forward (the original when unchanged)
+  rewrite_report report;
+};
+
+// Whether `cur` forwards again, unchanged, the tools, system prompt and every
+// message of `prev` (both request bodies of one API).
+bool keeps_prefix(std::string_view prev, std::string_view cur);
+
+class replayer {
+ public:
+  replayer(const offload_engine& engine, blob_store& store, const token_estimator& estimator)
+      : engine_(engine), store_(store), estimator_(estimator) {}
+  replay_stats run(const recorded_trace& trace, std::string_view tenant,
+                   const std::function<void(const replayed_request&)>& on_request = {}) const;
+
+ private:
+  const offload_engine& engine_;
+  blob_store& store_;
+  const token_estimator& estimator_;
+};
+
+}  // namespace gistproxy::rewrite

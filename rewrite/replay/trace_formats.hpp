@@ -1,0 +1,49 @@
+// Recorded agent traffic in, the LLM requests it holds out: the input side of
+// `gistproxy replay`. Pure logic (text in, requests out; the command reads the
+// files). Formats are detected from the content:
+//
+//   gistproxy recording   serve --record JSONL ("gistproxy_record" lines)
+//   HAR 1.2               log.entries[].request (mitmproxy, browsers)
+//   claude-trace          JSONL request/response pairs recorded from Claude Code
+//   vcr                   vcrpy cassettes (YAML): interactions[].request.body|parsed_body
+//   claude-code           Claude Code session transcripts (JSONL, one content block per line)
+//   openhands             OpenHands llm_completions (one JSON per call: messages + kwargs.tools)
+//   inspect               Inspect AI eval logs (samples[].events[model].call.request, attachments resolved)
+//   swe-agent             SWE-agent .traj (history: the messages sent to the model)
+//   messages              any JSON array / JSONL of chat messages
+//   request-bodies        any JSON array / JSONL of request bodies (chat, responses or messages)
+//
+// Where a format holds a message list rather than the bodies sent, each turn's
+// request is rebuilt from the messages before the assistant message it produced.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rewrite/dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+struct recorded_request {
+  api_kind api = api_kind::chat;
+  std::string body;       // the request body as sent (or rebuilt)
+  std::string forwarded;  // gistproxy recordings: what serve forwarded (else empty)
+};
+
+struct recorded_trace {
+  std::string format;
+  bool rebuilt = false;  // requests rebuilt from a message list (no system prompt/tools unless recorded)
+  std::vector<recorded_request> requests;
+  std::vector<std::string> notes;  // entries skipped and why
+};
+
+// Reads one file's content; throws std::runtime_error with a clear message
+// when the format is not recognised.
+recorded_trace read_trace(std::string_view text);
+
+// The API a request path speaks (…/chat/completions, …/responses, …/messages), if any.
+std::optional<api_kind> api_of_path(std::string_view path);
+std::string_view path_of_api(api_kind api);
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,286 @@
+// Trace formats parse into the requests they hold; replay is deterministic,
+// leaves server-side tool results alone and measures prefix stability.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "rewrite/blob/memory_blob_store.hpp"
+#include "rewrite/replay/replay_run.hpp"
+
+using namespace gistproxy::rewrite;
+using J = nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string big_output(const std::string& salt) {
+  std::string s;
+  for (int i = 0; s.size() < 40000; ++i) s += salt + " line " + std::to_string(i) + " of a long tool output\n";
+  return s;
+}
+
+J chat_body(const J& messages) { return {{"model", "gpt-4o"}, {"messages", messages}}; }
+
+J tool_turn(const std::string& id, const std::string& output) {
+  return J::array({{{"role", "assistant"}, {"content", nullptr},
+                       {"tool_calls", {{{"id", id}, {"type", "function"}, {"function", {{"name", "cat"}, {"arguments", "{}"}}}}}}},
+                      {{"role", "tool"}, {"tool_call_id", id}, {"content", output}}});
+}
+
+struct replay_env {
+  memory_blob_store store{[] { return std::int64_t(1000); }};
+  char_ratio_estimator estimator;
+  offload_engine engine{offload_config{}, store, estimator, [] { return std::uint64_t(1); }};
+  replayer r{engine, store, estimator};
+};
+
+}  // namespace
+
+TEST_CASE("request bodies: a JSON array and JSONL, the API read from each body's shape") {
+  J chat = chat_body({{{"role", "user"}, {"content", "hi"}}});
+  J messages = {{"model", "claude"}, {"max_tokens", 10}, {"system", "s"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
+  J responses = {{"model", "gpt-5"}, {"input", "hi"}};
+  auto t = read_trace(J::array({chat, messages, responses}).dump());
+  CHECK(t.format == "request-bodies");
+  REQUIRE(t.requests.size() == 3);
+  CHECK(t.requests[0].api == api_kind::chat);
+  CHECK(t.requests[1].api == api_kind::messages);
+  CHECK(t.requests[2].api == api_kind::responses);
+  auto lines = read_trace(chat.dump() + "\n\n" + responses.dump() + "\n");
+  REQUIRE(lines.requests.size() == 2);
+  CHECK(lines.requests[0].body == chat.dump());  // bytes as they were
+}
+
+TEST_CASE("a message list is rebuilt into one request per assistant turn") {
+  J list = J::array({{{"role", "system"}, {"content", "sys"}}, {{"role", "user"}, {"content", "go"}}});
+  for (auto& m : tool_turn("c1", "out 1")) list.push_back(m);
+  list.push_back({{"role", "assistant"}, {"content", "done"}, {"agent", "main"}, {"thought", "x"}});
+  auto t = read_trace(list.dump());
+  CHECK(t.format == "messages");
+  CHECK(t.rebuilt);
+  REQUIRE(t.requests.size() == 2);
+  auto second = J::parse(t.requests[1].body);
+  REQUIRE(second["messages"].size() == 4);  // system, user, assistant call, tool result
+  CHECK(second["messages"][3]["tool_call_id"] == "c1");
+  CHECK_FALSE(second["messages"][2].contains("agent"));  // framework bookkeeping is not sent
+}
+
+TEST_CASE("SWE-agent trajectories: tool_call_ids name the call a tool message answers") {
+  J traj = {{"history", J::array({{{"role", "system"}, {"content", "sys"}},
+                                        {{"role", "user"}, {"content", "fix it"}},
+                                        {{"role", "assistant"}, {"content", ""}, {"tool_calls", {{{"id", "call_1"}, {"type", "function"}, {"function", {{"name", "bash"}, {"arguments", "{}"}}}}}}},
+                                        {{"role", "tool"}, {"content", "ok"}, {"tool_call_ids", {"call_1"}}, {"message_type", "observation"}},
+                                        {{"role", "assistant"}, {"content", "done"}}})},
+               {"trajectory", J::array()}};
+  auto t = read_trace(traj.dump());
+  CHECK(t.format == "swe-agent");
+  REQUIRE(t.requests.size() == 2);
+  CHECK(J::parse(t.requests[1].body)["messages"][3]["tool_call_id"] == "call_1");
+}
+
+TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecutive user lines are merged") {
+  auto line = [](const std::string& type, J message) {
+    return J{{"type", type}, {"sessionId", "s"}, {"uuid", "u"}, {"message", message}}.dump() + "\n";
+  };
+  std::string t_text = J{{"type", "summary"}, {"summary", "x"}}.dump() + "\n";
+  t_text += line("user", {{"role", "user"}, {"content", "read the file"}});
+  t_text += line("assistant", {{"role", "assistant"}, {"id", "m1"}, {"model", "claude-x"}, {"content", {{{"type", "text"}, {"text", "ok"}}}}});
+  t_text += line("assistant", {{"role", "assistant"}, {"id", "m1"}, {"model", "claude-x"}, {"content", {{{"type", "tool_use"}, {"id", "t1"}, {"name", "Read"}, {"input", J::object()}}}}});
+  t_text += J{{"type", "progress"}, {"data", 1}}.dump() + "\n";
+  t_text += line("user", {{"role", "user"}, {"content", {{{"type", "tool_result"}, {"tool_use_id", "t1"}, {"content", "file bytes"}}}}});
+  t_text += line("user", {{"role", "user"}, {"content", "and then?"}});
+  t_text += line("assistant", {{"role", "assistant"}, {"id", "m2"}, {"model", "claude-x"}, {"content", {{{"type", "text"}, {"text", "done"}}}}});
+  auto t = read_trace(t_text);
+  CHECK(t.format == "claude-code");
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[1].api == api_kind::messages);
+  auto body = J::parse(t.requests[1].body);
+  REQUIRE(body["messages"].size() == 3);
+  CHECK(body["messages"][1]["content"].size() == 2);  // text + tool_use of m1
+  CHECK(body["messages"][2]["content"].size() == 2);  // tool_result + "and then?"
+  CHECK(body["model"] == "claude-x");
+}
+
+TEST_CASE("HAR, claude-trace, recordings, OpenHands and Inspect logs keep only LLM requests") {
+  J chat = chat_body({{{"role", "user"}, {"content", "hi"}}});
+  J har = {{"log", {{"version", "1.2"}, {"entries", {
+      {{"request", {{"method", "POST"}, {"url", "https://api.openai.com/v1/chat/completions"}, {"postData", {{"mimeType", "application/json"}, {"text", chat.dump()}}}}}},
+      {{"request", {{"method", "GET"}, {"url", "https://example.com/"}}}}}}}}};
+  auto h = read_trace(har.dump());
+  CHECK(h.format == "har");
+  REQUIRE(h.requests.size() == 1);
+  CHECK(h.requests[0].body == chat.dump());
+
+  std::string ct = J{{"request", {{"url", "https://api.anthropic.com/v1/messages?beta=true"}, {"body", {{"model", "m"}, {"messages", J::array()}}}}}, {"response", J::object()}}.dump() + "\n" +
+                   J{{"request", {{"url", "https://api.anthropic.com/api/oauth/usage"}, {"body", nullptr}}}, {"response", J::object()}}.dump() + "\n";
+  auto c = read_trace(ct);
+  CHECK(c.format == "claude-trace");
+  REQUIRE(c.requests.size() == 1);
+  CHECK(c.requests[0].api == api_kind::messages);
+  CHECK(c.notes.size() == 1);
+
+  auto rec = read_trace(J{{"gistproxy_record", 1}, {"path", "/v1/chat/completions"}, {"request_body", "{\"a\":1}"}, {"forwarded_body", "{\"a\":2}"}}.dump() + "\n" +
+                        J{{"gistproxy_record", 1}, {"path", "/v1/models"}, {"request_body", ""}}.dump());
+  CHECK(rec.format == "gistproxy-recording");
+  REQUIRE(rec.requests.size() == 1);
+  CHECK(rec.requests[0].forwarded == "{\"a\":2}");
+
+  J oh = {{"messages", chat["messages"]}, {"kwargs", {{"tools", {{{"type", "function"}, {"function", {{"name", "bash"}}}}}}}}, {"response", {{"model", "claude-3-5"}}}, {"timestamp", 1}};
+  auto o = read_trace(oh.dump());
+  CHECK(o.format == "openhands");
+  CHECK(J::parse(o.requests.at(0).body)["tools"][0]["function"]["name"] == "bash");
+
+  J inspect = {{"eval", J::object()}, {"samples", {{{"attachments", {{"abc", "the long page"}}},
+                  {"events", {{{"event", "model"}, {"call", {{"request", chat_body({{{"role", "tool"}, {"tool_call_id", "x"}, {"content", "attachment://abc"}}})}}}}}}}}}};
+  auto i = read_trace(inspect.dump());
+  CHECK(i.format == "inspect");
+  CHECK(J::parse(i.requests.at(0).body)["messages"][0]["content"] == "the long page");
+}
+
+TEST_CASE("vcr cassettes: exact body strings and parsed_body mappings with typed scalars") {
+  std::string yaml = R"(interactions:
+- request:
+    body: '{"model":"gpt-4o","messages":[{"role":"user","content":"it''s"}]}'
+    method: POST
+    uri: https://api.openai.com/v1/chat/completions
+- request:
+    method: POST
+    uri: https://api.anthropic.com/v1/messages
+    parsed_body:
+      max_tokens: 4096
+      stream: false
+      temperature: 0.5
+      model: claude-sonnet-4-0
+      metadata: null
+      messages:
+      - role: user
+        content: '123'
+- request:
+    body: null
+    method: GET
+    uri: https://api.smith.langchain.com/runs
+version: 1
+)";
+  auto t = read_trace(yaml);
+  CHECK(t.format == "vcr");
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[0].body == R"({"model":"gpt-4o","messages":[{"role":"user","content":"it's"}]})");
+  auto b = J::parse(t.requests[1].body);
+  CHECK(b["max_tokens"] == 4096);
+  CHECK(b["stream"] == false);
+  CHECK(b["temperature"] == 0.5);
+  CHECK(b["metadata"].is_null());
+  CHECK(b["messages"][0]["content"] == "123");  // quoted: stays a string
+  CHECK(t.notes.size() == 1);
+}
+
+TEST_CASE("unrecognised input gets a clear error") {
+  CHECK_THROWS_WITH(read_trace("hello"), Catch::Contains("unrecognised trace format"));
+  CHECK_THROWS_WITH(read_trace("{\"a\":1}\n{oops\n"), Catch::Contains("line 2"));
+  CHECK_THROWS_WITH(read_trace("   "), Catch::Contains("empty"));
+}
+
+TEST_CASE("prefix stability: tools, system and every earlier message must come back unchanged") {
+  J a = {{"model", "m"}, {"system", "s"}, {"tools", {{{"name", "t"}}}}, {"messages", {{{"role", "user"}, {"content", "1"}}}}};
+  J b = a;
+  b["messages"].push_back({{"role", "assistant"}, {"content", "2"}});
+  CHECK(keeps_prefix(a.dump(), b.dump()));
+  J moved_marker = b;  // cache breakpoints move every turn: not part of the prefix
+  moved_marker["messages"][0]["cache_control"] = {{"type", "ephemeral"}};
+  CHECK(keeps_prefix(a.dump(), moved_marker.dump()));
+  J edited = b;
+  edited["messages"][0]["content"] = "1 (truncated)";
+  CHECK_FALSE(keeps_prefix(a.dump(), edited.dump()));
+  J new_tools = b;
+  new_tools["tools"].push_back({{"name", "read_blob"}});
+  CHECK_FALSE(keeps_prefix(a.dump(), new_tools.dump()));
+  J new_system = b;
+  new_system["system"] = "s2";
+  CHECK_FALSE(keeps_prefix(a.dump(), new_system.dump()));
+}
+
+TEST_CASE("replay offloads the same way every turn, keeps the prefix stable and is deterministic") {
+  J turn1 = J::array({{{"role", "user"}, {"content", "go"}}});
+  for (auto& m : tool_turn("c1", big_output("a"))) turn1.push_back(m);
+  J turn2 = turn1;
+  turn2.push_back({{"role", "assistant"}, {"content", "next"}});
+  for (auto& m : tool_turn("c2", big_output("b"))) turn2.push_back(m);
+  J tools = {{{"type", "function"}, {"function", {{"name", "cat"}}}}};
+  auto trace = read_trace(J::array({J{{"model", "m"}, {"messages", turn1}, {"tools", tools}},
+                                       J{{"model", "m"}, {"messages", turn2}, {"tools", tools}}}).dump());
+
+  replay_env one, two;
+  std::vector<std::string> forwarded_one, forwarded_two;
+  auto s1 = one.r.run(trace, "t", [&](const replayed_request& r) { forwarded_one.push_back(r.forwarded); });
+  auto s2 = two.r.run(trace, "t", [&](const replayed_request& r) { forwarded_two.push_back(r.forwarded); });
+  CHECK(forwarded_one == forwarded_two);
+  CHECK(s1.turns == 2);
+  CHECK(s1.conversations == 1);
+  CHECK(s1.offloads == 3);  // c1 twice, c2 once
+  CHECK(s1.distinct_blobs == 2);
+  CHECK(s1.dedupe_ratio() == Approx(1.0 / 3));
+  CHECK(s1.tokens_after < s1.tokens_before / 4);
+  CHECK(s1.by_tool.at("cat").outputs == 2);
+  CHECK(s1.by_tool.at("cat").offloaded == 2);
+  CHECK(s1.prefix_pairs == 1);
+  CHECK(s1.prefix_stable_after == 1);
+  CHECK(s1.prefix_stable_before == 1);
+  CHECK(s1.stored_bytes > 0);
+  CHECK(s2.tokens_after == s1.tokens_after);
+}
+
+namespace {
+const fs::path fixtures = GISTPROXY_FIXTURES;
+const fs::path shared_traces = GISTPROXY_SHARED_TRACES;
+}  // namespace
+
+TEST_CASE("real traces: every fixture parses into requests") {
+  for (auto name : {"swe-agent__flash.traj", "vcr__pydantic-ai_web_fetch_tool.yaml",
+                    "claude-code__spotter_agent-a881341.jsonl", "openhands__astropy-12907-call2.json"}) {
+    INFO(name);
+    auto t = read_trace(slurp(fixtures / "traces" / name));
+    CHECK_FALSE(t.requests.empty());
+  }
+}
+
+TEST_CASE("real traces: a server-side web_fetch result is never offloaded") {
+  auto t = read_trace(slurp(fixtures / "traces" / "vcr__pydantic-ai_web_fetch_tool.yaml"));
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[1].body.find("web_fetch_tool_result") != std::string::npos);
+  replay_env env;
+  auto s = env.r.run(t, "t");
+  CHECK(s.offloads == 0);
+}
+
+TEST_CASE("real traces: the Claude Code transcript's large tool results are offloaded") {
+  auto t = read_trace(slurp(fixtures / "traces" / "claude-code__spotter_agent-a881341.jsonl"));
+  CHECK(t.requests.size() == 3);
+  replay_env env;
+  auto s = env.r.run(t, "t");
+  CHECK(s.offloads >= 2);
+  CHECK(s.saved_share() > 0.5);
+}
+
+TEST_CASE("real traces in ../shared/traces parse when present") {
+  if (!fs::exists(shared_traces)) return;  // optional: the fixtures above stand in for them
+  std::size_t files = 0;
+  for (const auto& e : fs::recursive_directory_iterator(shared_traces)) {
+    auto ext = e.path().extension();
+    if (!e.is_regular_file() || (ext != ".jsonl" && ext != ".yaml" && ext != ".json" && ext != ".traj")) continue;
+    INFO(e.path().string());
+    auto t = read_trace(slurp(e.path()));
+    CHECK_FALSE(t.requests.empty());
+    ++files;
+  }
+  CHECK(files > 0);
+}
