@@ -13,6 +13,7 @@
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/replay_run.hpp"
 #include "telemetry/metric_catalogue.hpp"
+#include "telemetry/number_format.hpp"
 #include "telemetry/trace_context.hpp"
 #include "telemetry/tracer.hpp"
 
@@ -22,6 +23,7 @@ namespace gistproxy::proxy {
 namespace {
 
 namespace fs = std::filesystem;
+using telemetry::thousands;
 
 constexpr const char* help =
     "usage: gistproxy replay [--json] [--sweep-threshold A,B,...] [offload flags] FILE|DIR...\n\n"
@@ -79,15 +81,6 @@ trace_input load(const std::string& arg) {
   return in;
 }
 
-std::string thousands(std::uint64_t n) {
-  auto digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // "12.5% saved", or "3.0% more" when the read_blob tool costs more than offloading saved.
 std::string saved_text(double share) {

@@ -5,6 +5,8 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "telemetry/number_format.hpp"
+
 namespace gistproxy::telemetry {
 namespace {
 
@@ -21,16 +23,6 @@ std::string string_attr(const nlohmann::json& a, const char* key) {
   return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::string thousands(std::uint64_t n) {
-  auto digits = std::to_string(n);
-  std::string out;
-  out.reserve(digits.size() + digits.size() / 3);
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 std::string short_handle(const std::string& h) { return h.substr(0, 16); }
 
