@@ -3,6 +3,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/offload/base64.hpp"
+#include "rewrite/replay/trace_formats.hpp"
+#include "rewrite/sse/assemble.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -29,7 +31,15 @@ std::string to_record_line(const exchange_record& r) {
   if (r.forwarded_body) put_body(j, "forwarded_body", *r.forwarded_body);
   put_body(j, "response_body", r.response_body);
   if (r.response_truncated) j["response_truncated"] = true;
-  return j.dump();
+  auto api = rewrite::api_of_path(r.path);
+  if (api && rewrite::looks_like_sse(r.response_body)) {
+    if (auto whole = rewrite::assemble_stream(*api, r.response_body)) j["response"] = std::move(*whole);
+  }
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::uint64_t recorder::size_of(const exchange_record& r) {
+  return r.request_body.size() + (r.forwarded_body ? r.forwarded_body->size() : 0) + r.response_body.size() + 512;
 }
 
 recorder::recorder(recorder_options options, telemetry::metric_catalogue& metrics)
@@ -52,32 +62,31 @@ recorder::~recorder() {
 }
 
 void recorder::submit(exchange_record&& r) {
-  auto line = to_record_line(r);
-  line += '\n';
+  auto size = size_of(r);
   std::unique_lock lock(mutex_);
-  if (stopping_ || queued_bytes_ + line.size() > options_.max_queue_bytes) {
+  if (stopping_ || queued_bytes_ + size > options_.max_queue_bytes) {
     lock.unlock();
     metrics_.records.labels({"dropped"}).inc();
     return;
   }
-  queued_bytes_ += line.size();
-  queue_.push_back(std::move(line));
+  queued_bytes_ += size;
+  queue_.push_back(std::move(r));
   lock.unlock();
   wake_.notify_one();
 }
 
 void recorder::run() {
   for (;;) {
-    std::string line;
+    exchange_record r;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, everything written
-      line = std::move(queue_.front());
+      r = std::move(queue_.front());
       queue_.pop_front();
-      queued_bytes_ -= line.size();
+      queued_bytes_ -= size_of(r);
     }
-    write(line);
+    write(to_record_line(r) + '\n');
   }
 }
 

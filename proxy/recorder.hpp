@@ -34,7 +34,9 @@ struct exchange_record {
   bool response_truncated = false;
 };
 
-// One JSON object (no newline). Bodies that are not valid UTF-8 go as *_base64.
+// One JSON object (no newline). Bodies that are not valid UTF-8 go as *_base64;
+// a streamed response is also assembled into "response" (the JSON object the
+// API returns without streaming).
 std::string to_record_line(const exchange_record& r);
 
 struct recorder_options {
@@ -54,11 +56,12 @@ class recorder {
  private:
   void run();
   void write(const std::string& line);
+  static std::uint64_t size_of(const exchange_record& r);
   recorder_options options_;
   telemetry::metric_catalogue& metrics_;
   std::mutex mutex_;
   std::condition_variable wake_;
-  std::deque<std::string> queue_;
+  std::deque<exchange_record> queue_;  // serialized on the writer thread, not the I/O threads
   std::uint64_t queued_bytes_ = 0;
   bool stopping_ = false;
   std::ofstream out_;

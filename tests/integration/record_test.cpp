@@ -87,6 +87,10 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   CHECK(lines[1]["response_body"].get<std::string>().find("NEEDLE here") != std::string::npos);
   CHECK(lines[2]["path"] == "/v1/chat/completions");  // no query string
   CHECK(lines[2]["response_body"].get<std::string>().find("data: [DONE]") != std::string::npos);
+  // The stream is also kept assembled, as the unstreamed answer would have been.
+  CHECK(lines[2]["response"]["object"] == "chat.completion");
+  CHECK(lines[2]["response"]["choices"][0]["message"]["content"] == "Hello from the mock.");
+  CHECK_FALSE(lines[0].contains("response"));  // a JSON answer needs no assembling
   CHECK_FALSE(lines[3].contains("forwarded_body"));  // nothing to offload: forwarded as sent
 
   // Replay with serve's defaults gives the bodies serve forwarded, byte for byte.
