@@ -1,41 +1,75 @@
 #include "proxy/recorder.hpp"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/replay/trace_formats.hpp"
 #include "rewrite/sse/assemble.hpp"
+#include "telemetry/access_log.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-// Strings whose bytes JSON can carry exactly go as strings; others as base64.
-void put_body(nlohmann::json& j, const std::string& key, const std::string& bytes) {
-  nlohmann::json s = bytes;
-  try {
-    (void)s.dump();  // throws on invalid UTF-8
-    j[key] = std::move(s);
-  } catch (const nlohmann::json::type_error&) {
-    j[key + "_base64"] = rewrite::base64_encode(bytes);
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : 4;
+    if (n == 4 || i + n >= s.size() + (n ? 0 : 1)) return false;
+    if (n == 1 && c < 0xC2) return false;  // overlong
+    auto c1 = n ? static_cast<unsigned char>(s[i + 1]) : 0;
+    if (n == 2 && ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 >= 0xA0))) return false;  // overlong, surrogate
+    if (n == 3 && (c > 0xF4 || (c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 >= 0x90))) return false;
+    for (std::size_t k = 1; k <= n; ++k)
+      if ((static_cast<unsigned char>(s[i + k]) >> 6) != 0x2) return false;
+    i += n + 1;
   }
+  return true;
+}
+
+// Bodies JSON can carry exactly go as strings; others (invalid UTF-8) as base64.
+void put_body(std::string& out, std::string_view key, const std::string& bytes) {
+  bool text = valid_utf8(bytes);
+  out += ",\"";
+  out += key;
+  out += text ? "\":" : "_base64\":";
+  telemetry::append_json_string(out, text ? std::string_view(bytes) : std::string_view(rewrite::base64_encode(bytes)));
+}
+
+void put(std::string& out, std::string_view key, std::string_view value) {
+  out += ",\"";
+  out += key;
+  out += "\":";
+  telemetry::append_json_string(out, value);
 }
 
 }  // namespace
 
+// Written by hand (no JSON DOM): the writer thread shares the cores with the proxy.
 std::string to_record_line(const exchange_record& r) {
-  nlohmann::json j = {{"gistproxy_record", 1},    {"unix_ms", r.unix_ms},       {"api", r.api},
-                      {"method", r.method},       {"path", r.path},             {"trace_id", r.trace_id},
-                      {"status", r.status},       {"hops", r.hops},             {"duration_ms", r.duration_ms},
-                      {"upstream_ms", r.upstream_ms}};
-  put_body(j, "request_body", r.request_body);
-  if (r.forwarded_body) put_body(j, "forwarded_body", *r.forwarded_body);
-  put_body(j, "response_body", r.response_body);
-  if (r.response_truncated) j["response_truncated"] = true;
+  std::string out;
+  out.reserve(r.request_body.size() + r.response_body.size() + (r.forwarded_body ? r.forwarded_body->size() : 0) + 512);
+  out += "{\"gistproxy_record\":1,\"unix_ms\":" + std::to_string(r.unix_ms);
+  put(out, "api", r.api);
+  put(out, "method", r.method);
+  put(out, "path", r.path);
+  put(out, "trace_id", r.trace_id);
+  char numbers[160];
+  std::snprintf(numbers, sizeof numbers, ",\"status\":%d,\"hops\":%d,\"duration_ms\":%.3f,\"upstream_ms\":%.3f", r.status,
+                r.hops, r.duration_ms, r.upstream_ms);
+  out += numbers;
+  put_body(out, "request_body", r.request_body);
+  if (r.forwarded_body) put_body(out, "forwarded_body", *r.forwarded_body);
+  put_body(out, "response_body", r.response_body);
+  if (r.response_truncated) out += ",\"response_truncated\":true";
   auto api = rewrite::api_of_path(r.path);
   if (api && rewrite::looks_like_sse(r.response_body)) {
-    if (auto whole = rewrite::assemble_stream(*api, r.response_body)) j["response"] = std::move(*whole);
+    if (auto whole = rewrite::assemble_stream(*api, r.response_body))
+      out += ",\"response\":" + whole->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
-  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  out += '}';
+  return out;
 }
 
 std::uint64_t recorder::size_of(const exchange_record& r) {
@@ -70,14 +104,16 @@ void recorder::submit(exchange_record&& r) {
     return;
   }
   queued_bytes_ += size;
+  bool was_empty = queue_.empty();
   queue_.push_back(std::move(r));
   lock.unlock();
-  wake_.notify_one();
+  if (was_empty) wake_.notify_one();  // the writer drains everything queued before it waits again
 }
 
 void recorder::run() {
   for (;;) {
     exchange_record r;
+    bool more = false;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
@@ -85,8 +121,10 @@ void recorder::run() {
       r = std::move(queue_.front());
       queue_.pop_front();
       queued_bytes_ -= size_of(r);
+      more = !queue_.empty();
     }
     write(to_record_line(r) + '\n');
+    if (!more) out_.flush();  // one write per burst, not per line
   }
 }
 
@@ -101,7 +139,6 @@ void recorder::write(const std::string& line) {
     file_bytes_ = 0;
   }
   out_.write(line.data(), std::streamsize(line.size()));
-  out_.flush();
   if (!out_) {
     out_.clear();
     metrics_.records.labels({"dropped"}).inc();

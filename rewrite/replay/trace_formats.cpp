@@ -283,7 +283,12 @@ void read_vcr(std::string_view text, recorded_trace& t) {
 
 // ---- detection ------------------------------------------------------------------
 
+recorded_trace from_lines(const std::vector<ojson>& lines);
+
 recorded_trace from_document(const ojson& j) {
+  // A JSONL file of one line is also one JSON document.
+  if (j.is_object() && (j.contains("gistproxy_record") || is_obj(j, "request") || (is_str(j, "type") && is_obj(j, "message"))))
+    return from_lines({j});
   recorded_trace t;
   if (is_obj(j, "log") && is_arr(j["log"], "entries")) return read_har(j, t), t;
   if (is_arr(j, "samples") && j.contains("eval")) return read_inspect(j, t), t;
