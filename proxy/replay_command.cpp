@@ -110,6 +110,7 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"offloaded_bytes", s.offloaded_bytes},
           {"stored_bytes", s.stored_bytes},
           {"unparsable", s.unparsable},
+          {"recorded_page_in_hops", s.recorded_page_in_hops},
           {"prefix_pairs", s.prefix_pairs},
           {"prefix_stability", s.prefix_stability_after()},
           {"prefix_stability_client", s.prefix_stability_before()},
@@ -123,6 +124,8 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
                     thousands(s.stored_bytes) + " B of " + thousands(s.offloaded_bytes) + " B\n";
   out += indent + "prefix stability " + percent(s.prefix_stability_after()) + " (client as sent: " +
          percent(s.prefix_stability_before()) + ") over " + thousands(s.prefix_pairs) + " consecutive turn pairs\n";
+  if (s.recorded_page_in_hops)
+    out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
   for (const auto& [tool, t] : s.by_tool)
     out += indent + "  " + tool + ": outputs " + thousands(t.outputs) + ", offloaded " + thousands(t.offloaded) +
            ", tokens saved " + thousands(t.tokens_saved) + "\n";

@@ -1,5 +1,6 @@
 #include "rewrite/replay/replay_run.hpp"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
@@ -19,6 +20,7 @@ void replay_stats::add(const replay_stats& o) {
   offloaded_bytes += o.offloaded_bytes;
   stored_bytes += o.stored_bytes;
   unparsable += o.unparsable;
+  recorded_page_in_hops += o.recorded_page_in_hops;
   prefix_pairs += o.prefix_pairs;
   prefix_stable_before += o.prefix_stable_before;
   prefix_stable_after += o.prefix_stable_after;
@@ -81,6 +83,7 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     const dialect* d = dialect_for("POST", path_of_api(req.api));
     if (!d) continue;
     ++st.turns;
+    st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
     replayed_request out{&req, d, {}, {}, {}};
     if (auto facts = d->inspect(req.body)) out.conversation_key = facts->conversation_key;
 

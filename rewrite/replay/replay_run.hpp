@@ -33,6 +33,9 @@ struct replay_stats {
   std::uint64_t offloaded_bytes = 0;  // exact bytes of the distinct blobs
   std::uint64_t stored_bytes = 0;     // what the store used for them (compressed)
   std::uint64_t unparsable = 0;       // requests left as sent because they did not parse
+  // gistproxy recordings only: read_blob hops the model really made (how often
+  // offloaded outputs were paged back); other formats cannot know.
+  std::uint64_t recorded_page_in_hops = 0;
   std::uint64_t prefix_pairs = 0;     // consecutive turns of one conversation
   std::uint64_t prefix_stable_before = 0;  // … whose prefix the client itself kept
   std::uint64_t prefix_stable_after = 0;   // … whose prefix gistproxy's forwarded bodies keep

@@ -157,7 +157,7 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     auto api = api_of_path(line.value("path", ""));
     auto body = body_of(line, "request_body");
     if (!api || !body) continue;
-    t.requests.push_back({*api, *body, body_of(line, "forwarded_body").value_or("")});
+    t.requests.push_back({*api, *body, body_of(line, "forwarded_body").value_or(""), line.value("hops", 0)});
   }
 }
 

@@ -29,6 +29,7 @@ struct recorded_request {
   api_kind api = api_kind::chat;
   std::string body;       // the request body as sent (or rebuilt)
   std::string forwarded;  // gistproxy recordings: what serve forwarded (else empty)
+  int page_in_hops = 0;   // gistproxy recordings: read_blob hops the model needed
 };
 
 struct recorded_trace {

@@ -120,6 +120,7 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   CHECK(j["offloads"] == 3);
   CHECK(j["tokens_after"].get<std::uint64_t>() < j["tokens_before"].get<std::uint64_t>() / 4);
   CHECK(j["traces"][0]["format"] == "gistproxy-recording");
+  CHECK(j["recorded_page_in_hops"] == 1);  // the needle request
 }
 
 TEST_CASE("serve --record rotates its file past --record-max-bytes") {
