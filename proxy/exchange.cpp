@@ -428,8 +428,9 @@ void exchange::record_exchange(request_context& ctx, int status, const std::stri
   r.hops = ctx.hops;
   r.duration_ms = seconds(total) * 1e3;
   r.upstream_ms = seconds(ctx.upstream_wait) * 1e3;
-  r.request_body = ctx.request.body();
-  if (ctx.rewritten_body) r.forwarded_body = *ctx.rewritten_body;
+  // The exchange is over: its bodies move to the recorder instead of being copied.
+  r.request_body = std::move(ctx.request.body());
+  if (ctx.rewritten_body) r.forwarded_body = std::move(*ctx.rewritten_body);
   r.response_body = std::move(*ctx.recorded_response);
   r.response_truncated = ctx.recorded_truncated;
   svc_.recorder->submit(std::move(r));
@@ -464,7 +465,6 @@ void exchange::finish(request_context& ctx) {
   }
   const std::string trace_hex = s.trace.hex();
   svc_.tracer.end(s);
-  if (svc_.recorder) record_exchange(ctx, status, trace_hex, total);
 
   if (svc_.log.enabled(telemetry::log_level::info)) {
     telemetry::access_record r;
@@ -485,6 +485,7 @@ void exchange::finish(request_context& ctx) {
     }
     svc_.log.access(r);
   }
+  if (svc_.recorder) record_exchange(ctx, status, trace_hex, total);  // last: it takes the bodies
 }
 
 }  // namespace gistproxy::proxy

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include <filesystem>
 
 #include "proxy/recorder.hpp"
 #include "rewrite/replay/trace_formats.hpp"
@@ -33,4 +36,20 @@ TEST_CASE("record lines carry bodies exactly: text as JSON strings, invalid UTF-
     auto l = nlohmann::json::parse(proxy::to_record_line(r));
     CHECK(l.contains("request_body_base64"));
   }
+}
+
+TEST_CASE("a recorder whose queue is full drops and counts instead of blocking") {
+  auto file = std::filesystem::temp_directory_path() / ("gistproxy-recorder-" + std::to_string(::getpid()) + ".jsonl");
+  telemetry::registry registry;
+  telemetry::metric_catalogue metrics(registry);
+  {
+    proxy::recorder rec({file, 1ull << 30, 600}, metrics);  // room for one small record only
+    proxy::exchange_record big;
+    big.path = "/v1/chat/completions";
+    big.request_body = std::string(4096, 'x');
+    rec.submit(std::move(big));
+  }  // destruction drains what was queued
+  CHECK(metrics.records.labels({"dropped"}).value() == 1);
+  CHECK(std::filesystem::file_size(file) == 0);
+  std::filesystem::remove(file);
 }
