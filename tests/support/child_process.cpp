@@ -26,7 +26,7 @@ std::string find_in_path(const std::string& name) {
   return {};
 }
 
-child_process::child_process(std::vector<std::string> argv_s) {
+child_process::child_process(std::vector<std::string> argv_s, std::optional<std::vector<std::string>> env) {
   auto program = find_in_path(argv_s.at(0));
   if (program.empty()) throw std::runtime_error(argv_s[0] + " not found in PATH (scripts/install-deps installs it)");
   std::vector<char*> argv;
@@ -40,7 +40,12 @@ child_process::child_process(std::vector<std::string> argv_s) {
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
-  int rc = posix_spawn(&pid_, program.c_str(), &actions, nullptr, argv.data(), environ);
+  std::vector<char*> envp;
+  if (env) {
+    for (auto& e : *env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+  }
+  int rc = posix_spawn(&pid_, program.c_str(), &actions, nullptr, argv.data(), env ? envp.data() : environ);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -55,13 +60,24 @@ child_process::child_process(std::vector<std::string> argv_s) {
       if (n <= 0) break;
       std::lock_guard lock(mutex_);
       output_.append(buf, std::size_t(n));
+      grew_.notify_all();
     }
+    std::lock_guard lock(mutex_);
+    output_closed_ = true;
+    grew_.notify_all();
   });
 }
 
 std::string child_process::output() const {
   std::lock_guard lock(mutex_);
   return output_;
+}
+
+bool child_process::wait_for_output(const std::function<bool(const std::string&)>& ready,
+                                    std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  grew_.wait_for(lock, timeout, [&] { return ready(output_) || output_closed_; });
+  return ready(output_);
 }
 
 bool child_process::running() {

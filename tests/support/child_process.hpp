@@ -6,7 +6,10 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,13 +18,16 @@ namespace gistproxy::testing {
 
 class child_process {
  public:
-  // argv[0] is a path or a name looked up in PATH.
-  explicit child_process(std::vector<std::string> argv);
+  // argv[0] is a path or a name looked up in PATH. `env` (NAME=VALUE entries)
+  // replaces the environment when given; else the child inherits ours.
+  explicit child_process(std::vector<std::string> argv, std::optional<std::vector<std::string>> env = std::nullopt);
   ~child_process();
   child_process(const child_process&) = delete;
   child_process& operator=(const child_process&) = delete;
 
   std::string output() const;
+  // Waits (bounded) until `ready` holds for the output so far, or the output ends.
+  bool wait_for_output(const std::function<bool(const std::string&)>& ready, std::chrono::milliseconds timeout);
   bool running();
   // Waits for the exit (bounded); returns the exit code, 128+signal, or -1 on timeout.
   int wait(std::chrono::milliseconds timeout);
@@ -33,7 +39,9 @@ class child_process {
   int exit_status_ = -1;
   std::thread reader_;
   mutable std::mutex mutex_;
+  std::condition_variable grew_;
   std::string output_;
+  bool output_closed_ = false;
 };
 
 struct command_result {

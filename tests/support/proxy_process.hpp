@@ -3,15 +3,13 @@
 // line, and stops it (SIGTERM) at the end.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <filesystem>
-#include <condition_variable>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "tests/support/child_process.hpp"
 
 namespace gistproxy::testing {
 
@@ -21,21 +19,14 @@ class proxy_process {
   ~proxy_process();
   std::uint16_t port() const { return port_; }
   std::uint16_t admin_port() const { return admin_port_; }
-  // Sends SIGTERM and waits (bounded); returns the exit status (-1 on timeout).
+  // Sends the signal (SIGTERM by default) and waits (bounded); returns the exit status (-1 on timeout).
   int stop(int signal_number = 15);
-  std::string log() const;  // everything it wrote to stderr so far
+  std::string log() const;  // everything it wrote so far
   const std::filesystem::path& store_dir() const { return store_dir_; }
 
  private:
-  pid_t pid_ = -1;
-  int stderr_fd_ = -1;
+  std::unique_ptr<child_process> process_;
   std::uint16_t port_ = 0, admin_port_ = 0;
-  std::thread reader_;
-  mutable std::mutex mutex_;
-  std::string log_;
-  std::condition_variable ready_;
-  bool started_ = false;  // the listening line arrived, or stderr closed
-  int exit_status_ = -1;
   std::filesystem::path store_dir_;
 };
 
