@@ -1,0 +1,77 @@
+#include "rewrite/replay/trace_readers.hpp"
+
+namespace gistproxy::rewrite::trace_readers {
+
+namespace {
+
+// A chat message as a provider receives it (frameworks' bookkeeping fields dropped).
+ojson chat_message(const ojson& m) {
+  ojson out = ojson::object();
+  out["role"] = m["role"];
+  out["content"] = m.contains("content") ? m["content"] : ojson(nullptr);
+  for (const char* k : {"name", "tool_calls", "tool_call_id"})
+    if (m.contains(k) && !m[k].is_null()) out[k] = m[k];
+  // SWE-agent keeps the ids of the calls a tool message answers in a list.
+  if (!out.contains("tool_call_id") && is_arr(m, "tool_call_ids") && !m["tool_call_ids"].empty())
+    out["tool_call_id"] = m["tool_call_ids"][0];
+  return out;
+}
+
+ojson as_blocks(const ojson& content) {
+  if (content.is_array()) return content;
+  return ojson::array({{{"type", "text"}, {"text", content.is_string() ? content.get<std::string>() : dump(content)}}});
+}
+
+}  // namespace
+
+// One request per assistant message: the messages before it.
+void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t) {
+  t.rebuilt = true;
+  ojson so_far = ojson::array();
+  for (const auto& m : messages) {
+    if (!m.is_object() || !is_str(m, "role")) continue;
+    if (m["role"] == "assistant" && !so_far.empty()) {
+      ojson body = {{"model", model}, {"messages", so_far}};
+      if (tools.is_array() && !tools.empty()) body["tools"] = tools;
+      t.requests.push_back({api_kind::chat, dump(body), {}});
+    }
+    so_far.push_back(chat_message(m));
+  }
+}
+
+// Claude Code keeps one content block per line; lines of one assistant message
+// share message.id, and consecutive user lines reach the API as one message.
+void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {
+  t.format = "claude-code";
+  t.rebuilt = true;
+  struct msg {
+    std::string role, id, model;
+    ojson content;
+  };
+  std::vector<msg> messages;
+  for (const auto& line : lines) {
+    auto type = line.value("type", "");
+    if ((type != "user" && type != "assistant") || !is_obj(line, "message")) continue;
+    const auto& m = line["message"];
+    auto role = m.value("role", type);
+    auto id = m.value("id", "");
+    if (!messages.empty() && messages.back().role == role && (role == "user" || messages.back().id == id)) {
+      auto& last = messages.back();
+      last.content = as_blocks(last.content);
+      for (const auto& b : as_blocks(m.value("content", ojson(""))))
+        last.content.push_back(b);
+      continue;
+    }
+    messages.push_back({role, id, m.value("model", ""), m.value("content", ojson(""))});
+  }
+  for (std::size_t k = 1; k < messages.size(); ++k) {
+    if (messages[k].role != "assistant") continue;
+    ojson list = ojson::array();
+    for (std::size_t i = 0; i < k; ++i) list.push_back({{"role", messages[i].role}, {"content", messages[i].content}});
+    ojson body = {{"model", messages[k].model.empty() ? "unknown" : messages[k].model}, {"max_tokens", 32000},
+                  {"messages", std::move(list)}};
+    t.requests.push_back({api_kind::messages, dump(body), {}});
+  }
+}
+
+}  // namespace gistproxy::rewrite::trace_readers

@@ -1,0 +1,48 @@
+// Internal to rewrite/replay: the per-format readers behind read_trace() and
+// the helpers they share. One file per family of formats:
+//   message_traces.cpp  message lists rebuilt into per-turn requests (SWE-agent,
+//                       Claude Code transcripts, plain message lists)
+//   body_traces.cpp     formats that hold the bodies sent (recordings, HAR,
+//                       claude-trace, OpenHands, Inspect)
+//   vcr_cassette.cpp    vcrpy YAML cassettes
+//   trace_formats.cpp   detection and these helpers
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/replay/trace_formats.hpp"
+
+namespace gistproxy::rewrite::trace_readers {
+
+// Ordered: bodies rebuilt or re-serialized keep the keys in the order recorded.
+using ojson = nlohmann::ordered_json;
+
+std::string dump(const ojson& j);
+bool is_obj(const ojson& j, const char* key);
+bool is_arr(const ojson& j, const char* key);
+bool is_str(const ojson& j, const char* key);
+// The API of a request body from its shape alone (formats that do not record the URL).
+api_kind guess_api(const ojson& body);
+bool looks_like_request_body(const ojson& j);
+std::string path_of_url(const std::string& url);
+void add_body(recorded_trace& t, const ojson& body, std::optional<api_kind> api);
+void add_body_text(recorded_trace& t, const std::string& text, std::optional<api_kind> api);
+
+// message_traces.cpp
+void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t);
+void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t);
+// body_traces.cpp
+void read_claude_trace(const std::vector<ojson>& entries, recorded_trace& t);
+void read_recording(const std::vector<ojson>& lines, recorded_trace& t);
+void read_har(const ojson& har, recorded_trace& t);
+void read_inspect(const ojson& log, recorded_trace& t);
+void read_openhands(const std::vector<ojson>& calls, recorded_trace& t);
+// vcr_cassette.cpp
+void read_vcr(std::string_view text, recorded_trace& t);
+
+}  // namespace gistproxy::rewrite::trace_readers
