@@ -180,7 +180,7 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
     out.text += in.name + " (" + in.trace.format + (in.trace.rebuilt ? ", requests rebuilt from messages" : "") +
                 "): " + thousands(st.turns) + " turns, " + thousands(st.conversations) + " conversations\n";
     out.text += stats_text(st, "  ");
-    if (!in.trace.notes.empty()) out.text += "  (" + thousands(in.trace.notes.size()) + " entries skipped: not LLM requests or no body)\n";
+    if (!in.trace.notes.empty()) out.text += "  (" + thousands(in.trace.notes.size()) + " entries skipped: not LLM requests, no body or not JSON; --json lists them)\n";
   }
   out.json.update(stats_json(total));
   out.text += "total over " + thousands(inputs.size()) + " traces, threshold " + thousands(cfg.threshold_tokens) +

@@ -161,7 +161,10 @@ recorded_trace read_trace(std::string_view text) {
   if (text.front() == '{' || text.front() == '[') {
     auto whole = ojson::parse(text, nullptr, false);
     if (!whole.is_discarded()) return from_document(whole);
+    // JSONL: a line that does not parse (a truncated write, a lone surrogate
+    // escape) is skipped and named; one bad line must not lose the trace.
     std::vector<ojson> lines;
+    std::vector<std::string> skipped;
     std::size_t pos = 0, n = 0;
     while (pos < text.size()) {
       auto end = text.find('\n', pos);
@@ -171,11 +174,13 @@ recorded_trace read_trace(std::string_view text) {
       ++n;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       auto j = ojson::parse(line, nullptr, false);
-      if (j.is_discarded() || !j.is_object())
-        throw std::runtime_error("line " + std::to_string(n) + " is not a JSON object (not JSON, and not JSONL)");
-      lines.push_back(std::move(j));
+      if (j.is_discarded() || !j.is_object()) skipped.push_back("line " + std::to_string(n) + " is not a JSON object: skipped");
+      else lines.push_back(std::move(j));
     }
-    return from_lines(lines);
+    if (lines.empty()) throw std::runtime_error("not JSON, and no line of it is a JSON object (not JSONL)");
+    auto t = from_lines(lines);
+    t.notes.insert(t.notes.begin(), skipped.begin(), skipped.end());
+    return t;
   }
   if (text.find("interactions:") != std::string_view::npos) {
     recorded_trace t;

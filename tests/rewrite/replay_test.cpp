@@ -184,9 +184,21 @@ version: 1
   CHECK(t.notes.size() == 1);
 }
 
+TEST_CASE("a JSONL line that does not parse is skipped and named, the rest of the trace replays") {
+  J body = chat_body({{{"role", "user"}, {"content", "hi"}}});
+  std::string text = body.dump() + "\n" + R"({"model":"m","messages":[{"role":"tool","content":"\ud800 lone"}]})" + "\n" +
+                     "{\"model\":\"m\",\"messages\":[\n" + body.dump() + "\n";
+  auto t = read_trace(text);
+  CHECK(t.format == "request-bodies");
+  CHECK(t.requests.size() == 2);
+  REQUIRE(t.notes.size() == 2);
+  CHECK(t.notes[0] == "line 2 is not a JSON object: skipped");
+  CHECK(t.notes[1] == "line 3 is not a JSON object: skipped");
+}
+
 TEST_CASE("unrecognised input gets a clear error") {
   CHECK_THROWS_WITH(read_trace("hello"), Catch::Contains("unrecognised trace format"));
-  CHECK_THROWS_WITH(read_trace("{\"a\":1}\n{oops\n"), Catch::Contains("line 2"));
+  CHECK_THROWS_WITH(read_trace("{oops\n[1,\n"), Catch::Contains("no line of it is a JSON object"));
   CHECK_THROWS_WITH(read_trace("   "), Catch::Contains("empty"));
 }
 
