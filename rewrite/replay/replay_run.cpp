@@ -47,11 +47,16 @@ void drop_cache_markers(nlohmann::json& j) {
 
 }  // namespace
 
-bool keeps_prefix(std::string_view prev_text, std::string_view cur_text) {
-  auto prev = nlohmann::json::parse(prev_text, nullptr, false);
-  auto cur = nlohmann::json::parse(cur_text, nullptr, false);
-  drop_cache_markers(prev);
-  drop_cache_markers(cur);
+nlohmann::json prefix_view(std::string_view body) {
+  auto j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded()) return nullptr;
+  drop_cache_markers(j);
+  return j;
+}
+
+bool keeps_prefix(std::string_view prev, std::string_view cur) { return keeps_prefix(prefix_view(prev), prefix_view(cur)); }
+
+bool keeps_prefix(const nlohmann::json& prev, const nlohmann::json& cur) {
   if (!prev.is_object() || !cur.is_object()) return false;
   auto same = [&](const char* key) {
     bool a = prev.contains(key), b = cur.contains(key);
@@ -75,7 +80,8 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
                            const std::function<void(const replayed_request&)>& on_request) const {
   replay_stats st;
   auto stored_at_start = store_.stats().stored_bytes;
-  std::unordered_map<std::string, std::pair<std::string, std::string>> last_turn;  // conversation → (sent, forwarded)
+  // conversation → the previous turn's (sent, forwarded) bodies, parsed once
+  std::unordered_map<std::string, std::pair<nlohmann::json, nlohmann::json>> last_turn;
   std::unordered_set<std::string> blobs;
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
 
@@ -107,13 +113,15 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     st.tokens_before += estimator_.estimate(req.body, content_kind::text);
     st.tokens_after += estimator_.estimate(out.forwarded, content_kind::text);
 
+    auto sent = prefix_view(req.body);
+    auto forwarded = out.report.outcome == rewrite_outcome::rewritten ? prefix_view(out.forwarded) : sent;
     auto [it, first] = last_turn.try_emplace(out.conversation_key);
     if (!first) {
       ++st.prefix_pairs;
-      if (keeps_prefix(it->second.first, req.body)) ++st.prefix_stable_before;
-      if (keeps_prefix(it->second.second, out.forwarded)) ++st.prefix_stable_after;
+      if (keeps_prefix(it->second.first, sent)) ++st.prefix_stable_before;
+      if (keeps_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
     }
-    it->second = {req.body, out.forwarded};
+    it->second = {std::move(sent), std::move(forwarded)};
     if (on_request) on_request(out);
   }
   st.conversations = last_turn.size();

@@ -12,6 +12,8 @@
 #include <set>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/trace_formats.hpp"
 
@@ -60,6 +62,9 @@ struct replayed_request {
 // Whether `cur` forwards again, unchanged, the tools, system prompt and every
 // message of `prev` (both request bodies of one API).
 bool keeps_prefix(std::string_view prev, std::string_view cur);
+// The same on bodies already parsed by prefix_view (cache_control markers dropped).
+nlohmann::json prefix_view(std::string_view body);
+bool keeps_prefix(const nlohmann::json& prev, const nlohmann::json& cur);
 
 class replayer {
  public:
