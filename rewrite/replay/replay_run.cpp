@@ -54,9 +54,9 @@ nlohmann::json prefix_view(std::string_view body) {
   return j;
 }
 
-bool keeps_prefix(std::string_view prev, std::string_view cur) { return keeps_prefix(prefix_view(prev), prefix_view(cur)); }
+bool keeps_prefix(std::string_view prev, std::string_view cur) { return keeps_parsed_prefix(prefix_view(prev), prefix_view(cur)); }
 
-bool keeps_prefix(const nlohmann::json& prev, const nlohmann::json& cur) {
+bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur) {
   if (!prev.is_object() || !cur.is_object()) return false;
   auto same = [&](const char* key) {
     bool a = prev.contains(key), b = cur.contains(key);
@@ -118,8 +118,8 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     auto [it, first] = last_turn.try_emplace(out.conversation_key);
     if (!first) {
       ++st.prefix_pairs;
-      if (keeps_prefix(it->second.first, sent)) ++st.prefix_stable_before;
-      if (keeps_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
+      if (keeps_parsed_prefix(it->second.first, sent)) ++st.prefix_stable_before;
+      if (keeps_parsed_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
     }
     it->second = {std::move(sent), std::move(forwarded)};
     if (on_request) on_request(out);

@@ -64,7 +64,7 @@ struct replayed_request {
 bool keeps_prefix(std::string_view prev, std::string_view cur);
 // The same on bodies already parsed by prefix_view (cache_control markers dropped).
 nlohmann::json prefix_view(std::string_view body);
-bool keeps_prefix(const nlohmann::json& prev, const nlohmann::json& cur);
+bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur);
 
 class replayer {
  public:
