@@ -207,7 +207,16 @@ awaitable<void> exchange::forward(request_context& ctx, client_watch& watch) {
       co_return;  // read_whole_body answered the client
     }
     if (reusable) pool.release(std::move(reply.conn));
-    auto next = co_await page_in_hop(ctx, *whole, *body, hop, paging);
+    std::optional<std::string> next;
+    try {
+      next = co_await page_in_hop(ctx, *whole, *body, hop, paging);
+    } catch (const std::exception&) {
+      // An answer of a shape nothing expected: it goes to the client as the
+      // upstream sent it (fail-open), counted, never a 500 of ours.
+      svc_.metrics.rewrite_failures.labels({ctx.api, "answer_unparsed"}).inc();
+      paging.final_body.reset();
+      next.reset();
+    }
     end_upstream_span(up_span, status, paging.hop_usage);
     if (!next) {
       finish_paging(ctx, paging);

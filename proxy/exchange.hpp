@@ -24,7 +24,9 @@
 #include "proxy/proxy_error.hpp"
 #include "proxy/services.hpp"
 #include "rewrite/dialect.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
 #include "rewrite/page_in/page_in.hpp"
+#include "rewrite/sse/event_parser.hpp"
 #include "telemetry/span.hpp"
 #include "telemetry/trace_context.hpp"
 
@@ -126,6 +128,8 @@ class exchange {
   awaitable<void> stream_with_page_in(request_context& ctx, upstream_pool& pool, upstream_reply first,
                                       telemetry::span& first_span, client_watch& watch, const std::string& first_body);
   awaitable<bool> write_chunk(request_context& ctx, std::string_view data, bool last);
+  std::string filter_events(request_context& ctx, rewrite::stream_filter& filter, rewrite::sse::event_parser& events,
+                            std::string_view piece, bool& passthrough);
   void finish_paging(request_context& ctx, const page_in_state& paging);
   awaitable<void> respond(request_context& ctx, upstream_connection& conn,
                           http::response_parser<http::empty_body>& head, telemetry::span& upstream_span,

@@ -10,12 +10,14 @@
 #include "proxy/exchange.hpp"
 #include "proxy/exchange_detail.hpp"
 #include "rewrite/intercept/splice.hpp"
+#include "rewrite/json/checked.hpp"
 #include "rewrite/usage_observer.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
 constexpr std::uint64_t max_intercepted_body = 16ull << 20;
+constexpr std::chrono::milliseconds page_in_search_budget{2000};
 
 std::string_view result_label(const rewrite::page_result& r) {
   if (r.ok) return "ok";
@@ -36,27 +38,33 @@ awaitable<std::optional<std::string>> exchange::page_in_hop(request_context& ctx
                                                             http::response_parser<http::string_body>& answer,
                                                             const std::string& sent_body, int hop,
                                                             page_in_state& paging) {
-  auto response = nlohmann::json::parse(answer.get().body(), nullptr, false);
+  auto response = rewrite::checked::parse(answer.get().body());
   paging.hop_usage = {};
   if (!response.is_object()) co_return std::nullopt;  // not ours to touch: forwarded as it came
   paging.hop_usage = ctx.dialect->usage_from_response(response);
   auto calls = ctx.dialect->find_blob_calls(response, ctx.intercept_tool);
   const bool more_hops_allowed = hop < int(svc_.cfg.max_page_in_hops);
   if (calls.blob_calls.empty() || !more_hops_allowed) {
-    if (!calls.blob_calls.empty())  // the upstream ignored the last hop's tool_choice
+    bool changed = hop > 0;
+    if (!calls.blob_calls.empty()) {
+      // The upstream ignored the last hop's tool_choice: the client never
+      // defined read_blob, so those calls are taken out of its answer.
       svc_.metrics.page_ins.labels({ctx.api, "full", "hop_limit"}).inc(calls.blob_calls.size());
+      ctx.dialect->remove_blob_calls(response, ctx.intercept_tool);
+      changed = true;
+    }
     if (hop > 0) {
       // The final answer carries the usage of every hop.
-      rewrite::add_numbers(paging.usage_sum, response.value("usage", nlohmann::json::object()));
+      rewrite::add_numbers(paging.usage_sum, rewrite::checked::member(response, "usage"));
       response["usage"] = paging.usage_sum;
-      paging.final_body = response.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
+    if (changed) paging.final_body = rewrite::checked::dump(response);
     ctx.usage = ctx.dialect->usage_from_response(response);
     co_return std::nullopt;
   }
 
   auto results = co_await resolve_calls(ctx, calls.blob_calls, paging);
-  rewrite::add_numbers(paging.usage_sum, response.value("usage", nlohmann::json::object()));
+  rewrite::add_numbers(paging.usage_sum, rewrite::checked::member(response, "usage"));
   const bool last_hop = hop + 1 >= int(svc_.cfg.max_page_in_hops);
   auto next = ctx.dialect->continue_conversation(sent_body, response, ctx.intercept_tool, results, last_hop);
   if (!next) {
@@ -74,7 +82,7 @@ awaitable<std::vector<rewrite::call_result>> exchange::resolve_calls(request_con
   std::vector<rewrite::call_result> results;
   std::vector<std::pair<rewrite::page_result, std::uint64_t>> pages;  // with start time, for spans
   auto* store = svc_.store;
-  rewrite::page_limits limits{svc_.cfg.page_max_bytes};
+  auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
   const std::string tenant = ctx.tenant;
   auto& tracer = svc_.tracer;
   co_await asio::co_spawn(
@@ -90,6 +98,10 @@ awaitable<std::vector<rewrite::call_result>> exchange::resolve_calls(request_con
           std::string error;
           auto req = rewrite::parse_page_request(call.arguments, error);
           rewrite::page_result page;
+          // One call's search may not hold a store thread (and the offloads
+          // queued behind it) for long, whatever pattern the model sent.
+          const auto deadline = std::chrono::steady_clock::now() + page_in_search_budget;
+          limits.out_of_time = [deadline] { return std::chrono::steady_clock::now() > deadline; };
           if (req) page = rewrite::page_in(*store, tenant, *req, limits);
           else page.text = error;
           results.push_back({call.id, page.text, !page.ok});

@@ -18,10 +18,43 @@ using detail::is_stale_connection_error;
 using detail::timed;
 using detail::upstream_failure;
 
+namespace {
+// No API sends one SSE event this large; past it the stream is passed through.
+constexpr std::size_t max_pending_event = 16u << 20;
+}  // namespace
+
 bool exchange::stream_interceptable(const request_context& ctx, const http::response_parser<http::empty_body>& head) const {
   if (ctx.intercept_tool.empty() || !svc_.store || !ctx.dialect) return false;
   if (head.get().result_int() != 200) return false;
   return detail::response_body_kind(head.get()) == rewrite::usage_observer::body_kind::sse && rewrite::make_stream_filter(ctx.dialect->kind(), "") != nullptr;
+}
+
+// Feeds one piece of a hop's stream through the filter. An event the filter
+// cannot handle (an exception on a shape nobody expected), or an event larger
+// than any API sends, switches the stream to pass-through: from that event
+// on, the upstream's bytes reach the client as sent (fail-open) and it is
+// counted. Never an aborted stream for what we merely did not understand.
+std::string exchange::filter_events(request_context& ctx, rewrite::stream_filter& filter,
+                                    rewrite::sse::event_parser& events, std::string_view piece, bool& passthrough) {
+  std::string to_client;
+  events.feed(piece, [&](const rewrite::sse::event& e) {
+    if (passthrough) {
+      to_client += e.raw;
+      return;
+    }
+    try {
+      to_client += filter.on_event(e);
+    } catch (const std::exception&) {
+      passthrough = true;
+      to_client += e.raw;
+    }
+  });
+  if (!passthrough && events.pending().size() > max_pending_event) passthrough = true;
+  if (passthrough) {
+    to_client += events.pending();
+    svc_.metrics.rewrite_failures.labels({ctx.api, "stream_unparsed"}).inc();
+  }
+  return to_client;
 }
 
 awaitable<bool> exchange::write_chunk(request_context& ctx, std::string_view data, bool last) {
@@ -79,6 +112,7 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
     http::response_parser<http::buffer_body> parser{std::move(*reply.head)};
     rewrite::sse::event_parser events;
     std::optional<proxy_error> broke;
+    bool passthrough = false;  // the filter gave up on this stream: bytes go as they come
     while (!parser.is_done()) {
       parser.get().body().data = buffer.data();
       parser.get().body().size = buffer.size();
@@ -91,9 +125,8 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
         broke = upstream_failure(ec, "in the middle of the stream");
         break;
       }
-      std::string to_client;
-      events.feed(std::string_view(buffer.data(), buffer.size() - parser.get().body().size),
-                  [&](const rewrite::sse::event& e) { to_client += filter->on_event(e); });
+      const std::string_view piece(buffer.data(), buffer.size() - parser.get().body().size);
+      std::string to_client = passthrough ? std::string(piece) : filter_events(ctx, *filter, events, piece, passthrough);
       if (!co_await write_chunk(ctx, to_client, false)) break;
     }
     watch.guard(nullptr);
@@ -111,6 +144,12 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
     }
     end_upstream_span(up_span, 200, {});
     if (parser.keep_alive()) pool.release(std::move(reply.conn));
+    if (passthrough) {
+      // The upstream's own events, from the one we did not understand on,
+      // reached the client as sent, its end included: nothing to add.
+      co_await write_chunk(ctx, {}, true);
+      break;
+    }
 
     auto end = filter->end_hop();
     if (!end.complete) {

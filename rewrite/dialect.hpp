@@ -91,6 +91,10 @@ class dialect {
 
   // read_blob calls in a complete JSON response.
   virtual response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const = 0;
+  // Removes the read_blob calls from a final answer whose model ignored the
+  // last hop's tool_choice, so the client never sees a tool it did not define
+  // (the turn then ends as if the model had answered: stop / end_turn).
+  virtual void remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const = 0;
   // The next hop's request: the forwarded body with the assistant turn (its
   // read_blob calls only; client calls are dropped, the model re-issues them)
   // and the tool results appended. On the last hop, tool_choice forbids more

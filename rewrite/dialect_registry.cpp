@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/json/checked.hpp"
+
 namespace gistproxy::rewrite {
 namespace {
 
@@ -34,7 +36,7 @@ token_usage dialect::usage_from_response(std::string_view body) const {
                 return r.has_value();
               }).has_value();
   if (!ok || !usage) return {};
-  auto parsed = nlohmann::json::parse(body.substr(usage->begin, usage->size()), nullptr, false);
+  auto parsed = checked::parse(body.substr(usage->begin, usage->size()));
   if (parsed.is_discarded()) return {};
   return usage_from_response(nlohmann::json{{"usage", std::move(parsed)}});
 }

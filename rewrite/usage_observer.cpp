@@ -14,9 +14,13 @@ usage_observer::body_kind usage_observer::classify(std::string_view content_type
 void usage_observer::on_body(std::string_view bytes) {
   if (!dialect_) return;
   if (kind_ == body_kind::sse) {
+    if (sse_overflow_) return;
     sse_.feed(bytes, [&](const sse::event& e) {
       if (!e.comment_only) dialect_->usage_from_event(e.name, e.data, usage_);
     });
+    // An event larger than any API sends: stop observing (usage unknown)
+    // rather than buffer the stream.
+    if (sse_.pending().size() > max_json_bytes) sse_overflow_ = true, sse_ = {};
   } else if (kind_ == body_kind::json && !json_overflow_) {
     if (json_.size() + bytes.size() > max_json_bytes) {
       json_overflow_ = true;

@@ -30,6 +30,7 @@ class usage_observer {
   body_kind kind_;
   std::string json_;
   bool json_overflow_ = false;
+  bool sse_overflow_ = false;
   sse::event_parser sse_;
   token_usage usage_;
 };

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/json/checked.hpp"
+
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
 
@@ -44,19 +46,16 @@ std::optional<request_facts> chat_dialect::inspect(std::string_view body) const 
 
 token_usage chat_dialect::usage_from_response(const nlohmann::json& body) const {
   token_usage u;
-  if (!body.is_object()) return u;
-  auto it = body.find("usage");
-  if (it == body.end() || !it->is_object()) return u;
-  u.input_tokens = it->value("prompt_tokens", std::int64_t(-1));
-  u.output_tokens = it->value("completion_tokens", std::int64_t(-1));
+  const auto& usage = checked::member(body, "usage");
+  u.input_tokens = checked::integer_at(usage, "prompt_tokens").value_or(-1);
+  u.output_tokens = checked::integer_at(usage, "completion_tokens").value_or(-1);
   return u;
 }
 
 void chat_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
   // Only the include_usage chunk has a non-null usage; skip parsing the rest.
   if (data.find("\"usage\"") == std::string_view::npos || data.find("_tokens") == std::string_view::npos) return;
-  auto j = nlohmann::json::parse(data, nullptr, false);
-  auto u = usage_from_response(j);
+  auto u = usage_from_response(checked::parse(data));
   if (u.known()) usage = u;
 }
 

@@ -4,25 +4,23 @@
 
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
+#include "rewrite/json/checked.hpp"
 
 #include <map>
 
 namespace gistproxy::rewrite {
 namespace {
 
-std::int64_t as_int(const nlohmann::json& o, const char* key) {
-  auto it = o.find(key);
-  return it != o.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
-}
+std::int64_t as_int(const nlohmann::json& o, const char* key) { return checked::integer_at(o, key).value_or(0); }
 
 // Per the GenAI conventions, Anthropic input tokens include cache reads and writes.
 token_usage from_usage_object(const nlohmann::json& u) {
   token_usage out;
   if (!u.is_object()) return out;
-  if (u.contains("input_tokens"))
+  if (checked::integer_at(u, "input_tokens"))
     out.input_tokens = as_int(u, "input_tokens") + as_int(u, "cache_read_input_tokens") +
                        as_int(u, "cache_creation_input_tokens");
-  if (u.contains("output_tokens")) out.output_tokens = as_int(u, "output_tokens");
+  if (auto o = checked::integer_at(u, "output_tokens")) out.output_tokens = *o;
   return out;
 }
 
@@ -59,17 +57,16 @@ std::optional<request_facts> messages_dialect::inspect(std::string_view body) co
 }
 
 token_usage messages_dialect::usage_from_response(const nlohmann::json& body) const {
-  if (!body.is_object() || !body.contains("usage")) return {};
-  return from_usage_object(body["usage"]);
+  return from_usage_object(checked::member(body, "usage"));
 }
 
 void messages_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   if (event != "message_start" && event != "message_delta") return;
-  auto j = nlohmann::json::parse(data, nullptr, false);
+  auto j = checked::parse(data);
   if (!j.is_object()) return;
   // message_start carries input tokens; message_delta's usage is cumulative.
-  const auto& u = event == "message_start" ? j.value("message", nlohmann::json::object()).value("usage", nlohmann::json())
-                                           : j.value("usage", nlohmann::json());
+  const auto& u = event == "message_start" ? checked::member(checked::member(j, "message"), "usage")
+                                           : checked::member(j, "usage");
   auto got = from_usage_object(u);
   if (got.input_tokens >= 0 && (event == "message_start" || got.input_tokens > 0)) usage.input_tokens = got.input_tokens;
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;

@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/json/checked.hpp"
+
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
 
@@ -50,20 +52,16 @@ std::optional<request_facts> responses_dialect::inspect(std::string_view body) c
 
 token_usage responses_dialect::usage_from_response(const nlohmann::json& body) const {
   token_usage u;
-  if (!body.is_object()) return u;
-  auto it = body.find("usage");
-  if (it == body.end() || !it->is_object()) return u;
-  u.input_tokens = it->value("input_tokens", std::int64_t(-1));
-  u.output_tokens = it->value("output_tokens", std::int64_t(-1));
+  const auto& usage = checked::member(body, "usage");
+  u.input_tokens = checked::integer_at(usage, "input_tokens").value_or(-1);
+  u.output_tokens = checked::integer_at(usage, "output_tokens").value_or(-1);
   return u;
 }
 
 void responses_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   // Usage arrives once, on the terminal event's full response object.
   if (event != "response.completed" && event != "response.incomplete" && event != "response.failed") return;
-  auto j = nlohmann::json::parse(data, nullptr, false);
-  if (!j.is_object() || !j.contains("response")) return;
-  auto u = usage_from_response(j["response"]);
+  auto u = usage_from_response(checked::member(checked::parse(data), "response"));
   if (u.known()) usage = u;
 }
 

@@ -6,6 +6,7 @@
 
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -19,11 +20,11 @@ class chat_stream final : public stream_filter {
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
     if (e.data == "[DONE]") return {};
-    auto chunk = nlohmann::json::parse(e.data, nullptr, false);
+    auto chunk = checked::parse(e.data);
     if (!chunk.is_object() || chunk.contains("error")) return std::string(e.raw);
     if (id_.is_null()) {
-      id_ = chunk.value("id", nlohmann::json());
-      created_ = chunk.value("created", nlohmann::json());
+      id_ = checked::member(chunk, "id");
+      created_ = checked::member(chunk, "created");
       template_ = chunk;
     }
     bool changed = hop_ > 0;  // later hops keep the first hop's id and created
@@ -31,25 +32,27 @@ class chat_stream final : public stream_filter {
       add_numbers(usage_, *u);
       saw_usage_ = true;
     }
-    auto& choices = chunk["choices"];
-    if (!choices.is_array() || choices.empty()) return {};  // the usage chunk: sent once, at the end
-    auto& choice = choices[0];
-    if (!choice.value("finish_reason", nlohmann::json()).is_null()) {
+    if (!checked::member(chunk, "choices").is_array() || chunk["choices"].empty())
+      return {};  // the usage chunk: sent once, at the end
+    auto& choice = chunk["choices"][0];
+    if (!choice.is_object()) return std::string(e.raw);  // not a shape we know: passed on as sent
+    if (!checked::member(choice, "finish_reason").is_null()) {
       finish_reason_ = choice["finish_reason"];
       hop_finished_ = true;
       choice["finish_reason"] = nullptr;
       changed = true;
     }
-    auto& delta = choice["delta"];
+    nlohmann::json no_delta;
+    auto& delta = choice.contains("delta") ? choice["delta"] : no_delta;
     if (delta.is_object() && delta.contains("content") && delta["content"].is_string())
       text_ += delta["content"].get<std::string>();
     if (delta.is_object() && delta.contains("tool_calls") && delta["tool_calls"].is_array()) {
       for (const auto& frag : delta["tool_calls"]) {
-        auto& call = calls_[frag.value("index", 0)];
-        if (frag.contains("id") && frag["id"].is_string()) call.id = frag["id"];
-        const auto& fn = frag.value("function", nlohmann::json::object());
-        if (fn.contains("name") && fn["name"].is_string()) call.name += fn["name"].get<std::string>();
-        if (fn.contains("arguments") && fn["arguments"].is_string()) call.arguments += fn["arguments"].get<std::string>();
+        auto& call = calls_[checked::integer_at(frag, "index").value_or(0)];
+        if (checked::member(frag, "id").is_string()) call.id = frag["id"];
+        const auto& fn = checked::object_at(frag, "function");
+        call.name += checked::string_at(fn, "name");
+        call.arguments += checked::string_at(fn, "arguments");
       }
       delta.erase("tool_calls");  // all tool calls wait for the end of the turn
       changed = true;
@@ -57,7 +60,7 @@ class chat_stream final : public stream_filter {
     if (!changed) return std::string(e.raw);
     bool empty_delta = !delta.is_object() || delta.empty() ||
                        (delta.size() == 1 && delta.contains("content") && delta["content"].is_null());
-    if (empty_delta && choice.value("logprobs", nlohmann::json()).is_null()) return {};
+    if (empty_delta && checked::member(choice, "logprobs").is_null()) return {};
     chunk["id"] = id_;
     chunk["created"] = created_;
     return data_line(chunk);
@@ -116,8 +119,8 @@ class chat_stream final : public stream_filter {
   token_usage usage() const override {
     token_usage u;
     if (saw_usage_) {
-      u.input_tokens = usage_.value("prompt_tokens", std::int64_t(-1));
-      u.output_tokens = usage_.value("completion_tokens", std::int64_t(-1));
+      u.input_tokens = checked::integer_at(usage_, "prompt_tokens").value_or(-1);
+      u.output_tokens = checked::integer_at(usage_, "completion_tokens").value_or(-1);
     }
     return u;
   }
@@ -137,7 +140,7 @@ class chat_stream final : public stream_filter {
   nlohmann::json id_, created_, template_, usage_, finish_reason_;
   bool saw_usage_ = false;
   bool hop_finished_ = false;  // this hop's finish_reason chunk arrived
-  std::map<int, pending_call> calls_;
+  std::map<std::int64_t, pending_call> calls_;
   std::vector<pending_call> held_;
   std::string text_;
 };

@@ -7,6 +7,7 @@
 
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -17,25 +18,25 @@ class messages_stream final : public stream_filter {
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
-    auto data = nlohmann::json::parse(e.data, nullptr, false);
+    auto data = checked::parse(e.data);
     if (!data.is_object()) return std::string(e.raw);
-    const std::string type = data.value("type", std::string(e.name));
+    const std::string type = checked::string_at(data, "type", e.name);
     if (type == "message_start") {
-      if (auto u = data["message"].find("usage"); u != data["message"].end()) add_numbers(usage_, *u);
+      add_numbers(usage_, checked::member(checked::member(data, "message"), "usage"));
       turn_content_ = nlohmann::json::array();
       if (started_) return {};  // one message_start per client stream
       started_ = true;
-      message_ = data["message"];
+      message_ = checked::member(data, "message");
       return std::string(e.raw);
     }
     if (type == "content_block_start") {
-      int upstream_index = data.value("index", 0);
-      auto block = data["content_block"];
+      auto upstream_index = checked::integer_at(data, "index").value_or(0);
+      const auto& block = checked::object_at(data, "content_block");
       auto& b = blocks_[upstream_index];
       b = {};
       b.block = block;
-      const bool tool_use = block.value("type", "") == "tool_use";
-      b.ours = tool_use && block.value("name", "") == tool_;
+      const bool tool_use = checked::string_is(block, "type", "tool_use");
+      b.ours = tool_use && checked::string_is(block, "name", tool_);
       b.held = tool_use && !b.ours;
       if (b.ours || b.held) {
         b.events.push_back(data);
@@ -46,7 +47,7 @@ class messages_stream final : public stream_filter {
       return sse_event("content_block_start", data.dump());
     }
     if (type == "content_block_delta" || type == "content_block_stop") {
-      auto it = blocks_.find(data.value("index", 0));
+      auto it = blocks_.find(checked::integer_at(data, "index").value_or(0));
       if (it == blocks_.end()) return std::string(e.raw);
       auto& b = it->second;
       accumulate(b, data);
@@ -60,9 +61,9 @@ class messages_stream final : public stream_filter {
       return sse_event(type, data.dump());
     }
     if (type == "message_delta") {
-      stop_reason_ = data["delta"].value("stop_reason", nlohmann::json());
+      stop_reason_ = checked::member(checked::member(data, "delta"), "stop_reason");
       last_delta_ = data;
-      if (auto u = data.find("usage"); u != data.end()) hop_output_ = u->value("output_tokens", 0);
+      if (auto n = checked::integer_at(checked::member(data, "usage"), "output_tokens")) hop_output_ = *n;
       ended_turn_ = true;
       return {};
     }
@@ -74,9 +75,9 @@ class messages_stream final : public stream_filter {
     hop_end end;
     end.complete = ended_turn_;
     for (const auto& [index, b] : blocks_)
-      if (b.ours) end.calls.push_back({b.block.value("id", ""), b.input_json.empty() ? "{}" : b.input_json});
+      if (b.ours) end.calls.push_back({checked::string_at(b.block, "id"), b.input_json.empty() ? "{}" : b.input_json});
     end.response = {{"content", turn_content_}};
-    output_sum_ += hop_output_;
+    if (__builtin_add_overflow(output_sum_, hop_output_, &output_sum_)) output_sum_ = INT64_MAX;
     hop_output_ = 0;
     blocks_.clear();
     ended_turn_ = false;
@@ -90,16 +91,17 @@ class messages_stream final : public stream_filter {
       int index = next_index_++;
       for (auto& ev : b.events) {
         ev["index"] = index;
-        out += sse_event(ev.value("type", ""), ev.dump());
+        out += sse_event(checked::string_at(ev, "type"), checked::dump(ev));
       }
     }
     held_.clear();
     nlohmann::json delta = last_delta_.is_object() ? last_delta_
                                                    : nlohmann::json{{"type", "message_delta"},
                                                                     {"delta", {{"stop_reason", stop_reason_}, {"stop_sequence", nullptr}}}};
+    if (!checked::member(delta, "usage").is_object()) delta["usage"] = nlohmann::json::object();
     delta["usage"]["output_tokens"] = output_sum_;  // cumulative over the whole client turn
     if (usage_.is_object() && usage_.contains("input_tokens")) delta["usage"]["input_tokens"] = usage_["input_tokens"];
-    out += sse_event("message_delta", delta.dump());
+    out += sse_event("message_delta", checked::dump(delta));
     out += sse_event("message_stop", R"({"type":"message_stop"})");
     return out;
   }
@@ -107,7 +109,7 @@ class messages_stream final : public stream_filter {
   token_usage usage() const override {
     token_usage u;
     if (usage_.is_object()) {
-      auto n = [&](const char* k) { return usage_.contains(k) && usage_[k].is_number_integer() ? usage_[k].get<std::int64_t>() : 0; };
+      auto n = [&](const char* k) { return checked::integer_at(usage_, k).value_or(0); };
       u.input_tokens = n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens");
     }
     u.output_tokens = output_sum_;
@@ -130,24 +132,23 @@ class messages_stream final : public stream_filter {
   };
 
   static void accumulate(block_state& b, const nlohmann::json& data) {
-    if (!data.contains("delta")) return;
-    const auto& d = data["delta"];
-    auto kind = d.value("type", "");
-    if (kind == "text_delta") b.text += d.value("text", "");
-    else if (kind == "input_json_delta") b.input_json += d.value("partial_json", "");
-    else if (kind == "thinking_delta") b.thinking += d.value("thinking", "");
-    else if (kind == "signature_delta") b.signature += d.value("signature", "");
+    const auto& d = checked::member(data, "delta");
+    auto kind = checked::string_at(d, "type");
+    if (kind == "text_delta") b.text += checked::string_at(d, "text");
+    else if (kind == "input_json_delta") b.input_json += checked::string_at(d, "partial_json");
+    else if (kind == "thinking_delta") b.thinking += checked::string_at(d, "thinking");
+    else if (kind == "signature_delta") b.signature += checked::string_at(d, "signature");
   }
 
   static nlohmann::json final_block(const block_state& b) {
     auto block = b.block;
-    auto kind = block.value("type", "");
-    if (kind == "text") block["text"] = block.value("text", "") + b.text;
+    auto kind = checked::string_at(block, "type");
+    if (kind == "text") block["text"] = checked::string_at(block, "text") + b.text;
     else if (kind == "thinking") {
-      block["thinking"] = block.value("thinking", "") + b.thinking;
-      block["signature"] = block.value("signature", "") + b.signature;
+      block["thinking"] = checked::string_at(block, "thinking") + b.thinking;
+      block["signature"] = checked::string_at(block, "signature") + b.signature;
     } else if (kind == "tool_use") {
-      auto input = nlohmann::json::parse(b.input_json.empty() ? "{}" : b.input_json, nullptr, false);
+      auto input = checked::parse(b.input_json.empty() ? "{}" : b.input_json);
       block["input"] = input.is_discarded() ? nlohmann::json::object() : input;
     }
     return block;
@@ -156,7 +157,7 @@ class messages_stream final : public stream_filter {
   std::string tool_;
   bool started_ = false, ended_turn_ = false;
   nlohmann::json message_, usage_, last_delta_, stop_reason_, turn_content_ = nlohmann::json::array();
-  std::map<int, block_state> blocks_;
+  std::map<std::int64_t, block_state> blocks_;
   std::vector<block_state> held_;
   int next_index_ = 0;
   std::int64_t hop_output_ = 0, output_sum_ = 0;

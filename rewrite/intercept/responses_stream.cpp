@@ -7,6 +7,7 @@
 
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -21,35 +22,36 @@ class responses_stream final : public stream_filter {
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
-    auto data = nlohmann::json::parse(e.data, nullptr, false);
+    auto data = checked::parse(e.data);
     if (!data.is_object()) return std::string(e.raw);
-    const std::string type = data.value("type", std::string(e.name));
+    const std::string type = checked::string_at(data, "type", e.name);
     if (type == "response.created" || type == "response.in_progress" || type == "response.queued") {
-      if (type == "response.created" && first_response_.is_null()) first_response_ = data["response"];
+      if (type == "response.created" && first_response_.is_null()) first_response_ = checked::member(data, "response");
       if (hop_ > 0) return {};
       return emit(type, data);
     }
     if (is_terminal(type)) {
       terminal_type_ = type;
       hop_terminal_ = true;
-      last_response_ = data["response"];
-      if (auto u = last_response_.find("usage"); u != last_response_.end()) add_numbers(usage_, *u);
-      hop_output_ = last_response_.value("output", nlohmann::json::array());
+      last_response_ = checked::member(data, "response");
+      add_numbers(usage_, checked::member(last_response_, "usage"));
+      hop_output_ = checked::array_at(last_response_, "output");
       return {};
     }
-    if (!data.contains("output_index")) return emit(type, data);
-    int upstream_index = data.value("output_index", 0);
+    auto output_index = checked::integer_at(data, "output_index");
+    if (!output_index) return emit(type, data);
+    auto upstream_index = *output_index;
     auto& item = items_[upstream_index];
     if (type == "response.output_item.added") {
-      const auto& it = data["item"];
-      bool call = it.value("type", "") == "function_call";
-      item.ours = call && it.value("name", "") == tool_;
+      const auto& it = checked::member(data, "item");
+      bool call = checked::string_is(it, "type", "function_call");
+      item.ours = call && checked::string_is(it, "name", tool_);
       item.held = call && !item.ours;
       if (!item.ours && !item.held) item.client_index = next_index_++;
     }
     if (type == "response.output_item.done") {
-      item.done = data["item"];
-      if (!item.ours) client_output_.push_back(data["item"]);
+      item.done = checked::member(data, "item");
+      if (!item.ours) client_output_.push_back(item.done);
     }
     if (item.ours) return {};
     if (item.held) {
@@ -66,8 +68,8 @@ class responses_stream final : public stream_filter {
     hop_terminal_ = false;
     for (const auto& [index, it] : items_)
       if (it.ours && it.done.is_object())
-        end.calls.push_back({it.done.value("call_id", ""), it.done.value("arguments", "{}")});
-    end.response = {{"id", last_response_.is_object() ? last_response_.value("id", nlohmann::json()) : nlohmann::json()},
+        end.calls.push_back({checked::string_at(it.done, "call_id"), checked::string_at(it.done, "arguments", "{}")});
+    end.response = {{"id", checked::member(last_response_, "id")},
                     {"output", hop_output_}};
     held_.clear();
     for (auto& [index, it] : items_)
@@ -77,7 +79,7 @@ class responses_stream final : public stream_filter {
       held_.clear();
       nlohmann::json kept = nlohmann::json::array();
       for (const auto& o : client_output_)
-        if (o.value("type", "") != "function_call") kept.push_back(o);
+        if (!checked::string_is(o, "type", "function_call")) kept.push_back(o);
       client_output_ = std::move(kept);
     }
     items_.clear();
@@ -91,10 +93,11 @@ class responses_stream final : public stream_filter {
       int index = next_index_++;
       for (auto& ev : it.events) {
         ev["output_index"] = index;
-        out += emit(ev.value("type", ""), ev);
+        out += emit(checked::string_at(ev, "type"), ev);
       }
     }
     auto response = last_response_.is_object() ? last_response_ : first_response_;
+    if (!response.is_object()) response = nlohmann::json::object();
     if (first_response_.is_object() && first_response_.contains("id")) response["id"] = first_response_["id"];
     response["output"] = client_output_;
     if (usage_.is_object()) response["usage"] = usage_;
@@ -106,8 +109,8 @@ class responses_stream final : public stream_filter {
   token_usage usage() const override {
     token_usage u;
     if (usage_.is_object()) {
-      u.input_tokens = usage_.value("input_tokens", std::int64_t(-1));
-      u.output_tokens = usage_.value("output_tokens", std::int64_t(-1));
+      u.input_tokens = checked::integer_at(usage_, "input_tokens").value_or(-1);
+      u.output_tokens = checked::integer_at(usage_, "output_tokens").value_or(-1);
     }
     return u;
   }
@@ -130,7 +133,7 @@ class responses_stream final : public stream_filter {
 
   std::string emit(const std::string& type, nlohmann::json data) {
     data["sequence_number"] = sequence_++;  // monotonic across hops
-    return sse_event(type, data.dump());
+    return sse_event(type, checked::dump(data));
   }
 
   std::string tool_;
@@ -140,7 +143,7 @@ class responses_stream final : public stream_filter {
   nlohmann::json client_output_ = nlohmann::json::array();
   std::string terminal_type_;
   bool hop_terminal_ = false;  // this hop's response.completed (or incomplete/failed) arrived
-  std::map<int, item_state> items_;
+  std::map<std::int64_t, item_state> items_;
   std::vector<item_state> held_;
 };
 

@@ -59,8 +59,13 @@ void add_numbers(nlohmann::json& into, const nlohmann::json& from) {
   if (!into.is_object()) into = nlohmann::json::object();
   for (auto it = from.begin(); it != from.end(); ++it) {
     auto& target = into[it.key()];
-    if (it->is_number_integer() && (target.is_null() || target.is_number_integer()))
-      target = (target.is_null() ? 0 : target.get<std::int64_t>()) + it->get<std::int64_t>();
+    if (it->is_number_integer() && (target.is_null() || target.is_number_integer())) {
+      // Saturating: counts from the upstream are not trusted to stay small.
+      std::int64_t sum = 0;
+      if (__builtin_add_overflow(target.is_null() ? 0 : target.get<std::int64_t>(), it->get<std::int64_t>(), &sum))
+        sum = INT64_MAX;
+      target = sum;
+    }
     else if (it->is_object())
       add_numbers(target, *it);
     else if (target.is_null())

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "rewrite/json/checked.hpp"
 #include "rewrite/sse/event_parser.hpp"
 
 namespace gistproxy::rewrite {
@@ -9,13 +10,17 @@ namespace {
 
 using nlohmann::json;
 
+// Indices come from the upstream: a block or call index past this is not
+// assembled (a hostile index must not make us allocate millions of slots).
+constexpr std::int64_t max_index = 4096;
+
 // Every event's data parsed as JSON (skips [DONE], comments and non-JSON data).
 std::vector<std::pair<std::string, json>> parsed_events(std::string_view text) {
   std::vector<std::pair<std::string, json>> out;
   sse::event_parser parser;
   auto on_event = [&](const sse::event& e) {
     if (e.comment_only || e.data.empty() || e.data == "[DONE]") return;
-    auto j = json::parse(e.data, nullptr, false);
+    auto j = checked::parse(e.data);
     if (!j.is_discarded() && j.is_object()) out.emplace_back(std::string(e.name), std::move(j));
   };
   parser.feed(text, on_event);
@@ -52,7 +57,8 @@ std::optional<json> assemble_chat(const std::vector<std::pair<std::string, json>
       append_string(msg, "content", d.value("content", json()));
       append_string(msg, "refusal", d.value("refusal", json()));
       for (const auto& tc : d.value("tool_calls", json::array())) {
-        auto ti = tc.value("index", std::int64_t(0));
+        auto ti = checked::integer_at(tc, "index").value_or(0);
+        if (ti < 0 || ti >= max_index) continue;
         if (!msg.contains("tool_calls")) msg["tool_calls"] = json::array();
         auto& calls = msg["tool_calls"];
         while (std::int64_t(calls.size()) <= ti)
@@ -86,7 +92,8 @@ std::optional<json> assemble_messages(const std::vector<std::pair<std::string, j
     }
     if (message.is_null()) continue;
     auto& content = message["content"];
-    auto index = e.value("index", std::int64_t(-1));
+    auto index = checked::integer_at(e, "index").value_or(-1);
+    if (index >= max_index) continue;
     if (type == "content_block_start" && index >= 0) {
       while (std::int64_t(content.size()) <= index) content.push_back(json::object());
       content[std::size_t(index)] = e.value("content_block", json::object());
@@ -103,7 +110,7 @@ std::optional<json> assemble_messages(const std::vector<std::pair<std::string, j
         block["citations"].push_back(d["citation"]);
       }
     } else if (type == "content_block_stop" && partial_json.count(index) && index < std::int64_t(content.size())) {
-      auto input = json::parse(partial_json[index], nullptr, false);
+      auto input = checked::parse(partial_json[index]);
       content[std::size_t(index)]["input"] = input.is_discarded() ? json(partial_json[index]) : input;
     } else if (type == "message_delta") {
       const auto delta = e.value("delta", json::object());  // items() must not outlive it
@@ -138,11 +145,17 @@ bool looks_like_sse(std::string_view body) {
 }
 
 std::optional<nlohmann::json> assemble_stream(api_kind api, std::string_view sse_text) {
-  auto events = parsed_events(sse_text);
-  switch (api) {
-    case api_kind::chat: return assemble_chat(events);
-    case api_kind::messages: return assemble_messages(events);
-    case api_kind::responses: return assemble_responses(events);
+  // The events are the upstream's: any shape the assembly does not expect
+  // (a member of another type) means "not assembled", never an exception
+  // escaping into the recorder's thread.
+  try {
+    auto events = parsed_events(sse_text);
+    switch (api) {
+      case api_kind::chat: return assemble_chat(events);
+      case api_kind::messages: return assemble_messages(events);
+      case api_kind::responses: return assemble_responses(events);
+    }
+  } catch (const nlohmann::json::exception&) {
   }
   return std::nullopt;
 }
