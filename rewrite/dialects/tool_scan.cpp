@@ -102,9 +102,9 @@ bool collect_tools(json::cursor& c, request_scan& out) {
 
 std::string read_blob_description() {
   return "Read a tool output that gistproxy moved out of the conversation to save context. Pass the handle "
-         "shown in the reference. With no other argument it returns the exact bytes (large outputs in pages); "
-         "with pattern (a POSIX extended regex) the matching lines, numbered; with start_line/end_line that "
-         "range of lines, numbered.";
+         "shown in the reference. With no other argument it returns the exact bytes (large outputs in pages; "
+         "offset reads on); with pattern (an RE2 regex) the matching lines, numbered; with start_line/end_line "
+         "that range of lines, numbered.";
 }
 
 std::string read_blob_parameters_schema() {
@@ -112,7 +112,8 @@ std::string read_blob_parameters_schema() {
          R"J("pattern":{"type":"string","description":"regex; return only matching lines"},)J"
          R"J("start_line":{"type":"integer","description":"first line to return, 1-based"},)J"
          R"J("end_line":{"type":"integer","description":"last line to return, inclusive"},)J"
-         R"J("context_lines":{"type":"integer","description":"lines of context around each pattern match"}},)J"
+         R"J("context_lines":{"type":"integer","description":"lines of context around each pattern match"},)J"
+         R"J("offset":{"type":"integer","description":"byte offset to read on from, as a previous page said"}},)J"
          R"J("required":["handle"]})J";
 }
 

@@ -6,6 +6,7 @@
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/gist/reference.hpp"
 #include "rewrite/offload/base64.hpp"
+#include "rewrite/text/utf8.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -99,6 +100,9 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     c.decoded = true;
     bool lossy = false;
     bool ok = c.out->image ? base64_decode(c.out->raw, c.bytes) : json::unescape(c.out->raw, c.bytes, &lossy);
+    // Text that is not UTF-8 could not be paged back exactly inside the
+    // API's JSON: it stays inline, as the client sent it.
+    if (ok && !c.out->image && !text::is_valid_utf8(c.bytes)) lossy = true;
     if (!ok || lossy) {
       c.bytes.clear();
       ++report.skipped_lossy;

@@ -47,7 +47,7 @@ struct rewrite_report {
   std::vector<offload_record> offloads;
   std::size_t outputs_seen = 0;
   std::size_t skipped_too_large = 0;  // over --max-blob-bytes: left inline, never truncated
-  std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, bad base64)
+  std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
   bool tool_injected = false;
   std::string tool_name;              // read_blob's name in this request

@@ -1,10 +1,15 @@
 #include "rewrite/page_in/page_in.hpp"
 
-#include <regex.h>
+#include <re2/re2.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <vector>
+
+#include "rewrite/json/checked.hpp"
+#include "rewrite/offload/base64.hpp"
+#include "rewrite/text/utf8.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -25,13 +30,8 @@ struct line_index {
   }
 };
 
-void append_numbered(std::string& out, std::size_t number, char sep, std::string_view line) {
-  out += std::to_string(number);
-  out += sep;
-  out += ' ';
-  out += line;
-  out += '\n';
-}
+// How often (in lines) a scan asks whether its time is up.
+constexpr std::size_t deadline_check_lines = 1024;
 
 std::string error_text(blob_error e, std::string_view handle, std::string_view detail) {
   std::string h(handle);
@@ -54,6 +54,186 @@ std::string error_text(blob_error e, std::string_view handle, std::string_view d
   }
 }
 
+// Appends "N: line" (':' for a match or range line, '-' for context). A line
+// longer than the room left is cut on a character boundary and says where it
+// continues (a byte offset for read_blob's `offset`). Returns false when
+// nothing more fits.
+bool append_numbered(std::string& out, std::size_t number, char sep, std::string_view line, std::size_t line_offset,
+                     std::uint64_t page_max, std::uint64_t& bytes_returned) {
+  std::string head = std::to_string(number) + sep + ' ';
+  if (out.size() + head.size() + line.size() + 1 <= page_max) {
+    out += head;
+    out += line;
+    out += '\n';
+    bytes_returned += line.size() + 1;
+    return true;
+  }
+  const std::size_t room = page_max > out.size() + head.size() ? page_max - out.size() - head.size() : 0;
+  const std::size_t shown = text::utf8_floor(line, std::min(room, line.size()));
+  if (shown == 0 && !out.empty()) return false;
+  out += head;
+  out += line.substr(0, shown);
+  out += "\n[read_blob: line " + std::to_string(number) + " is " + std::to_string(line.size()) + " bytes, longer than a page; " +
+         "read it on with offset=" + std::to_string(line_offset + shown) + "]\n";
+  bytes_returned += shown;
+  return false;
+}
+
+// Full mode: the exact bytes, or one page of them from `offset`, cut after a
+// newline where one falls in the page, else on a character boundary.
+page_result page_bytes(page_result r, std::string_view bytes, std::uint64_t offset, const page_limits& limits) {
+  if (offset == 0 && bytes.size() <= limits.page_max_bytes) {
+    r.text = std::string(bytes);  // the exact bytes, nothing added
+    r.bytes_returned = bytes.size();
+    r.ok = true;
+    return r;
+  }
+  if (offset > bytes.size()) {
+    r.text = "read_blob error: offset " + std::to_string(offset) + " is past the end; the output has " +
+             std::to_string(bytes.size()) + " bytes.";
+    return r;
+  }
+  std::size_t from = std::size_t(offset);
+  while (from < bytes.size() && (static_cast<unsigned char>(bytes[from]) & 0xC0) == 0x80) ++from;  // whole characters
+  std::size_t end = bytes.size();
+  if (bytes.size() - from > limits.page_max_bytes) {
+    auto window = bytes.substr(from, limits.page_max_bytes);
+    auto nl = window.rfind('\n');
+    end = nl != std::string_view::npos ? from + nl + 1 : text::utf8_floor(bytes, from + limits.page_max_bytes);
+    if (end <= from) end = text::utf8_floor(bytes, from + std::max<std::uint64_t>(limits.page_max_bytes, 4));
+  }
+  const std::size_t first_line = std::size_t(std::count(bytes.begin(), bytes.begin() + from, '\n')) + 1;
+  const std::size_t last_line = first_line + std::size_t(std::count(bytes.begin() + from, bytes.begin() + end, '\n')) -
+                                (end > from && bytes[end - 1] == '\n' ? 1 : 0);
+  r.text = std::string(bytes.substr(from, end - from));
+  r.bytes_returned = end - from;
+  r.ok = true;
+  if (from == 0 && end == bytes.size()) return r;
+  r.text += "\n[read_blob: bytes " + std::to_string(from) + "-" + std::to_string(end) + " of " + std::to_string(bytes.size()) +
+            " (lines " + std::to_string(first_line) + "-" + std::to_string(last_line) + ").";
+  if (end < bytes.size()) {
+    r.text += " Read on with offset=" + std::to_string(end);
+    if (bytes[end - 1] == '\n') r.text += " or start_line=" + std::to_string(last_line + 1);
+    r.text += ", or search with pattern=.";
+  }
+  r.text += "]";
+  return r;
+}
+
+page_result page_range(page_result r, std::string_view bytes, const page_request& req, const page_limits& limits) {
+  line_index lines(bytes);
+  const std::size_t total = lines.count();
+  std::int64_t first = std::max<std::int64_t>(1, req.start_line.value_or(1));
+  std::int64_t last = std::min<std::int64_t>(std::int64_t(total), req.end_line.value_or(std::int64_t(total)));
+  if (total == 0 || first > std::int64_t(total) || first > last) {
+    r.text = "read_blob error: lines " + std::to_string(first) + "-" + std::to_string(last) +
+             " are out of range; the output has " + std::to_string(total) + " lines.";
+    return r;
+  }
+  std::string out;
+  std::int64_t shown_last = first - 1;
+  for (std::int64_t i = first; i <= last; ++i) {
+    const auto index = std::size_t(i - 1);
+    const bool whole = append_numbered(out, std::size_t(i), ':', lines.line(bytes, index), lines.starts[index],
+                                       limits.page_max_bytes, r.bytes_returned);
+    if (!whole) break;
+    shown_last = i;
+  }
+  r.text = "[lines " + std::to_string(first) + "-" + std::to_string(std::max(shown_last, first)) + " of " +
+           std::to_string(total) + "]\n" + out;
+  if (shown_last < last)
+    r.text += "[read_blob: page limit reached; continue with start_line=" + std::to_string(shown_last + 1) + "]";
+  r.ok = true;
+  return r;
+}
+
+// RE2: linear time in the text, bounded memory, no recursion on the pattern;
+// patterns it cannot run in linear time (backreferences) fail to compile.
+std::unique_ptr<RE2> compile_pattern(const std::string& pattern, const page_limits& limits, std::string& error) {
+  if (pattern.size() > limits.max_pattern_bytes) {
+    error = "read_blob error: the pattern is " + std::to_string(pattern.size()) + " bytes; at most " +
+            std::to_string(limits.max_pattern_bytes) + " are accepted. Use a shorter pattern.";
+    return nullptr;
+  }
+  RE2::Options options;
+  options.set_log_errors(false);
+  options.set_max_mem(std::int64_t(limits.regex_max_mem));
+  auto re = std::make_unique<RE2>(pattern, options);
+  if (!re->ok()) {
+    error = "read_blob error: bad pattern: " + re->error() +
+            " (RE2 syntax: no backreferences or lookaround; use a plain substring or character classes).";
+    return nullptr;
+  }
+  return re;
+}
+
+page_result page_pattern(page_result r, std::string_view bytes, const page_request& req, const page_limits& limits) {
+  std::string error;
+  auto re = compile_pattern(*req.pattern, limits, error);
+  if (!re) {
+    r.text = std::move(error);
+    return r;
+  }
+  line_index lines(bytes);
+  const std::size_t total = lines.count();
+  const std::size_t context = std::size_t(std::clamp<std::int64_t>(req.context_lines, 0, std::int64_t(limits.max_context_lines)));
+  std::vector<std::size_t> matches;
+  std::size_t match_count = 0, scanned = 0;
+  for (; scanned < total; ++scanned) {
+    if (scanned % deadline_check_lines == 0 && scanned > 0 && limits.out_of_time && limits.out_of_time()) break;
+    auto line = lines.line(bytes, scanned);
+    if (RE2::PartialMatch(re2::StringPiece(line.data(), line.size()), *re)) {
+      ++match_count;
+      if (matches.size() < limits.max_matches) matches.push_back(scanned);
+    }
+  }
+  std::string out;
+  std::size_t printed_until = 0;  // next line index not yet printed
+  bool truncated = false;
+  for (std::size_t m : matches) {
+    std::size_t from = m >= context ? m - context : 0, to = std::min(total - 1, m + context);
+    if (from > printed_until && !out.empty()) out += "--\n";
+    for (std::size_t i = std::max(from, printed_until); i <= to && !truncated; ++i)
+      truncated = !append_numbered(out, i + 1, i == m ? ':' : '-', lines.line(bytes, i), lines.starts[i],
+                                   limits.page_max_bytes, r.bytes_returned);
+    if (truncated) break;
+    printed_until = to + 1;
+  }
+  // The pattern is the model's: quoted back as JSON would quote it.
+  std::string quoted = checked::dump(nlohmann::json(text::is_valid_utf8(*req.pattern) ? *req.pattern : std::string("?")));
+  r.text = "[" + std::to_string(match_count) + " of " + std::to_string(scanned < total ? scanned : total) +
+           " lines match " + quoted;
+  if (matches.size() < match_count || truncated) r.text += "; showing the first " + std::to_string(matches.size());
+  if (scanned < total)
+    r.text += "; search stopped at line " + std::to_string(scanned) + " of " + std::to_string(total) +
+              " (time budget): narrow it with start_line/end_line";
+  r.text += "]\n" + out;
+  r.ok = true;
+  return r;
+}
+
+// A JSON integer, a float (truncated) or a numeric string; clamped to a
+// range where arithmetic on it cannot overflow.
+std::optional<std::int64_t> integer_argument(const nlohmann::json& j, const char* key, std::string& error) {
+  constexpr std::int64_t bound = std::int64_t(1) << 53;
+  const auto& v = checked::member(j, key);
+  if (v.is_null()) return std::nullopt;
+  if (auto i = checked::integer_at(j, key)) return std::clamp(*i, -bound, bound);
+  if (v.is_number_float() && std::isfinite(v.get<double>()))
+    return std::int64_t(std::clamp(v.get<double>(), -double(bound), double(bound)));
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    try {
+      std::size_t used = 0;
+      auto n = std::stoll(s, &used);
+      if (used == s.size()) return std::clamp<std::int64_t>(n, -bound, bound);
+    } catch (const std::exception&) {
+    }
+  }
+  error = std::string("read_blob error: \"") + key + "\" must be an integer.";
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string_view page_mode_name(page_mode m) {
@@ -66,38 +246,24 @@ std::string_view page_mode_name(page_mode m) {
 }
 
 std::optional<page_request> parse_page_request(std::string_view arguments_json, std::string& error) {
-  auto j = nlohmann::json::parse(arguments_json, nullptr, false);
+  auto j = checked::parse(arguments_json);
   if (!j.is_object()) {
     error = "read_blob error: arguments must be a JSON object like {\"handle\": \"…\"}.";
     return std::nullopt;
   }
   page_request r;
-  auto handle = j.find("handle");
-  if (handle == j.end() || !handle->is_string()) {
+  const auto& handle = checked::member(j, "handle");
+  if (!handle.is_string()) {
     error = "read_blob error: the \"handle\" argument (a string) is required.";
     return std::nullopt;
   }
-  r.handle = handle->get<std::string>();
+  r.handle = handle.get<std::string>();
   for (auto& ch : r.handle) ch = char(std::tolower(static_cast<unsigned char>(ch)));
-  auto integer = [&](const char* key) -> std::optional<std::int64_t> {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return std::nullopt;
-    if (it->is_number_integer()) return it->get<std::int64_t>();
-    if (it->is_number_float()) return std::int64_t(it->get<double>());
-    if (it->is_string()) {
-      try {
-        return std::stoll(it->get<std::string>());
-      } catch (...) {
-      }
-    }
-    error = std::string("read_blob error: \"") + key + "\" must be an integer.";
-    return std::nullopt;
-  };
-  if (auto it = j.find("pattern"); it != j.end() && it->is_string() && !it->get<std::string>().empty())
-    r.pattern = it->get<std::string>();
-  r.start_line = integer("start_line");
-  r.end_line = integer("end_line");
-  if (auto c = integer("context_lines")) r.context_lines = *c;
+  if (auto p = checked::string_at(j, "pattern"); !p.empty()) r.pattern = std::move(p);
+  r.start_line = integer_argument(j, "start_line", error);
+  r.end_line = integer_argument(j, "end_line", error);
+  r.offset = integer_argument(j, "offset", error);
+  if (auto c = integer_argument(j, "context_lines", error)) r.context_lines = *c;
   if (!error.empty()) return std::nullopt;
   return r;
 }
@@ -120,98 +286,26 @@ page_result page_in(blob_store& store, std::string_view tenant, const page_reque
   }
   r.hash = got.meta.hash;
   r.tool_name = got.meta.tool_name;
-  const std::string_view bytes = got.bytes;
-
-  if (r.mode == page_mode::full) {
-    if (bytes.size() <= limits.page_max_bytes) {
-      r.text = got.bytes;  // the exact bytes, nothing added
-      r.bytes_returned = bytes.size();
-      r.ok = true;
-      return r;
-    }
-    auto cut = bytes.substr(0, limits.page_max_bytes).rfind('\n');
-    std::size_t end = cut == std::string_view::npos ? limits.page_max_bytes : cut + 1;
-    line_index lines(bytes.substr(0, end));
-    r.text = std::string(bytes.substr(0, end));
-    r.text += "\n[read_blob: first " + std::to_string(end) + " of " + std::to_string(bytes.size()) +
-              " bytes (lines 1-" + std::to_string(lines.count()) + "). Read on with start_line=" +
-              std::to_string(lines.count() + 1) + ", or search with pattern=.]";
-    r.bytes_returned = end;
-    r.ok = true;
-    return r;
-  }
-
-  line_index lines(bytes);
-  const std::size_t total = lines.count();
-  if (r.mode == page_mode::range) {
-    std::int64_t first = std::max<std::int64_t>(1, req.start_line.value_or(1));
-    std::int64_t last = std::min<std::int64_t>(std::int64_t(total), req.end_line.value_or(std::int64_t(total)));
-    if (total == 0 || first > std::int64_t(total) || first > last) {
-      r.text = "read_blob error: lines " + std::to_string(first) + "-" + std::to_string(last) +
-               " are out of range; the output has " + std::to_string(total) + " lines.";
-      return r;
-    }
-    std::string out;
-    std::int64_t shown_last = first - 1;
-    for (std::int64_t i = first; i <= last; ++i) {
-      auto line = lines.line(bytes, std::size_t(i - 1));
-      if (out.size() + line.size() > limits.page_max_bytes && i > first) break;
-      append_numbered(out, std::size_t(i), ':', line);
-      r.bytes_returned += line.size() + 1;
-      shown_last = i;
-    }
-    r.text = "[lines " + std::to_string(first) + "-" + std::to_string(shown_last) + " of " + std::to_string(total) + "]\n" + out;
-    if (shown_last < last)
-      r.text += "[read_blob: page limit reached; continue with start_line=" + std::to_string(shown_last + 1) + "]";
-    r.ok = true;
-    return r;
-  }
-
-  // Pattern: POSIX extended regex, line by line (no backtracking blow-ups,
-  // no recursion on long lines).
-  regex_t re;
-  int rc = regcomp(&re, req.pattern->c_str(), REG_EXTENDED | REG_NOSUB);
-  if (rc != 0) {
-    char msg[256];
-    regerror(rc, &re, msg, sizeof msg);
-    r.text = "read_blob error: bad pattern \"" + *req.pattern + "\": " + msg + " (POSIX extended regex syntax).";
-    return r;
-  }
-  const std::size_t context = std::size_t(std::clamp<std::int64_t>(req.context_lines, 0, std::int64_t(limits.max_context_lines)));
-  std::vector<std::size_t> matches;
-  std::size_t match_count = 0;
-  std::string line_buf;
-  for (std::size_t i = 0; i < total; ++i) {
-    auto line = lines.line(bytes, i);
-    line_buf.assign(line);
-    if (regexec(&re, line_buf.c_str(), 0, nullptr, 0) == 0) {
-      ++match_count;
-      if (matches.size() < limits.max_matches) matches.push_back(i);
+  // Only UTF-8 text travels exactly inside the API's JSON. Binary blobs
+  // (images) are paged as their base64 text, which decodes to the exact
+  // bytes; the offload engine keeps non-UTF-8 text outputs inline.
+  std::string encoded;
+  std::string_view bytes = got.bytes;
+  if (!text::is_valid_utf8(bytes)) {
+    encoded = base64_encode(bytes);
+    bytes = encoded;
+    if (r.mode == page_mode::full && std::max<std::int64_t>(0, req.offset.value_or(0)) == 0) {
+      auto page = page_bytes(std::move(r), bytes, 0, limits);
+      page.text = "[read_blob: " + (got.meta.kind.empty() ? std::string("binary") : got.meta.kind) + ", " +
+                  std::to_string(got.bytes.size()) + " bytes, as base64]\n" + page.text;
+      return page;
     }
   }
-  regfree(&re);
-  std::string out;
-  std::size_t printed_until = 0;  // next line index not yet printed
-  bool truncated = false;
-  for (std::size_t m : matches) {
-    std::size_t from = m >= context ? m - context : 0, to = std::min(total - 1, m + context);
-    if (from > printed_until && !out.empty()) out += "--\n";
-    for (std::size_t i = std::max(from, printed_until); i <= to; ++i) {
-      auto line = lines.line(bytes, i);
-      if (out.size() + line.size() > limits.page_max_bytes) {
-        truncated = true;
-        break;
-      }
-      append_numbered(out, i + 1, i == m ? ':' : '-', line);
-      r.bytes_returned += line.size() + 1;
-    }
-    if (truncated) break;
-    printed_until = to + 1;
+  switch (r.mode) {
+    case page_mode::full: return page_bytes(std::move(r), bytes, std::uint64_t(std::max<std::int64_t>(0, req.offset.value_or(0))), limits);
+    case page_mode::range: return page_range(std::move(r), bytes, req, limits);
+    case page_mode::pattern: return page_pattern(std::move(r), bytes, req, limits);
   }
-  r.text = "[" + std::to_string(match_count) + " of " + std::to_string(total) + " lines match \"" + *req.pattern + "\"";
-  if (matches.size() < match_count || truncated) r.text += "; showing the first " + std::to_string(matches.size());
-  r.text += "]\n" + out;
-  r.ok = true;
   return r;
 }
 

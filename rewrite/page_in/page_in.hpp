@@ -1,11 +1,17 @@
 // The page-in engine: read_blob(handle, pattern?, start_line?, end_line?,
-// context_lines?) answered from the blob store, re-hashing every time. The
-// answer is text for the model: the exact bytes (whole, or a first page for a
-// very large blob), matching lines, or a numbered line range; errors are
-// sentences the model can act on, never wrong bytes.
+// context_lines?, offset?) answered from the blob store, re-hashing every
+// time. The answer is text for the model: the exact bytes (whole, or a page
+// from `offset` for a large blob), matching lines, or a numbered line range;
+// errors are sentences the model can act on, never wrong bytes.
+//
+// The arguments are the model's, and prompt injection steers the model: every
+// answer honours page_max_bytes and says how to read on, cuts fall on whole
+// UTF-8 characters, and patterns run on RE2 (linear time, bounded memory)
+// under a caller-supplied time budget.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,15 +25,26 @@ struct page_request {
   std::optional<std::string> pattern;
   std::optional<std::int64_t> start_line, end_line;
   std::int64_t context_lines = 0;
+  std::optional<std::int64_t> offset;  // full mode: first byte of the page
 };
 
 // Parses a read_blob call's JSON arguments; nullopt and `error` if unusable.
 std::optional<page_request> parse_page_request(std::string_view arguments_json, std::string& error);
 
 struct page_limits {
+  static page_limits with_page(std::uint64_t bytes) {
+    page_limits l;
+    l.page_max_bytes = bytes;
+    return l;
+  }
   std::uint64_t page_max_bytes = 256 * 1024;
   std::size_t max_matches = 200;
   std::size_t max_context_lines = 20;
+  std::size_t max_pattern_bytes = 1024;
+  std::uint64_t regex_max_mem = 8u << 20;  // RE2's compiled-program budget
+  // Asked every few thousand lines of a pattern search: true stops it with
+  // what it found so far (the caller owns the clock; empty = no budget).
+  std::function<bool()> out_of_time;
 };
 
 enum class page_mode { full, pattern, range };

@@ -44,9 +44,9 @@ TEST_CASE("with no options, the exact bytes come back") {
 
 TEST_CASE("a blob over the page size returns its first page, ending on a line, and says how to read on") {
   stored s(numbered_lines(5000));
-  auto r = page_in(s.store, "t", req(s.hash), page_limits{1000});
+  auto r = page_in(s.store, "t", req(s.hash), page_limits::with_page(1000));
   REQUIRE(r.ok);
-  auto body_end = r.text.find("\n[read_blob: first ");
+  auto body_end = r.text.find("\n[read_blob: bytes 0-");
   REQUIRE(body_end != std::string::npos);
   CHECK(r.text[body_end - 1] == '\n');
   CHECK(numbered_lines(5000).rfind(r.text.substr(0, body_end), 0) == 0);
