@@ -6,12 +6,12 @@
 #include <zstd.h>
 
 #include <chrono>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <cstring>
 #include <random>
 
 #include "rewrite/blob/digest.hpp"
+#include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
 namespace fs = std::filesystem;
@@ -20,6 +20,7 @@ namespace {
 
 constexpr std::string_view magic = "GPB1 ";
 constexpr std::int64_t touch_granularity = 3600;  // refresh mtime at most hourly
+constexpr std::uint64_t max_header_bytes = 64 * 1024;
 
 std::int64_t system_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -48,6 +49,37 @@ void set_mtime(const fs::path& p, std::int64_t when) {
   times[0].tv_sec = times[1].tv_sec = when;
   times[0].tv_nsec = times[1].tv_nsec = 0;
   ::utimensat(AT_FDCWD, p.c_str(), times, 0);
+}
+
+// Reads a blob file the store wrote: a regular file, not a link (O_NOFOLLOW),
+// not a FIFO or device (opened non-blocking, then fstat), and no larger than
+// a compressed blob of max_blob bytes can be. nullopt on success.
+std::optional<get_result> read_regular_file(const fs::path& path, std::uint64_t max_blob, std::string& out) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return get_result{blob_error::not_found, {}, {}, "no such blob"};
+    if (errno == ELOOP) return get_result{blob_error::integrity, {}, {}, "blob path is a symbolic link"};
+    return get_result{blob_error::io, {}, {}, std::string("cannot open blob: ") + std::strerror(errno)};
+  }
+  struct stat st {};
+  const std::uint64_t limit = ZSTD_compressBound(max_blob) + max_header_bytes;
+  std::optional<get_result> failure;
+  if (::fstat(fd, &st) != 0) failure = get_result{blob_error::io, {}, {}, std::string("cannot stat blob: ") + std::strerror(errno)};
+  else if (!S_ISREG(st.st_mode)) failure = get_result{blob_error::integrity, {}, {}, "blob path is not a regular file"};
+  else if (std::uint64_t(st.st_size) > limit) failure = get_result{blob_error::integrity, {}, {}, "blob file is larger than any blob"};
+  if (!failure) {
+    out.resize(std::size_t(st.st_size));
+    std::size_t got = 0;
+    while (got < out.size()) {
+      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      got += std::size_t(n);
+    }
+    out.resize(got);  // a file that shrank under us reads short: the checks below catch it
+  }
+  ::close(fd);
+  return failure;
 }
 
 }  // namespace
@@ -151,20 +183,23 @@ get_result fs_blob_store::read_file(const fs::path& path, std::string_view expec
       return r;
     }
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {blob_error::not_found, {}, {}, "no such blob"};
-  std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string file;
+  if (auto failure = read_regular_file(path, options_.max_blob_bytes, file)) return *std::move(failure);
   auto nl = file.find('\n');
   if (file.compare(0, magic.size(), magic) != 0 || nl == std::string::npos)
     return {blob_error::integrity, {}, {}, "blob file header is damaged"};
-  auto header = nlohmann::json::parse(file.substr(magic.size(), nl - magic.size()), nullptr, false);
-  if (!header.is_object()) return {blob_error::integrity, {}, {}, "blob metadata is damaged"};
-  r.meta.hash = header.value("hash", "");
-  r.meta.size = header.value("size", std::uint64_t(0));
-  r.meta.kind = header.value("kind", "");
-  r.meta.created_at = header.value("created_at", std::int64_t(0));
-  r.meta.tenant = header.value("tenant", "");
-  r.meta.tool_name = header.value("tool", "");
+  // The header is as hostile as the rest of the file: any member of the
+  // wrong type is damage (an integrity failure), never an exception.
+  auto header = checked::parse(std::string_view(file).substr(magic.size(), nl - magic.size()));
+  const auto size = checked::integer_at(header, "size");
+  if (!header.is_object() || !checked::member(header, "hash").is_string() || !size || *size < 0)
+    return {blob_error::integrity, {}, {}, "blob metadata is damaged"};
+  r.meta.hash = checked::string_at(header, "hash");
+  r.meta.size = std::uint64_t(*size);
+  r.meta.kind = checked::string_at(header, "kind");
+  r.meta.created_at = checked::integer_at(header, "created_at").value_or(0);
+  r.meta.tenant = checked::string_at(header, "tenant");
+  r.meta.tool_name = checked::string_at(header, "tool");
 
   const char* frame = file.data() + nl + 1;
   std::size_t frame_size = file.size() - nl - 1;
@@ -206,7 +241,8 @@ get_result fs_blob_store::get(std::string_view tenant, std::string_view prefix) 
     if (full.empty()) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
   }
   auto path = path_of(tenant, full);
-  if (!fs::exists(path)) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
+  if (std::error_code exists_ec; !fs::exists(path, exists_ec) && !fs::is_symlink(path, exists_ec))
+    return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
   auto r = read_file(path, full, true);
   if (r.error == blob_error::none) touch(path);
   return r;
@@ -217,11 +253,15 @@ verify_report fs_blob_store::verify() {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
     auto name = it->path().filename().string();
-    if (!it->is_regular_file() || !name.ends_with(".blob") || name.size() != 69) continue;
+    std::error_code type_ec;
+    // Anything named like a blob is checked, links, FIFOs and devices
+    // included: read_file refuses them, so verify names them as corrupt.
+    if (it->is_directory(type_ec) && !it->is_symlink(type_ec)) continue;
+    if (!name.ends_with(".blob") || name.size() != 69) continue;
     ++report.checked;
     auto r = read_file(it->path(), name.substr(0, 64), false);
     if (r.error != blob_error::none)
-      report.corrupt.push_back(fs::relative(it->path(), options_.root).string() + ": " + r.message);
+      report.corrupt.push_back(fs::relative(it->path(), options_.root, type_ec).string() + ": " + r.message);
   }
   return report;
 }
@@ -232,13 +272,15 @@ std::uint64_t fs_blob_store::gc(std::uint64_t max_removals) {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end && removed < max_removals;
        it.increment(ec)) {
-    if (!it->is_regular_file()) continue;
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec) || it->is_symlink(type_ec)) continue;
     auto name = it->path().filename().string();
     bool stale_tmp = name.find(".tmp.") != std::string::npos && now - mtime_of(it->path()) > 3600;
     bool expired = name.ends_with(".blob") && now - mtime_of(it->path()) > options_.ttl_seconds;
     if (!stale_tmp && !expired) continue;
-    auto size = it->file_size();
-    if (fs::remove(it->path(), ec) && expired) {
+    auto size = it->file_size(type_ec);
+    if (type_ec) size = 0;
+    if (fs::remove(it->path(), type_ec) && expired) {
       ++removed;
       objects_.fetch_sub(1);
       stored_bytes_.fetch_sub(size);
@@ -253,9 +295,11 @@ void fs_blob_store::rescan() {
   std::uint64_t objects = 0, bytes = 0;
   std::error_code ec;
   for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file() && it->path().extension() == ".blob") {
+    std::error_code type_ec;
+    if (it->is_regular_file(type_ec) && !it->is_symlink(type_ec) && it->path().extension() == ".blob") {
       ++objects;
-      bytes += it->file_size();
+      auto size = it->file_size(type_ec);
+      bytes += type_ec ? 0 : size;
     }
   }
   objects_ = objects;
