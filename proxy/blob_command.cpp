@@ -20,9 +20,19 @@ constexpr const char* usage =
     "options:\n"
     "  --store DIR         blob store directory (default ./gistproxy-blobs)\n"
     "  --tenant T          the tenant to read from (get); default: search every tenant\n"
-    "  --api-key KEY       read as the tenant of this API key (get)\n"
+    "  --api-key KEY       read as the tenant of this API key (get): the key itself (sk-...) or\n"
+    "                      the Authorization value the client sent (\"Bearer sk-...\")\n"
     "  --blob-ttl DURATION TTL for gc and get (default 7d)\n"
     "  --max N             most blobs gc removes in one run (default 10000)\n";
+
+// The tenants a key may have: serve names a tenant after the Authorization
+// value as sent ("Bearer sk-…") or after x-api-key ("sk-…"); an operator
+// types the key, so both spellings are tried.
+std::vector<std::string> tenants_of_key(const std::string& key) {
+  std::vector<std::string> out{rewrite::tenant_of(key)};
+  if (key.find(' ') == std::string::npos) out.push_back(rewrite::tenant_of("Bearer " + key));
+  return out;
+}
 
 }  // namespace
 
@@ -31,7 +41,7 @@ int blob_command(const std::vector<std::string>& args) {
     std::cout << usage;
     return args.empty() ? 2 : 0;
   }
-  std::string verb = args[0], handle, tenant, store = "gistproxy-blobs";
+  std::string verb = args[0], handle, tenant, api_key, store = "gistproxy-blobs";
   std::chrono::milliseconds ttl{7ll * 24 * 3600 * 1000};
   std::uint64_t max = 10000;
   std::size_t i = 1;
@@ -47,7 +57,7 @@ int blob_command(const std::vector<std::string>& args) {
     if (!v) return std::cerr << "gistproxy blob: " << a << " needs a value\n", 2;
     if (a == "--store") store = *v;
     else if (a == "--tenant") tenant = *v;
-    else if (a == "--api-key") tenant = rewrite::tenant_of(*v);
+    else if (a == "--api-key") api_key = *v;
     else if (a == "--blob-ttl") {
       auto d = parse_duration(*v);
       if (!d) return std::cerr << "gistproxy blob: bad --blob-ttl '" << *v << "'\n", 2;
@@ -67,6 +77,7 @@ int blob_command(const std::vector<std::string>& args) {
       return std::cerr << "gistproxy blob get: a handle is 16 to 64 lowercase hex characters\n", 2;
     std::vector<std::string> tenants;
     if (!tenant.empty()) tenants.push_back(tenant);
+    else if (!api_key.empty()) tenants = tenants_of_key(api_key);
     else
       for (const auto& e : std::filesystem::directory_iterator(store))
         if (e.is_directory()) tenants.push_back(e.path().filename().string());

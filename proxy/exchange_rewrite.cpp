@@ -16,9 +16,25 @@ namespace {
 // thresholds, so the engine runs inline instead of hopping to the store pool.
 constexpr std::size_t inline_rewrite_limit = 8 * 1024;
 
+std::string_view trimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+// The credential that names the request's tenant: the Authorization value
+// (as sent, scheme included, so existing stores keep their tenants) when it
+// carries a credential, else x-api-key. An empty Authorization, or a bare
+// "Bearer", must not put a keyed request in the shared anonymous tenant.
 std::string_view api_key_of(const client_request& r) {
-  if (auto it = r.find(http::field::authorization); it != r.end()) return std::string_view(it->value());
-  if (auto it = r.find("x-api-key"); it != r.end()) return std::string_view(it->value());
+  if (auto it = r.find(http::field::authorization); it != r.end()) {
+    auto v = trimmed(std::string_view(it->value()));
+    auto space = v.find(' ');
+    if (!v.empty() && !(space == std::string_view::npos && beast::iequals(v, "bearer")) &&
+        !(space != std::string_view::npos && trimmed(v.substr(space)).empty()))
+      return v;
+  }
+  if (auto it = r.find("x-api-key"); it != r.end()) return trimmed(std::string_view(it->value()));
   return {};
 }
 

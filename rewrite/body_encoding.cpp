@@ -13,20 +13,26 @@ decode_status gunzip(std::string_view in, std::uint64_t max, std::string& out) {
   zs.avail_in = uInt(in.size());
   char buf[65536];
   int rc;
-  do {
+  for (;;) {
     zs.next_out = reinterpret_cast<Bytef*>(buf);
     zs.avail_out = sizeof buf;
     rc = inflate(&zs, Z_NO_FLUSH);
-    if (rc != Z_OK && rc != Z_STREAM_END) {
-      inflateEnd(&zs);
-      return decode_status::corrupt;
-    }
+    if (rc != Z_OK && rc != Z_STREAM_END) break;
     out.append(buf, sizeof buf - zs.avail_out);
     if (out.size() > max) {
       inflateEnd(&zs);
       return decode_status::too_large;
     }
-  } while (rc != Z_STREAM_END && (zs.avail_in > 0 || zs.avail_out == 0));
+    if (rc == Z_STREAM_END) {
+      // RFC 1952 §2.2: a gzip file is a series of members. Decode them all
+      // (what gunzip does); stopping at the first would drop the rest.
+      if (zs.avail_in == 0) break;
+      if (inflateReset(&zs) != Z_OK) break;
+      rc = Z_OK;
+      continue;
+    }
+    if (zs.avail_in == 0 && zs.avail_out != 0) break;  // input ended inside a member
+  }
   inflateEnd(&zs);
   return rc == Z_STREAM_END ? decode_status::ok : decode_status::corrupt;
 }

@@ -1,20 +1,31 @@
 #include "rewrite/sse/event_parser.hpp"
 
+#include <algorithm>
+
 namespace gistproxy::rewrite::sse {
 
 void event_parser::feed(std::string_view bytes, const std::function<void(const event&)>& on_event) {
   if (consumed_ > 0 && consumed_ == buffer_.size()) {
     buffer_.clear();
     scan_ -= consumed_;
+    searched_ = searched_ > consumed_ ? searched_ - consumed_ : 0;
     consumed_ = 0;
   }
   buffer_.append(bytes);
   for (;;) {
-    std::size_t eol = buffer_.find_first_of("\r\n", scan_);
-    if (eol == std::string::npos) break;
+    // Resume the search where the last one gave up, not at the line's start:
+    // a stream without newlines must cost linear time, not quadratic.
+    std::size_t eol = buffer_.find_first_of("\r\n", std::max(scan_, searched_));
+    if (eol == std::string::npos) {
+      searched_ = buffer_.size();
+      break;
+    }
     std::size_t next = eol + 1;
     if (buffer_[eol] == '\r') {
-      if (next == buffer_.size()) break;  // a '\n' may follow in the next chunk
+      if (next == buffer_.size()) {  // a '\n' may follow in the next chunk
+        searched_ = eol;
+        break;
+      }
       if (buffer_[next] == '\n') ++next;
     }
     std::string_view line(buffer_.data() + scan_, eol - scan_);
@@ -59,6 +70,7 @@ void event_parser::feed(std::string_view bytes, const std::function<void(const e
   if (consumed_ > 65536 && consumed_ * 2 > buffer_.size()) {
     buffer_.erase(0, consumed_);
     scan_ -= consumed_;
+    searched_ = searched_ > consumed_ ? searched_ - consumed_ : 0;
     consumed_ = 0;
   }
 }

@@ -28,7 +28,8 @@ class event_parser {
  private:
   std::string buffer_;
   std::size_t consumed_ = 0;  // start of the first incomplete event
-  std::size_t scan_ = 0;      // where line scanning resumes
+  std::size_t scan_ = 0;      // start of the line being scanned
+  std::size_t searched_ = 0;  // bytes before this hold no line end past scan_
   // Fields of the event being assembled (offsets are rebuilt per event).
   std::string name_, data_;
   bool has_data_ = false, has_field_ = false;
