@@ -28,6 +28,12 @@ constexpr std::size_t relay_buffer_size = 16 * 1024;
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
+// RFC 9110 §9.2.2.
+bool idempotent(http::verb v) {
+  return v == http::verb::get || v == http::verb::head || v == http::verb::options || v == http::verb::put ||
+         v == http::verb::delete_ || v == http::verb::trace;
+}
+
 }  // namespace
 
 // ---- receive ---------------------------------------------------------------
@@ -143,7 +149,14 @@ awaitable<exchange::upstream_reply> exchange::send_upstream(request_context& ctx
       reply.failure.reset();
       break;
     }
-    bool retry = conn.reused && attempt == 0 && is_stale_connection_error(rec);
+    // A request that failed while being written cannot have been processed
+    // (the upstream never had its whole body). One that was written whole
+    // may have been, even if the connection then closed without an answer:
+    // retrying a POST then could bill the call twice, so only idempotent
+    // methods are retried past that point.
+    const bool complete_request_sent = !wec;
+    bool retry = conn.reused && attempt == 0 && is_stale_connection_error(rec) &&
+                 (!complete_request_sent || idempotent(ctx.request.method()));
     reply.failure = upstream_failure(rec, wec ? "while receiving the request" : "before sending response headers");
     watch.guard(nullptr);
     reply.conn.reset();

@@ -253,15 +253,14 @@ verify_report fs_blob_store::verify() {
   std::error_code ec;
   for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
     auto name = it->path().filename().string();
-    std::error_code type_ec;
-    // Anything named like a blob is checked, links, FIFOs and devices
-    // included: read_file refuses them, so verify names them as corrupt.
-    if (it->is_directory(type_ec) && !it->is_symlink(type_ec)) continue;
+    // Anything named like a blob is checked, links, FIFOs, devices and
+    // directories included: read_file refuses them, so verify names them as
+    // corrupt, by their own path (not the target of a link).
     if (!name.ends_with(".blob") || name.size() != 69) continue;
     ++report.checked;
     auto r = read_file(it->path(), name.substr(0, 64), false);
     if (r.error != blob_error::none)
-      report.corrupt.push_back(fs::relative(it->path(), options_.root, type_ec).string() + ": " + r.message);
+      report.corrupt.push_back(it->path().lexically_relative(options_.root).string() + ": " + r.message);
   }
   return report;
 }

@@ -15,7 +15,9 @@ void event_parser::feed(std::string_view bytes, const std::function<void(const e
   for (;;) {
     // Resume the search where the last one gave up, not at the line's start:
     // a stream without newlines must cost linear time, not quadratic.
-    std::size_t eol = buffer_.find_first_of("\r\n", std::max(scan_, searched_));
+    const std::size_t from = std::max(scan_, searched_);
+    std::size_t eol = buffer_.find_first_of("\r\n", from);
+    searched_bytes_ += (eol == std::string::npos ? buffer_.size() : eol + 1) - from;
     if (eol == std::string::npos) {
       searched_ = buffer_.size();
       break;

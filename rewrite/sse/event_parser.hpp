@@ -24,12 +24,16 @@ class event_parser {
   void feed(std::string_view bytes, const std::function<void(const event&)>& on_event);
   // Bytes received but not yet part of a complete event.
   std::string_view pending() const { return std::string_view(buffer_).substr(consumed_); }
+  // Bytes examined while looking for line ends, over the parser's life: at
+  // most about twice the bytes fed, however the stream is split (linear).
+  std::size_t searched_bytes() const { return searched_bytes_; }
 
  private:
   std::string buffer_;
   std::size_t consumed_ = 0;  // start of the first incomplete event
   std::size_t scan_ = 0;      // start of the line being scanned
   std::size_t searched_ = 0;  // bytes before this hold no line end past scan_
+  std::size_t searched_bytes_ = 0;
   // Fields of the event being assembled (offsets are rebuilt per event).
   std::string name_, data_;
   bool has_data_ = false, has_field_ = false;

@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <sys/stat.h>
 #include <zstd.h>
 
 #include "rewrite/blob/digest.hpp"
@@ -164,4 +165,53 @@ TEST_CASE("the in-memory store honours the same contract") {
   CHECK(store.get("t1", m.hash).error == blob_error::integrity);
   now += 1000;
   CHECK(store.gc(10) == 1);
+}
+
+TEST_CASE("the store reads only regular files it wrote: links, FIFOs and devices are integrity failures, never a hang") {
+  temp_store t;
+  std::string bytes(2000, 'q');
+  auto m = meta_for(bytes);
+  auto dir = t.root / "t1" / m.hash.substr(0, 2);
+  fs::create_directories(dir);
+  auto path = dir / (m.hash + ".blob");
+  SECTION("a FIFO") { REQUIRE(::mkfifo(path.c_str(), 0600) == 0); }
+  SECTION("a symlink to a device") { fs::create_symlink("/dev/zero", path); }
+  SECTION("a symlink to a real blob") {
+    std::string other(3000, 'r');
+    REQUIRE(t.store.put(other, meta_for(other)).error == blob_error::none);
+    auto m2 = meta_for(other);
+    fs::create_symlink(t.root / "t1" / m2.hash.substr(0, 2) / (m2.hash + ".blob"), path);
+  }
+  SECTION("a directory") { fs::create_directories(path); }
+  auto r = t.store.get("t1", m.hash);
+  CHECK(r.error == blob_error::integrity);
+  CHECK(r.bytes.empty());
+  auto report = t.store.verify();
+  bool named = false;
+  for (const auto& c : report.corrupt) named |= c.find(m.hash) != std::string::npos;
+  INFO(report.checked << " checked; " << (report.corrupt.empty() ? std::string() : report.corrupt[0]));
+  CHECK(named);
+}
+
+TEST_CASE("a blob header with members of the wrong type is an integrity failure that verify names") {
+  temp_store t;
+  std::string bytes(2000, 'h');
+  auto m = meta_for(bytes);
+  REQUIRE(t.store.put(bytes, m).error == blob_error::none);
+  auto path = t.root / "t1" / m.hash.substr(0, 2) / (m.hash + ".blob");
+  std::string file;
+  {
+    std::ifstream in(path, std::ios::binary);
+    file.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  auto nl = file.find('\n');
+  auto header = GENERATE(as<std::string>{}, R"({"hash":7,"size":2000})", R"({"hash":"x","size":"2000"})",
+                         R"({"hash":"x","size":-1})", R"([1,2])", R"({"hash":"x","size":2000,"tool":{"a":1}})",
+                         std::string(100000, '[') + std::string(100000, ']'));
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << "GPB1 " << header << file.substr(nl);
+  auto r = t.store.get("t1", m.hash);
+  CHECK(r.error == blob_error::integrity);
+  auto report = t.store.verify();
+  REQUIRE(report.corrupt.size() == 1);
+  CHECK(report.corrupt[0].find(m.hash) != std::string::npos);
 }

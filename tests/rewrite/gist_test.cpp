@@ -73,6 +73,11 @@ TEST_CASE("gzip and zstd request bodies are decoded, others refused") {
   CHECK(out == text);
   CHECK(decode_body("gzip", gz, 1000, out) == decode_status::too_large);
   CHECK(decode_body("gzip", gz.substr(0, gz.size() / 2), 1 << 20, out) == decode_status::corrupt);
+  // A gzip body of several members (RFC 1952 §2.2, what `cat a.gz b.gz` makes) decodes whole.
+  CHECK(decode_body("gzip", gz + gz, 1 << 20, out) == decode_status::ok);
+  CHECK(out == text + text);
+  CHECK(decode_body("gzip", gz + gz.substr(0, gz.size() / 2), 1 << 20, out) == decode_status::corrupt);
+  CHECK(decode_body("gzip", gz + "trailing garbage", 1 << 20, out) == decode_status::corrupt);
   // zstd
   std::string z(ZSTD_compressBound(text.size()), '\0');
   z.resize(ZSTD_compress(z.data(), z.size(), text.data(), text.size(), 3));
