@@ -29,6 +29,7 @@ class child_process {
   // Waits (bounded) until `ready` holds for the output so far, or the output ends.
   bool wait_for_output(const std::function<bool(const std::string&)>& ready, std::chrono::milliseconds timeout);
   bool running();
+  pid_t pid() const { return pid_; }
   // Waits for the exit (bounded); returns the exit code, 128+signal, or -1 on timeout.
   int wait(std::chrono::milliseconds timeout);
   int stop(int signal_number = 15);

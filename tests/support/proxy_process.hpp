@@ -23,6 +23,7 @@ class proxy_process {
   int stop(int signal_number = 15);
   std::string log() const;  // everything it wrote so far
   const std::filesystem::path& store_dir() const { return store_dir_; }
+  int pid() const { return process_->pid(); }
 
  private:
   std::unique_ptr<child_process> process_;
