@@ -29,21 +29,54 @@ inline std::filesystem::path temp_path(const std::string& name) {
   return dir / (std::to_string(++counter) + "-" + name);
 }
 
-// Waits (bounded) until the span log holds at least `count` spans; returns them.
-inline std::vector<nlohmann::json> read_spans(const std::filesystem::path& path, std::size_t count,
-                                              std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+// Spans are written after the response reached the client: tests wait
+// (bounded) for the spans they assert on, never assume they are there.
+// Waits until `done(spans)` holds for the span log; returns what it holds.
+// A line still being written is not a span yet.
+template <class Done>
+std::vector<nlohmann::json> read_spans_until(const std::filesystem::path& path, Done done,
+                                             std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   std::vector<nlohmann::json> spans;
   do {
     spans.clear();
     std::ifstream in(path);
     std::string line;
-    while (std::getline(in, line))
-      if (!line.empty()) spans.push_back(nlohmann::json::parse(line));
-    if (spans.size() >= count) break;
+    while (std::getline(in, line)) {
+      auto span = nlohmann::json::parse(line, nullptr, false);
+      if (span.is_object()) spans.push_back(std::move(span));
+    }
+    if (done(spans)) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   } while (std::chrono::steady_clock::now() < deadline);
   return spans;
+}
+
+// Waits until the span log holds at least `count` spans.
+inline std::vector<nlohmann::json> read_spans(const std::filesystem::path& path, std::size_t count,
+                                              std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  return read_spans_until(path, [count](const auto& spans) { return spans.size() >= count; }, timeout);
+}
+
+inline std::size_t count_named(const std::vector<nlohmann::json>& spans, const std::string& name) {
+  std::size_t n = 0;
+  for (const auto& s : spans) n += s.value("name", "") == name;
+  return n;
+}
+
+// Metrics are recorded after the response reached the client: waits
+// (bounded) until /metrics holds every needle; returns the last body.
+inline std::string metrics_with(std::uint16_t admin_port, const std::vector<std::string>& needles,
+                                std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::string body;
+  for (;;) {
+    body = http_request(admin_port, "GET", "/metrics").body;
+    bool all = true;
+    for (const auto& n : needles) all = all && body.find(n) != std::string::npos;
+    if (all || std::chrono::steady_clock::now() >= deadline) return body;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 // Returns an empty string if `text` is valid Prometheus text exposition,

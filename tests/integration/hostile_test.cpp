@@ -75,11 +75,7 @@ TEST_CASE("a client that stalls mid-body is cut off at --client-timeout, counted
   auto answer = stalled.read_all();
   CHECK(answer.find("HTTP/1.1 200") == std::string::npos);
   CHECK(healthy(proxy));
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  std::string metrics;
-  do {
-    metrics = http_request(proxy.admin_port(), "GET", "/metrics").body;
-  } while (metrics.find("type=\"request_timeout\"} 1") == std::string::npos && std::chrono::steady_clock::now() < deadline);
+  auto metrics = metrics_with(proxy.admin_port(), {"type=\"request_timeout\"} 1"});
   CHECK(metrics.find("gistproxy_errors_total{source=\"downstream\",type=\"request_timeout\"} 1") != std::string::npos);
   auto next = http_request(proxy.port(), "POST", "/v1/chat/completions", chat_request());
   CHECK(next.status == 200);

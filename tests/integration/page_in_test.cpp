@@ -108,7 +108,12 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
   auto t0 = seen[0].substr(seen[0].find("\"tools\""));
   CHECK(seen[1].find(t0.substr(0, t0.find(']') + 1)) != std::string::npos);  // byte-identical tools prefix
 
-  auto spans = read_spans(s.spans, 6);
+  auto spans = read_spans_until(s.spans, [](const auto& all) {
+    std::size_t clients = 0;
+    for (auto& sp : all) clients += sp["kind"] == "client";
+    return count_named(all, "page_in") >= 1 && count_named(all, "compaction") >= 1 && clients >= 2 &&
+           count_named(all, "gistproxy.request") >= 1;
+  });
   std::set<std::string> traces;
   int compactions = 0, page_ins = 0, upstreams = 0;
   for (auto& sp : spans) {
@@ -126,7 +131,7 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
   CHECK(compactions == 1);
   CHECK(page_ins == 1);
   CHECK(upstreams == 2);
-  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_paging_churn_total{api=\"" + api + "\"} 1"});
   CHECK(metrics.find("gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\"} 1") != std::string::npos);
   CHECK(metrics.find("gistproxy_paging_churn_total{api=\"" + api + "\"} 1") != std::string::npos);
 }
@@ -171,7 +176,7 @@ TEST_CASE("an unknown handle goes back to the model as a tool error it can act o
   auto res = s.ask(api, "unknown handle", haystack());
   REQUIRE(res.status == 200);
   CHECK(answer_text(api, nlohmann::json::parse(res.body)).find("no stored output has handle") != std::string::npos);
-  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  auto metrics = metrics_with(s.proxy.admin_port(), {"result=\"not_found\"} 1"});
   CHECK(metrics.find("result=\"not_found\"} 1") != std::string::npos);
 }
 
@@ -192,10 +197,15 @@ TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error
   auto seen = s.upstream.llm_bodies();
   CHECK(seen.back().find("failed its integrity check") != std::string::npos);
   CHECK(seen.back().find("secret_port") == std::string::npos);  // never wrong (or any) bytes
-  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_integrity_failures_total{api=\"" + api + "\"} 1"});
   CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
   bool span_says_so = false;
-  for (auto& sp : read_spans(s.spans, 8))
+  auto failed_page_in = [](const auto& spans) {
+    for (auto& sp : spans)
+      if (sp["name"] == "page_in" && sp["attributes"]["gistproxy.integrity_ok"] == false) return true;
+    return false;
+  };
+  for (auto& sp : read_spans_until(s.spans, failed_page_in))
     if (sp["name"] == "page_in" && sp["attributes"]["gistproxy.integrity_ok"] == false) span_says_so = true;
   CHECK(span_says_so);
 }
@@ -248,7 +258,7 @@ TEST_CASE("streamed Anthropic messages: read_blob hops are spliced into one vali
   if (script == "find the needle") {
     CHECK(text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
     bool request_span_has_usage = false;
-    for (auto& sp : read_spans(s.spans, 6))
+    for (auto& sp : read_spans_until(s.spans, [](const auto& all) { return count_named(all, "gistproxy.request") >= 1; }))
       if (sp["name"] == "gistproxy.request" && sp["attributes"].value("gen_ai.usage.output_tokens", 0) == 20)
         request_span_has_usage = true;
     CHECK(request_span_has_usage);
@@ -355,7 +365,7 @@ TEST_CASE("a client that disconnects while a page-in hop runs cancels the remain
   for (int i = 0; i < 300 && s.upstream.hangs_cancelled() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   CHECK(s.upstream.hangs_cancelled() == 1);  // the second hop's upstream request was closed
   CHECK(s.upstream.llm_bodies().size() == 2);
-  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  auto metrics = metrics_with(s.proxy.admin_port(), {"type=\"client_disconnected\"} 1"});
   CHECK(metrics.find("gistproxy_errors_total{source=\"downstream\",type=\"client_disconnected\"} 1") != std::string::npos);
 }
 
@@ -439,7 +449,7 @@ TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never 
   REQUIRE(res.ok());
   CHECK(read_stream(api, res.body).text == "found: no needle found");
   CHECK(s.upstream.llm_bodies().back().find("failed its integrity check") != std::string::npos);
-  auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_integrity_failures_total{api=\"" + api + "\"} 1"});
   CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
 }
 

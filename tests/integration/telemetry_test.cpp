@@ -51,7 +51,8 @@ TEST_CASE("turns of one conversation share a trace id and a traceparent header w
                R"({"model":"m","messages":[{"role":"user","content":"another conversation"}]})");
   auto echo = http_request(proxy.port(), "POST", "/echo", "{}",
                            {{"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}});
-  auto spans = named(read_spans(log, 8), "gistproxy.request");
+  auto spans = named(read_spans_until(log, [](const auto& all) { return count_named(all, "gistproxy.request") >= 4; }),
+                     "gistproxy.request");
   REQUIRE(spans.size() == 4);
   CHECK(spans[0]["traceId"] == spans[1]["traceId"]);
   CHECK(spans[0]["traceId"] != spans[2]["traceId"]);
@@ -88,6 +89,9 @@ TEST_CASE("/metrics is valid Prometheus text and counts requests, and health end
   for (int i = 0; i < 3; ++i) http_request(proxy.port(), "POST", "/v1/chat/completions", R"({"model":"m","messages":[]})");
   http_request(proxy.port(), "POST", "/v1/messages", R"({"model":"m","messages":[]})");
   http_request(proxy.port(), "GET", "/nowhere");  // mock: 404
+  metrics_with(proxy.admin_port(), {"gistproxy_requests_total{api=\"other\",status=\"404\"} 1",
+                                    "gistproxy_requests_total{api=\"messages\",status=\"200\"} 1",
+                                    "gistproxy_proxy_overhead_seconds_count{api=\"chat\"} 3"});
   auto metrics = http_request(proxy.admin_port(), "GET", "/metrics");
   REQUIRE(metrics.status == 200);
   CHECK(metrics.headers["content-type"].rfind("text/plain; version=0.0.4", 0) == 0);
