@@ -59,6 +59,7 @@ struct request_context {
   std::uint64_t turn = 0;      // this request's turn in its trace (paging churn)
   bool keep_alive = true;         // the client connection may serve another request
   bool response_started = false;  // a status line reached the client
+  bool chunked_response = true;   // spliced streams: false for HTTP/1.0 clients (close-delimited)
   int hops = 0;                   // extra upstream hops for read_blob calls
   // --record: the response bytes the client received (capped), when recording.
   std::optional<std::string> recorded_response;

@@ -58,11 +58,12 @@ std::string exchange::filter_events(request_context& ctx, rewrite::stream_filter
 }
 
 awaitable<bool> exchange::write_chunk(request_context& ctx, std::string_view data, bool last) {
-  if (data.empty() && !last) co_return true;
-  std::string prefix = data.empty() ? std::string() : chunk_prefix(data.size());
+  if (data.empty() && (!last || !ctx.chunked_response)) co_return true;
+  const bool framed = ctx.chunked_response;
+  std::string prefix = data.empty() || !framed ? std::string() : chunk_prefix(data.size());
   std::array<asio::const_buffer, 4> piece{asio::buffer(prefix), asio::buffer(data),
-                                          asio::buffer(data.empty() ? std::string_view() : chunk_suffix),
-                                          asio::buffer(last ? last_chunk : std::string_view())};
+                                          asio::buffer(data.empty() || !framed ? std::string_view() : chunk_suffix),
+                                          asio::buffer(last && framed ? last_chunk : std::string_view())};
   client_.expires_after(svc_.cfg.client_timeout);
   auto [ec, n] = co_await asio::async_write(client_, piece, use_nothrow);
   if (ec) {
@@ -81,12 +82,14 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
   const auto& cfg = svc_.cfg;
   auto filter = rewrite::make_stream_filter(ctx.dialect->kind(), ctx.intercept_tool);
 
-  // One client response head for all hops: the first hop's fields, chunked.
+  // One client response head for all hops: the first hop's fields, chunked
+  // (HTTP/1.0 has no chunked coding: its body ends when we close).
   http::response<http::empty_body> out{first.head->get().result(), ctx.request.version() >= 10 ? ctx.request.version() : 11};
   out.reason(first.head->get().reason());
   copy_end_to_end_fields(first.head->get(), out);
-  out.chunked(true);
-  if (ctx.request.version() < 11) ctx.keep_alive = false;
+  ctx.chunked_response = ctx.request.version() >= 11;
+  if (ctx.chunked_response) out.chunked(true);
+  else ctx.keep_alive = false;
   out.keep_alive(ctx.keep_alive);
   const std::string out_head = response_head(out);
   client_.expires_after(cfg.client_timeout);
@@ -180,7 +183,8 @@ awaitable<void> exchange::stream_with_page_in(request_context& ctx, upstream_poo
     // While the next hop waits for its first byte, keep-alive events keep
     // clients with idle timeouts from giving up.
     const std::string ping = filter->keepalive();
-    keepalive_ticker ticker(client_, chunk_prefix(ping.size()) + ping + std::string(chunk_suffix), cfg.stream_keepalive);
+    keepalive_ticker ticker(client_, ctx.chunked_response ? chunk_prefix(ping.size()) + ping + std::string(chunk_suffix) : ping,
+                            cfg.stream_keepalive);
     ticker.start();
     up_span = start_upstream_span(ctx, pool.target(), hop + 1);
     reply = co_await send_upstream(ctx, pool, *body, up_span, watch);

@@ -219,3 +219,21 @@ TEST_CASE("an empty Authorization beside x-api-key keeps the request in the key'
     CHECK(got.output == output);
   }
 }
+
+TEST_CASE("an HTTP/1.0 client gets a spliced stream close-delimited, never chunked framing it cannot read") {
+  std::string sse = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hello\"}}]}\n\n"
+                    "data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+                    "data: [DONE]\n\n";
+  raw_upstream upstream({{raw_upstream::response(sse, "text/event-stream")}});
+  proxy_process proxy({"--upstream", upstream.url()});
+  auto body = chat_request(true);
+  auto raw = raw_exchange(proxy.port(), "POST /v1/chat/completions HTTP/1.0\r\nHost: x\r\nContent-Type: application/json\r\n"
+                                        "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  REQUIRE(raw.rfind("HTTP/1.0 200", 0) == 0);
+  auto head = raw.substr(0, raw.find("\r\n\r\n"));
+  CHECK(head.find("chunked") == std::string::npos);
+  auto payload = raw.substr(raw.find("\r\n\r\n") + 4);
+  CHECK(payload.rfind("data: ", 0) == 0);  // no chunk-size line
+  CHECK(payload.find("hello") != std::string::npos);
+  CHECK(payload.find("data: [DONE]\n\n") != std::string::npos);
+}
