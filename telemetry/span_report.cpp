@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "rewrite/json/checked.hpp"  // header-only: bounded parsing of untrusted JSON
 #include "telemetry/number_format.hpp"
 
 namespace gistproxy::telemetry {
@@ -41,7 +42,7 @@ void report_counts::add(const report_counts& o) {
 
 void span_report_builder::add_line(std::string_view line, const std::string& where) {
   if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
-  auto j = nlohmann::json::parse(line, nullptr, false);
+  auto j = gistproxy::rewrite::checked::parse(line);
   if (j.is_discarded() || !j.is_object()) {
     problems_.push_back(where + ": not a JSON object");
     return;

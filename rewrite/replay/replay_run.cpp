@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "rewrite/blob/digest.hpp"
+#include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
 
 namespace gistproxy::rewrite {
@@ -48,7 +49,7 @@ void drop_cache_markers(nlohmann::json& j) {
 }  // namespace
 
 nlohmann::json prefix_view(std::string_view body) {
-  auto j = nlohmann::json::parse(body, nullptr, false);
+  auto j = checked::parse(body);
   if (j.is_discarded()) return nullptr;
   drop_cache_markers(j);
   return j;

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "rewrite/json/checked.hpp"
 #include "rewrite/replay/trace_readers.hpp"
 
 namespace gistproxy::rewrite {
@@ -39,7 +40,7 @@ void add_body(recorded_trace& t, const ojson& body, std::optional<api_kind> api)
 }
 
 void add_body_text(recorded_trace& t, const std::string& text, std::optional<api_kind> api) {
-  auto j = ojson::parse(text, nullptr, false);
+  auto j = checked::parse<ojson>(text);
   if (j.is_discarded() || !j.is_object()) return t.notes.push_back("an LLM request body is not JSON: skipped");
   t.requests.push_back({api.value_or(guess_api(j)), text, {}});
 }
@@ -69,7 +70,7 @@ recorded_trace from_document(const ojson& j) {
     t.format = "swe-agent";
     std::string model = "unknown";
     if (is_obj(j, "replay_config")) {
-      auto cfg = j["replay_config"].is_string() ? ojson::parse(j["replay_config"].get<std::string>(), nullptr, false)
+      auto cfg = j["replay_config"].is_string() ? checked::parse<ojson>(j["replay_config"].get<std::string>())
                                                 : j["replay_config"];
       if (cfg.is_object() && is_obj(cfg, "agent") && is_obj(cfg["agent"], "model") && is_str(cfg["agent"]["model"], "name"))
         model = cfg["agent"]["model"]["name"];
@@ -159,7 +160,7 @@ recorded_trace read_trace(std::string_view text) {
   if (start == std::string_view::npos) throw std::runtime_error("empty file");
   text.remove_prefix(start);
   if (text.front() == '{' || text.front() == '[') {
-    auto whole = ojson::parse(text, nullptr, false);
+    auto whole = checked::parse<ojson>(text);
     if (!whole.is_discarded()) return from_document(whole);
     // JSONL: a line that does not parse (a truncated write, a lone surrogate
     // escape) is skipped and named; one bad line must not lose the trace.
@@ -173,7 +174,7 @@ recorded_trace read_trace(std::string_view text) {
       pos = end + 1;
       ++n;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      auto j = ojson::parse(line, nullptr, false);
+      auto j = checked::parse<ojson>(line);
       if (j.is_discarded() || !j.is_object()) skipped.push_back("line " + std::to_string(n) + " is not a JSON object: skipped");
       else lines.push_back(std::move(j));
     }
