@@ -237,3 +237,19 @@ TEST_CASE("an HTTP/1.0 client gets a spliced stream close-delimited, never chunk
   CHECK(payload.find("hello") != std::string::npos);
   CHECK(payload.find("data: [DONE]\n\n") != std::string::npos);
 }
+
+TEST_CASE("a stream event larger than any API sends switches the spliced stream to pass-through, counted") {
+  std::string big(17u << 20, 'x');
+  std::string sse = "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n"
+                    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + big + "\"}}]}\n\n"
+                    "data: [DONE]\n\n";
+  raw_upstream upstream({{raw_upstream::response(sse, "text/event-stream")}});
+  proxy_process proxy({"--upstream", upstream.url()});
+  auto r = http_request(proxy.port(), "POST", "/v1/chat/completions", chat_request(true), {}, std::chrono::seconds(60));
+  REQUIRE(r.ok());
+  CHECK(r.status == 200);
+  CHECK(r.body.find(big) != std::string::npos);
+  CHECK(r.body.ends_with("data: [DONE]\n\n"));
+  auto metrics = metrics_with(proxy.admin_port(), {"reason=\"stream_unparsed\"} 1"});
+  CHECK(metrics.find("gistproxy_rewrite_failures_total{api=\"chat\",reason=\"stream_unparsed\"} 1") != std::string::npos);
+}
