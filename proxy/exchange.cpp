@@ -418,7 +418,15 @@ awaitable<bool> exchange::run(client_request& request) {
   receive(ctx);
   std::optional<proxy_error> internal;
   try {
-    co_await rewrite(ctx);
+    try {
+      co_await rewrite(ctx);
+    } catch (const std::exception&) {
+      // The rewrite is an optimisation: if it fails in a way nothing
+      // foresaw, the client's bytes go upstream as sent (fail-open), counted.
+      ctx.rewritten_body.reset();
+      ctx.intercept_tool.clear();
+      svc_.metrics.rewrite_failures.labels({ctx.api, "internal"}).inc();
+    }
     client_watch watch(client_.socket());
     co_await forward(ctx, watch);
     if (watch.client_gone()) {
