@@ -6,7 +6,14 @@ WERROR    ?= $(if $(CI),ON,OFF)
 ARGS      ?=
 JOBS      ?= $(shell nproc)
 
-.PHONY: deps configure build test run bench clean
+ASAN_BUILD   ?= build-asan
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# Every sanitizer report fails the run; leaks included.
+SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0 \
+                UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+
+.PHONY: deps configure build test test-asan fuzz run bench clean
 
 deps:
 	@scripts/install-deps
@@ -22,6 +29,20 @@ build: configure
 test: build
 	cd $(BUILD) && ctest --output-on-failure --timeout 300 -j 1
 
+# The whole suite (unit, integration against the real binary, SDKs) built
+# with AddressSanitizer and UndefinedBehaviorSanitizer.
+test-asan: deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGISTPROXY_SANITIZE=ON -DGISTPROXY_WERROR=$(WERROR)
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -j 1
+
+# libFuzzer targets (clang, ASan + UBSan), each run FUZZ_SECONDS on its corpus.
+fuzz: deps
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+	  -DGISTPROXY_FUZZ=ON -DGISTPROXY_WERROR=$(WERROR)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS)
+	$(SANITIZER_ENV) scripts/fuzz $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
 run: build
 	$(BUILD)/gistproxy serve $(ARGS)
 
@@ -29,4 +50,4 @@ bench: build
 	scripts/bench $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
