@@ -8,15 +8,15 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 
-#include "proxy/blob_command.hpp"
-#include "proxy/report_command.hpp"
-#include "proxy/replay_command.hpp"
-#include "proxy/wiring.hpp"
+#include "proxy/commands/blob_command.hpp"
+#include "proxy/commands/report_command.hpp"
+#include "proxy/commands/replay_command.hpp"
+#include "proxy/commands/wiring.hpp"
 #include "proxy/config.hpp"
-#include "rewrite/blob/fs_blob_store.hpp"
+#include "proxy/store/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "proxy/recorder.hpp"
-#include "proxy/server.hpp"
+#include "proxy/net/server.hpp"
 #include "telemetry/exporters.hpp"
 
 extern char** environ;
@@ -64,17 +64,17 @@ int serve(const std::vector<std::string>& args) {
 
     // Offload: the blob store, the engine, and the pool that does their blocking work.
     boost::asio::thread_pool store_pool(cfg.store_threads);
-    std::unique_ptr<gp::rewrite::fs_blob_store> store;
+    std::unique_ptr<gp::store::fs_blob_store> store;
     gp::rewrite::char_ratio_estimator estimator;
     std::unique_ptr<gp::rewrite::offload_engine> engine;
     gp::rewrite::churn_tracker churn;
     if (cfg.offload) {
-      gp::rewrite::fs_store_options so;
+      gp::store::fs_store_options so;
       so.root = cfg.store;
       so.zstd_level = cfg.zstd_level;
       so.max_blob_bytes = cfg.max_blob_bytes;
       so.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
-      store = std::make_unique<gp::rewrite::fs_blob_store>(so);
+      store = std::make_unique<gp::store::fs_blob_store>(so);
       engine = std::make_unique<gp::rewrite::offload_engine>(gp::proxy::offload_config_of(cfg), *store, estimator,
                                                               [&clock] { return clock.now_unix_nano(); });
       svc.offload = engine.get();

@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "proxy/config.hpp"
-#include "proxy/http_url.hpp"
-#include "proxy/upstream_pool.hpp"
+#include "proxy/net/http_url.hpp"
+#include "proxy/net/upstream_pool.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/intercept/churn_tracker.hpp"
 #include "rewrite/offload/engine.hpp"

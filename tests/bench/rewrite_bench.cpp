@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "rewrite/blob/digest.hpp"
-#include "rewrite/blob/fs_blob_store.hpp"
+#include "proxy/store/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
 
 using namespace gistproxy::rewrite;
+using namespace gistproxy::store;
 using clk = std::chrono::steady_clock;
 
 namespace {

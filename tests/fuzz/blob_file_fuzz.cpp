@@ -6,9 +6,10 @@
 #include <fstream>
 
 #include "rewrite/blob/digest.hpp"
-#include "rewrite/blob/fs_blob_store.hpp"
+#include "proxy/store/fs_blob_store.hpp"
 
 using namespace gistproxy::rewrite;
+using namespace gistproxy::store;
 namespace fs = std::filesystem;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "proxy/config.hpp"
-#include "proxy/wiring.hpp"
+#include "proxy/commands/wiring.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/replay/replay_run.hpp"
 #include "tests/integration/harness.hpp"

@@ -1,4 +1,4 @@
-#include "proxy/http_url.hpp"
+#include "proxy/net/http_url.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,0 +1,116 @@
+#include "proxy/commands/blob_command.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "proxy/config.hpp"
+#include "rewrite/blob/digest.hpp"
+#include "proxy/store/fs_blob_store.hpp"
+#include "rewrite/offload/engine.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr const char* usage =
+    "usage: gistproxy blob <get HANDLE | verify | gc> [options]\n\n"
+    "  get HANDLE    write the exact bytes of a blob to stdout (re-hashed first)\n"
+    "  verify        re-hash every blob; exit 1 if any is corrupt\n"
+    "  gc            remove expired blobs (at most --max per run)\n\n"
+    "options:\n"
+    "  --store DIR         blob store directory (default ./gistproxy-blobs)\n"
+    "  --tenant T          the tenant to read from (get); default: search every tenant\n"
+    "  --api-key KEY       read as the tenant of this API key (get): the key itself (sk-...) or\n"
+    "                      the Authorization value the client sent (\"Bearer sk-...\")\n"
+    "  --blob-ttl DURATION TTL for gc and get (default 7d)\n"
+    "  --max N             most blobs gc removes in one run (default 10000)\n";
+
+// The tenants a key may have: serve names a tenant after the Authorization
+// value as sent ("Bearer sk-…") or after x-api-key ("sk-…"); an operator
+// types the key, so both spellings are tried.
+std::vector<std::string> tenants_of_key(const std::string& key) {
+  std::vector<std::string> out{rewrite::tenant_of(key)};
+  if (key.find(' ') == std::string::npos) out.push_back(rewrite::tenant_of("Bearer " + key));
+  return out;
+}
+
+}  // namespace
+
+int blob_command(const std::vector<std::string>& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << usage;
+    return args.empty() ? 2 : 0;
+  }
+  std::string verb = args[0], handle, tenant, api_key, store = "gistproxy-blobs";
+  std::chrono::milliseconds ttl{7ll * 24 * 3600 * 1000};
+  std::uint64_t max = 10000;
+  std::size_t i = 1;
+  if (verb == "get") {
+    if (args.size() < 2) return std::cerr << "gistproxy blob get: needs a HANDLE\n", 2;
+    handle = args[1];
+    i = 2;
+  }
+  for (; i < args.size(); ++i) {
+    auto need = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
+    const std::string& a = args[i];
+    const std::string* v = need();
+    if (!v) return std::cerr << "gistproxy blob: " << a << " needs a value\n", 2;
+    if (a == "--store") store = *v;
+    else if (a == "--tenant") tenant = *v;
+    else if (a == "--api-key") api_key = *v;
+    else if (a == "--blob-ttl") {
+      auto d = parse_duration(*v);
+      if (!d) return std::cerr << "gistproxy blob: bad --blob-ttl '" << *v << "'\n", 2;
+      ttl = *d;
+    } else if (a == "--max") max = std::strtoull(v->c_str(), nullptr, 10);
+    else return std::cerr << "gistproxy blob: unknown option " << a << "\n" << usage, 2;
+  }
+  if (!std::filesystem::is_directory(store)) return std::cerr << "gistproxy blob: no store at '" << store << "'\n", 2;
+
+  store::fs_store_options options;
+  options.root = store;
+  options.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(ttl).count();
+  store::fs_blob_store blobs(options);
+
+  if (verb == "get") {
+    if (!rewrite::is_handle_prefix(handle))
+      return std::cerr << "gistproxy blob get: a handle is 16 to 64 lowercase hex characters\n", 2;
+    std::vector<std::string> tenants;
+    if (!tenant.empty()) tenants.push_back(tenant);
+    else if (!api_key.empty()) tenants = tenants_of_key(api_key);
+    else
+      for (const auto& e : std::filesystem::directory_iterator(store))
+        if (e.is_directory()) tenants.push_back(e.path().filename().string());
+    rewrite::get_result found;
+    found.error = rewrite::blob_error::not_found;
+    for (const auto& t : tenants) {
+      auto r = blobs.get(t, handle);
+      if (r.error != rewrite::blob_error::not_found) {
+        found = std::move(r);
+        break;
+      }
+    }
+    if (found.error != rewrite::blob_error::none) {
+      std::cerr << "gistproxy blob get: " << rewrite::blob_error_name(found.error) << ": "
+                << (found.message.empty() ? "no such blob" : found.message) << "\n";
+      return found.error == rewrite::blob_error::integrity ? 3 : 1;
+    }
+    std::fwrite(found.bytes.data(), 1, found.bytes.size(), stdout);
+    return std::fflush(stdout) == 0 ? 0 : 1;
+  }
+  if (verb == "verify") {
+    auto report = blobs.verify();
+    for (const auto& c : report.corrupt) std::cout << "corrupt " << c << "\n";
+    std::cout << report.checked << " blobs checked, " << report.corrupt.size() << " corrupt\n";
+    return report.corrupt.empty() ? 0 : 1;
+  }
+  if (verb == "gc") {
+    auto removed = blobs.gc(max);
+    std::cout << removed << " expired blobs removed\n";
+    return 0;
+  }
+  std::cerr << "gistproxy blob: unknown command '" << verb << "'\n" << usage;
+  return 2;
+}
+
+}  // namespace gistproxy::proxy

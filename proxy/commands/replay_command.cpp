@@ -1,0 +1,288 @@
+#include "proxy/commands/replay_command.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "proxy/exchange/compaction_span.hpp"
+#include "proxy/commands/wiring.hpp"
+#include "proxy/store/fs_blob_store.hpp"
+#include "rewrite/offload/engine.hpp"
+#include "rewrite/replay/replay_run.hpp"
+#include "telemetry/metric_catalogue.hpp"
+#include "telemetry/number_format.hpp"
+#include "telemetry/trace_context.hpp"
+#include "telemetry/tracer.hpp"
+
+extern char** environ;
+
+namespace gistproxy::proxy {
+namespace {
+
+namespace fs = std::filesystem;
+using telemetry::thousands;
+
+constexpr const char* help =
+    "usage: gistproxy replay [--json] [--sweep-threshold A,B,...] [offload flags] FILE|DIR...\n\n"
+    "Runs every LLM request of recorded traces through the same rewrite pipeline as `serve`,\n"
+    "without any network, and reports per trace and in total: turns, estimated input tokens\n"
+    "before and after, share saved, offloads, outputs / offloaded / tokens saved per tool,\n"
+    "distinct blobs and dedupe ratio, stored bytes, and prefix stability (share of consecutive\n"
+    "turns of a conversation that forward the previous turn's tools, system prompt and messages\n"
+    "again unchanged, as provider prompt caches need; the client's own figure alongside).\n\n"
+    "Formats, detected from the content: gistproxy recordings (serve --record), HAR 1.2,\n"
+    "claude-trace JSONL, vcrpy cassettes (YAML), Claude Code session transcripts, OpenHands\n"
+    "llm_completions, Inspect AI eval logs, SWE-agent .traj, and JSON/JSONL lists of chat\n"
+    "messages or of request bodies. A directory is one trace (its files in name order).\n\n"
+    "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
+    "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"
+    "  --sweep-threshold LIST replay once per --threshold-tokens value (e.g. 1000,2500,5000)\n"
+    "  --store DIR            keep the blobs in DIR (default: a temporary store, removed after)\n"
+    "  offload flags          as for serve: --threshold-tokens, --tool-policy, --preview-tokens,\n"
+    "                         --inject-read-blob, --context-budget-tokens, ... (serve --help)\n"
+    "  --span-log FILE, --otlp-endpoint URL   write request and compaction spans, as serve does\n";
+
+struct trace_input {
+  std::string name;
+  rewrite::recorded_trace trace;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A file is one trace; a directory is one trace of all its files in name order.
+trace_input load(const std::string& arg) {
+  trace_input in{arg, {}};
+  if (!fs::is_directory(arg)) {
+    in.trace = rewrite::read_trace(read_file(arg));
+    return in;
+  }
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(arg))
+    if (e.is_regular_file()) files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw std::runtime_error("empty directory");
+  for (const auto& f : files) {
+    auto t = rewrite::read_trace(read_file(f));
+    if (in.trace.format.empty()) in.trace.format = t.format;
+    else if (in.trace.format != t.format) in.trace.format = "mixed";
+    in.trace.rebuilt |= t.rebuilt;
+    for (auto& r : t.requests) in.trace.requests.push_back(std::move(r));
+    for (auto& n : t.notes) in.trace.notes.push_back(f.filename().string() + ": " + n);
+  }
+  return in;
+}
+
+
+// "12.5% saved", or "3.0% more" when the read_blob tool costs more than offloading saved.
+std::string saved_text(double share) {
+  char b[48];
+  std::snprintf(b, sizeof b, share >= 0 ? "%.1f%% saved" : "%.1f%% more", std::abs(share) * 100.0);
+  return b;
+}
+
+std::string percent(double share) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", share * 100.0);
+  return b;
+}
+
+nlohmann::json stats_json(const rewrite::replay_stats& s) {
+  nlohmann::json tools = nlohmann::json::object();
+  for (const auto& [tool, t] : s.by_tool)
+    tools[tool] = {{"outputs", t.outputs}, {"offloaded", t.offloaded}, {"tokens_saved", t.tokens_saved}};
+  return {{"turns", s.turns},
+          {"conversations", s.conversations},
+          {"tokens_before", s.tokens_before},
+          {"tokens_after", s.tokens_after},
+          {"saved_percent", s.saved_share() * 100.0},
+          {"offloads", s.offloads},
+          {"distinct_blobs", s.distinct_blobs},
+          {"dedupe_ratio", s.dedupe_ratio()},
+          {"offloaded_bytes", s.offloaded_bytes},
+          {"stored_bytes", s.stored_bytes},
+          {"unparsable", s.unparsable},
+          {"recorded_page_in_hops", s.recorded_page_in_hops},
+          {"prefix_pairs", s.prefix_pairs},
+          {"prefix_stability", s.prefix_stability_after()},
+          {"prefix_stability_client", s.prefix_stability_before()},
+          {"by_tool", tools}};
+}
+
+std::string stats_text(const rewrite::replay_stats& s, const std::string& indent) {
+  std::string out = indent + "input tokens " + thousands(s.tokens_before) + " -> " + thousands(s.tokens_after) +
+                     " (" + saved_text(s.saved_share()) + "), offloads " + thousands(s.offloads) + ", distinct blobs " +
+                    thousands(s.distinct_blobs) + " (dedupe " + percent(s.dedupe_ratio()) + "), stored " +
+                    thousands(s.stored_bytes) + " B of " + thousands(s.offloaded_bytes) + " B\n";
+  out += indent + "prefix stability " + percent(s.prefix_stability_after()) + " (client as sent: " +
+         percent(s.prefix_stability_before()) + ") over " + thousands(s.prefix_pairs) + " consecutive turn pairs\n";
+  if (s.recorded_page_in_hops)
+    out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
+  for (const auto& [tool, t] : s.by_tool)
+    out += indent + "  " + tool + ": outputs " + thousands(t.outputs) + ", offloaded " + thousands(t.offloaded) +
+           ", tokens saved " + thousands(t.tokens_saved) + "\n";
+  return out;
+}
+
+struct run_result {
+  nlohmann::json json;
+  std::string text;
+};
+
+// One pass over every trace with one configuration.
+run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs, const fs::path& store_dir,
+                      telemetry::tracer* tracer) {
+  store::fs_store_options so;
+  so.root = store_dir;
+  so.zstd_level = cfg.zstd_level;
+  so.max_blob_bytes = cfg.max_blob_bytes;
+  store::fs_blob_store store(so);
+  rewrite::char_ratio_estimator estimator;
+  rewrite::offload_engine engine(offload_config_of(cfg), store, estimator);
+  rewrite::replayer replayer(engine, store, estimator);
+
+  auto on_request = [&](const rewrite::replayed_request& r) {
+    if (!tracer) return;
+    auto trace = telemetry::derive_trace_id(r.conversation_key);
+    auto s = tracer->start("gistproxy.request", telemetry::span_kind::server, trace, {});
+    s.set("gistproxy.api", std::string(r.api->name()));
+    s.set("gistproxy.replay", true);
+    std::uint64_t saved = 0;
+    for (const auto& o : r.report.offloads) {
+      emit_compaction_span(*tracer, s, o);
+      saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
+    }
+    s.set("gistproxy.offloads", std::int64_t(r.report.offloads.size()));
+    s.set("gistproxy.tokens_saved", saved);
+    tracer->end(s);
+  };
+
+  rewrite::replay_stats total;
+  run_result out;
+  out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"traces", nlohmann::json::array()}};
+  for (const auto& in : inputs) {
+    auto st = replayer.run(in.trace, "replay", on_request);
+    total.add(st);
+    auto j = stats_json(st);
+    j["file"] = in.name;
+    j["format"] = in.trace.format;
+    j["rebuilt_from_messages"] = in.trace.rebuilt;
+    j["notes"] = in.trace.notes;
+    out.json["traces"].push_back(std::move(j));
+    out.text += in.name + " (" + in.trace.format + (in.trace.rebuilt ? ", requests rebuilt from messages" : "") +
+                "): " + thousands(st.turns) + " turns, " + thousands(st.conversations) + " conversations\n";
+    out.text += stats_text(st, "  ");
+    if (!in.trace.notes.empty()) out.text += "  (" + thousands(in.trace.notes.size()) + " entries skipped: not LLM requests, no body or not JSON; --json lists them)\n";
+  }
+  out.json.update(stats_json(total));
+  out.text += "total over " + thousands(inputs.size()) + " traces, threshold " + thousands(cfg.threshold_tokens) +
+              " tokens: " + thousands(total.turns) + " turns\n" + stats_text(total, "  ");
+  return out;
+}
+
+std::vector<std::uint64_t> parse_list(const std::string& s) {
+  std::vector<std::uint64_t> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::size_t used = 0;
+    auto v = std::stoull(item, &used);
+    if (used != item.size()) throw std::invalid_argument(item);
+    out.push_back(v);
+  }
+  if (out.empty()) throw std::invalid_argument(s);
+  return out;
+}
+
+}  // namespace
+
+int replay_command(const std::vector<std::string>& args) {
+  bool json = false, own_store = false;
+  std::vector<std::uint64_t> sweep;
+  std::vector<std::string> files, serve_args;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
+    if (a == "--help" || a == "-h") return std::cout << help, 0;
+    if (a == "--json") {
+      json = true;
+    } else if (a == "--sweep-threshold") {
+      if (i + 1 >= args.size()) return std::cerr << "--sweep-threshold needs a list, e.g. 1000,2500,5000\n", 2;
+      try {
+        sweep = parse_list(args[++i]);
+      } catch (const std::exception&) {
+        return std::cerr << "--sweep-threshold: '" << args[i] << "' is not a comma-separated list of numbers\n", 2;
+      }
+    } else if (a.rfind("--", 0) == 0) {
+      // Everything else is one of serve's flags (each takes a value).
+      own_store |= a == "--store" || a.rfind("--store=", 0) == 0;
+      serve_args.push_back(a);
+      if (a.find('=') == std::string::npos && i + 1 < args.size()) serve_args.push_back(args[++i]);
+    } else {
+      files.push_back(a);
+    }
+  }
+  if (files.empty()) return std::cerr << help, 2;
+  auto parsed = parse_serve_args(serve_args, environ);
+  if (!parsed.cfg) return std::cerr << "gistproxy replay: " << parsed.message << "\n", 2;
+  auto cfg = *parsed.cfg;
+
+  std::vector<trace_input> inputs;
+  int status = 0;
+  for (const auto& f : files) {
+    try {
+      inputs.push_back(load(f));
+    } catch (const std::exception& e) {
+      std::cerr << "gistproxy replay: " << f << ": " << e.what() << "\n";
+      status = 1;
+    }
+  }
+
+  fs::path temp;
+  try {
+    telemetry::registry registry;
+    telemetry::metric_catalogue metrics(registry);
+    auto pipeline = make_exporters(cfg, metrics);
+    telemetry::system_clock clock;
+    telemetry::random_id_generator ids;
+    telemetry::tracer tracer(clock, ids, pipeline.get());
+
+    if (sweep.empty()) sweep.push_back(cfg.threshold_tokens);
+    nlohmann::json sweep_json = nlohmann::json::array();
+    std::string text;
+    for (auto threshold : sweep) {
+      cfg.threshold_tokens = threshold;
+      fs::path store_dir = cfg.store;
+      if (!own_store) {  // a fresh temporary store per pass: every policy starts from nothing
+        char tmpl[] = "/tmp/gistproxy-replay-XXXXXX";
+        if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary store");
+        temp = store_dir = tmpl;
+      }
+      auto r = replay_all(cfg, inputs, store_dir, pipeline ? &tracer : nullptr);
+      if (!own_store) fs::remove_all(temp), temp.clear();
+      sweep_json.push_back(std::move(r.json));
+      text += r.text;
+    }
+    if (pipeline) pipeline->shutdown();
+    if (json) {
+      auto out = sweep_json.size() == 1 ? sweep_json[0] : nlohmann::json{{"sweep", sweep_json}};
+      std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    } else {
+      std::cout << text;
+    }
+  } catch (const std::exception& e) {
+    if (!temp.empty()) fs::remove_all(temp);
+    std::cerr << "gistproxy replay: " << e.what() << "\n";
+    return 1;
+  }
+  return status;
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,74 @@
+#include "proxy/exchange/blob_pager.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "proxy/exchange/exchange_stats.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+// One call's search may not hold a store thread (and the offloads queued
+// behind it) for long, whatever pattern the model sent.
+constexpr std::chrono::milliseconds page_in_search_budget{2000};
+
+}  // namespace
+
+awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vector<rewrite::blob_call>& calls) {
+  std::vector<rewrite::call_result> results;
+  std::vector<std::pair<rewrite::page_result, std::uint64_t>> pages;  // with start time, for spans
+  auto* store = svc_.store;
+  auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
+  const std::string tenant = ctx_.rw.tenant;
+  auto& tracer = svc_.tracer;
+  co_await asio::co_spawn(
+      svc_.store_pool->get_executor(),
+      [&]() -> awaitable<void> {
+        for (const auto& call : calls) {
+          if (auto seen = answered_.find(call.arguments); seen != answered_.end()) {
+            results.push_back({call.id, seen->second.text, seen->second.is_error});
+            continue;
+          }
+          auto start = tracer.now();
+          std::string error;
+          auto req = rewrite::parse_page_request(call.arguments, error);
+          rewrite::page_result page;
+          const auto deadline = std::chrono::steady_clock::now() + page_in_search_budget;
+          limits.out_of_time = [deadline] { return std::chrono::steady_clock::now() > deadline; };
+          if (req) page = rewrite::page_in(*store, tenant, *req, limits);
+          else page.text = error;
+          results.push_back({call.id, page.text, !page.ok});
+          answered_[call.arguments] = results.back();
+          pages.emplace_back(std::move(page), start);
+        }
+        co_return;
+      },
+      asio::use_awaitable);
+  for (const auto& [page, start] : pages) record(page, start);
+  co_return results;
+}
+
+void blob_pager::record(const rewrite::page_result& r, std::uint64_t start_ns) {
+  auto s = svc_.tracer.start("page_in", telemetry::span_kind::internal, ctx_.span.trace, ctx_.span.id);
+  s.start_unix_nano = start_ns;
+  const auto result = exchange_stats::result_label(r);
+  s.set("gistproxy.handle", r.hash);
+  s.set("gistproxy.bytes_returned", r.bytes_returned);
+  s.set("gistproxy.integrity_ok", r.integrity_ok);
+  s.set("gistproxy.mode", std::string(rewrite::page_mode_name(r.mode)));
+  s.set("gistproxy.result", std::string(result));
+  if (!r.tool_name.empty()) s.set("gen_ai.tool.name", r.tool_name);
+  bool churn = false;
+  if (svc_.churn && !r.hash.empty()) {
+    auto turns = svc_.churn->turns_since_offload(ctx_.span.trace.hex(), r.hash, ctx_.rw.turn);
+    if (turns && *turns <= 1) {
+      s.set("gistproxy.churn", std::int64_t(*turns));
+      churn = true;
+    }
+  }
+  exchange_stats(svc_.metrics, ctx_.in.api).page_in(r, churn);
+  if (!r.ok) s.fail(std::string(result));
+  svc_.tracer.end(s);
+}
+
+}  // namespace gistproxy::proxy

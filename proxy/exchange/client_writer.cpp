@@ -1,0 +1,125 @@
+#include "proxy/exchange/client_writer.hpp"
+
+#include <boost/asio/write.hpp>
+
+#include "proxy/net/hop_by_hop.hpp"
+#include "proxy/net/http_writer.hpp"
+
+namespace gistproxy::proxy {
+
+awaitable<error_code> socket_channel::write(std::span<const asio::const_buffer> bytes) {
+  stream_.expires_after(timeout_);
+  auto [ec, n] = co_await asio::async_write(stream_, bytes, use_nothrow);
+  co_return ec;
+}
+
+client_writer::client_writer(client_channel& channel, const client_request& request, bool keep_alive, bool record)
+    : channel_(channel), request_version_(request.version()), head_request_(request.method() == http::verb::head) {
+  reply_.keep_alive = keep_alive;
+  if (record) reply_.recorded.emplace();
+}
+
+awaitable<bool> client_writer::send(std::span<const asio::const_buffer> bytes, std::string_view what) {
+  if (gone_) co_return false;
+  if (auto ec = co_await channel_.write(bytes); ec) {
+    gone_ = true;
+    reply_.error = proxy_error{error_kind::client_disconnected, "client went away " + std::string(what)};
+    reply_.keep_alive = false;
+    co_return false;
+  }
+  co_return true;
+}
+
+void client_writer::counted(std::string_view body) {
+  reply_.bytes_out += body.size();
+  if (!reply_.recorded) return;
+  auto room = record_limit - std::min(record_limit, reply_.recorded->size());
+  if (body.size() > room) reply_.recorded_truncated = true;
+  reply_.recorded->append(body.substr(0, room));
+}
+
+awaitable<bool> client_writer::whole(const http::response_header<>& from, std::string_view body) {
+  http::response<http::empty_body> out{from.result(), version()};
+  out.reason(from.reason());
+  copy_end_to_end_fields(from, out);
+  const unsigned status = from.result_int();
+  if (head_request_) {
+    if (auto it = from.find(http::field::content_length); it != from.end())
+      out.set(http::field::content_length, it->value());
+    body = {};
+  } else if (status != 204 && status != 304) {
+    out.content_length(body.size());
+  }
+  out.keep_alive(reply_.keep_alive);
+  const std::string head = response_head(out);
+  reply_.status = int(status);
+  reply_.started = true;
+  std::array<asio::const_buffer, 2> bytes{asio::buffer(head), asio::buffer(body)};
+  if (!co_await send(bytes, "while receiving the response")) co_return false;
+  counted(body);
+  co_return true;
+}
+
+awaitable<bool> client_writer::stream_head(const http::response_header<>& from, std::optional<std::uint64_t> length) {
+  http::response<http::empty_body> out{from.result(), version()};
+  out.reason(from.reason());
+  copy_end_to_end_fields(from, out);
+  if (length) {
+    out.content_length(*length);
+  } else if (request_version_ >= 11) {
+    chunked_ = true;
+    out.chunked(true);
+  } else {
+    reply_.keep_alive = false;  // HTTP/1.0 has no chunked coding: the body ends when we close
+  }
+  out.keep_alive(reply_.keep_alive);
+  const std::string head = response_head(out);
+  reply_.status = int(from.result_int());
+  reply_.started = true;
+  std::array<asio::const_buffer, 1> bytes{asio::buffer(head)};
+  co_return co_await send(bytes, "before the response headers");
+}
+
+std::string client_writer::framed(std::string_view data) const {
+  if (!chunked_ || data.empty()) return std::string(data);
+  return chunk_prefix(data.size()) + std::string(data) + std::string(chunk_suffix);
+}
+
+awaitable<bool> client_writer::piece(std::string_view data, bool last) {
+  if (data.empty() && (!last || !chunked_)) co_return !gone_;
+  std::string prefix = chunked_ && !data.empty() ? chunk_prefix(data.size()) : std::string();
+  std::array<asio::const_buffer, 4> bytes{asio::buffer(prefix), asio::buffer(data),
+                                          asio::buffer(chunked_ && !data.empty() ? chunk_suffix : std::string_view()),
+                                          asio::buffer(chunked_ && last ? last_chunk : std::string_view())};
+  if (!co_await send(bytes, "mid-response")) co_return false;
+  counted(data);
+  co_return true;
+}
+
+awaitable<void> client_writer::error(const proxy_error& e) {
+  reply_.error = e;
+  reply_.status = e.status();
+  if (e.kind == error_kind::client_disconnected) gone_ = true;  // nobody to tell
+  if (reply_.started || gone_) {
+    reply_.keep_alive = false;  // the head is out: only an abnormal end can signal it
+    co_return;
+  }
+  http::response<http::empty_body> res{http::status(e.status()), version()};
+  res.set(http::field::content_type, "application/json");
+  res.set("x-gistproxy-error", std::string(e.type()));
+  if (e.retryable()) res.set(http::field::retry_after, "1");
+  const std::string body = e.json_body();
+  res.content_length(body.size());
+  res.keep_alive(reply_.keep_alive);
+  const std::string head = response_head(res);
+  reply_.started = true;
+  std::array<asio::const_buffer, 2> bytes{asio::buffer(head), asio::buffer(body)};
+  if (auto ec = co_await channel_.write(bytes); ec) {
+    gone_ = true;
+    reply_.keep_alive = false;  // the error it had stays the exchange's error
+    co_return;
+  }
+  counted(body);
+}
+
+}  // namespace gistproxy::proxy

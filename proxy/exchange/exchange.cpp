@@ -1,0 +1,44 @@
+#include "proxy/exchange/exchange.hpp"
+
+#include "proxy/exchange/exchange_stats.hpp"
+
+namespace gistproxy::proxy {
+
+exchange::exchange(shard& s, beast::tcp_stream& client)
+    : shard_(s), svc_(s.svc()), channel_(client, s.svc().cfg.client_timeout) {}
+
+awaitable<bool> exchange::run(client_request& request) {
+  request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr);
+  receive(svc_, ctx);
+  std::optional<proxy_error> internal;
+  try {
+    try {
+      co_await rewrite(svc_, ctx);
+    } catch (const std::exception&) {
+      // The rewrite is an optimisation: if it fails in a way nothing
+      // foresaw, the client's bytes go upstream as sent (fail-open), counted.
+      ctx.rw.body.reset();
+      ctx.rw.intercept_tool.clear();
+      exchange_stats(svc_.metrics, ctx.in.api).degraded_mode(degraded::internal);
+    }
+    co_await forward(svc_, shard_, ctx, channel_);
+  } catch (const std::exception& ex) {
+    // Can't-happen territory (allocation failure, invalid header bytes): answer 500, keep serving.
+    internal = proxy_error{error_kind::internal, ex.what()};
+  }
+  if (internal) {
+    ctx.out.reply().keep_alive = false;
+    co_await ctx.out.error(*internal);
+  }
+  finish(svc_, ctx);
+  co_return ctx.out.reply().keep_alive;
+}
+
+awaitable<void> exchange::reject(client_request& request, proxy_error e) {
+  request_context ctx(request, channel_, false, svc_.recorder != nullptr);
+  receive(svc_, ctx);
+  co_await ctx.out.error(e);
+  finish(svc_, ctx);
+}
+
+}  // namespace gistproxy::proxy

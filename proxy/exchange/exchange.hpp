@@ -1,0 +1,43 @@
+// One request's journey through the proxy, phase by phase (exchange.cpp runs
+// them in this order, top to bottom):
+//
+//   receive  → identify the API dialect, model and conversation trace      receive.cpp
+//   rewrite  → offload oversized tool outputs to the blob store (fail-open) rewrite_phase.cpp
+//   forward  → send upstream over a pooled connection                      upstream_hop.cpp
+//   page in  → while the model calls read_blob, answer from the store and  page_in_loop.cpp,
+//              ask again; one reader per kind of answer (relay, JSON, SSE)  *_reader.cpp, blob_pager.cpp
+//   respond  → every byte to the client through one writer                client_writer.cpp
+//   finish   → spans, metrics, access log, recording                       exchange_finish.cpp
+//
+// Failures before the response started become an error answer; after, an
+// abnormal end of the client's response (or the API's SSE error event),
+// never a silent clean end. A client that disconnects cancels the upstream.
+#pragma once
+
+#include "proxy/exchange/request_context.hpp"
+#include "proxy/services.hpp"
+
+namespace gistproxy::proxy {
+
+class exchange {
+ public:
+  exchange(shard& s, beast::tcp_stream& client);
+
+  // Runs all phases for one request; returns whether the connection may be reused.
+  awaitable<bool> run(client_request& request);
+  // Writes an error response for a request that never reached the phases (400, 413, …).
+  awaitable<void> reject(client_request& request, proxy_error e);
+
+ private:
+  shard& shard_;
+  services& svc_;
+  socket_channel channel_;
+};
+
+// The phases, each in its own file.
+void receive(services& svc, request_context& ctx);
+awaitable<void> rewrite(services& svc, request_context& ctx);
+awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client);
+void finish(services& svc, request_context& ctx);
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,106 @@
+// The finish phase: the request's metrics, its span, the access-log line and
+// (with --record) the recording, all from what the phases left in the context.
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/recorder.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+std::string path_of(const client_request& r) {
+  auto target = std::string_view(r.target());
+  return std::string(target.substr(0, target.find('?')));
+}
+
+void count(services& svc, const request_context& ctx, const std::string& status, std::chrono::nanoseconds total) {
+  auto& m = svc.metrics;
+  const auto api = ctx.in.api;
+  const auto& reply = ctx.out.reply();
+  const auto& usage = ctx.upstream.usage;
+  m.requests.labels({api, status}).inc();
+  m.request_duration.labels({api}).observe(seconds(total));
+  m.upstream_duration.labels({api}).observe(seconds(ctx.upstream.wait));
+  m.proxy_overhead.labels({api}).observe(seconds(std::max(total - ctx.upstream.wait, std::chrono::nanoseconds(0))));
+  m.request_bytes.labels({api}).inc(ctx.in.bytes_in);
+  m.response_bytes.labels({api}).inc(reply.bytes_out);
+  if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type()}).inc();
+  if (usage.input_tokens > 0) m.input_tokens.labels({api}).inc(std::uint64_t(usage.input_tokens));
+  if (usage.output_tokens > 0) m.output_tokens.labels({api}).inc(std::uint64_t(usage.output_tokens));
+}
+
+void end_span(services& svc, request_context& ctx, int status) {
+  auto& s = ctx.span;
+  const auto& reply = ctx.out.reply();
+  const auto& usage = ctx.upstream.usage;
+  s.set("http.response.status_code", std::int64_t(status));
+  s.set("http.response.body.size", std::int64_t(reply.bytes_out));
+  if (usage.input_tokens >= 0) s.set("gen_ai.usage.input_tokens", usage.input_tokens);
+  if (usage.output_tokens >= 0) s.set("gen_ai.usage.output_tokens", usage.output_tokens);
+  if (reply.error) {
+    s.set("error.type", std::string(reply.error->type()));
+    s.set("gistproxy.error.source", std::string(source_name(reply.error->source())));
+    s.fail(reply.error->detail);
+  } else if (status >= 500) {
+    s.fail("upstream status " + std::to_string(status));
+  }
+  svc.tracer.end(s);
+}
+
+void log_access(services& svc, const request_context& ctx, int status, const std::string& trace_hex,
+                std::chrono::nanoseconds total) {
+  if (!svc.log.enabled(telemetry::log_level::info)) return;
+  const auto& reply = ctx.out.reply();
+  telemetry::access_record r;
+  r.method = std::string(ctx.in.request.method_string());
+  r.path = path_of(ctx.in.request);
+  r.api = std::string(ctx.in.api);
+  if (ctx.in.facts) r.model = ctx.in.facts->model;
+  r.status = status;
+  r.duration_ms = seconds(total) * 1e3;
+  r.upstream_ms = seconds(ctx.upstream.wait) * 1e3;
+  r.bytes_in = ctx.in.bytes_in;
+  r.bytes_out = reply.bytes_out;
+  r.trace_id = trace_hex;
+  if (reply.error) {
+    r.error_source = std::string(source_name(reply.error->source()));
+    r.error_type = std::string(reply.error->type());
+  }
+  svc.log.access(r);
+}
+
+// The exchange is over: its bodies move to the recorder instead of being copied.
+void record(services& svc, request_context& ctx, int status, const std::string& trace_hex,
+            std::chrono::nanoseconds total) {
+  auto& reply = ctx.out.reply();
+  exchange_record r;
+  r.unix_ms = svc.tracer.now() / 1'000'000;
+  r.api = std::string(ctx.in.api);
+  r.method = std::string(ctx.in.request.method_string());
+  r.path = path_of(ctx.in.request);
+  r.trace_id = trace_hex;
+  r.status = status;
+  r.hops = ctx.upstream.hops;
+  r.duration_ms = seconds(total) * 1e3;
+  r.upstream_ms = seconds(ctx.upstream.wait) * 1e3;
+  r.request_body = std::move(ctx.in.request.body());
+  if (ctx.rw.body) r.forwarded_body = std::move(*ctx.rw.body);
+  if (reply.recorded) r.response_body = std::move(*reply.recorded);
+  r.response_truncated = reply.recorded_truncated;
+  svc.recorder->submit(std::move(r));
+}
+
+}  // namespace
+
+void finish(services& svc, request_context& ctx) {
+  const auto total = std::chrono::steady_clock::now() - ctx.started;
+  const auto& reply = ctx.out.reply();
+  const int status = reply.error && reply.error->kind == error_kind::client_disconnected ? 499 : reply.status;
+  count(svc, ctx, std::to_string(status), total);
+  const std::string trace_hex = ctx.span.trace.hex();
+  end_span(svc, ctx, status);
+  log_access(svc, ctx, status, trace_hex, total);
+  if (svc.recorder) record(svc, ctx, status, trace_hex, total);  // last: it takes the bodies
+}
+
+}  // namespace gistproxy::proxy

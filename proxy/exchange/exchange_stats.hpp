@@ -1,0 +1,66 @@
+// The exchange's metrics, spans and access-log line in one place, with every
+// label value a named constant (dashboards and alerts query these values).
+// Phases report what happened here; none of them touches a metric family.
+#pragma once
+
+#include <string_view>
+
+#include "rewrite/offload/engine.hpp"
+#include "rewrite/page_in/page_in.hpp"
+#include "telemetry/metric_catalogue.hpp"
+
+namespace gistproxy::proxy {
+
+// gistproxy_rewrite_failures_total{reason}: each a degraded mode in which the
+// client's (or the upstream's) bytes went on as they were.
+namespace degraded {
+inline constexpr std::string_view unparsable = "unparsable";            // request body not JSON we can scan
+inline constexpr std::string_view unsupported_encoding = "unsupported_encoding";
+inline constexpr std::string_view corrupt_encoding = "corrupt_encoding";
+inline constexpr std::string_view too_large = "too_large";              // output over --max-blob-bytes
+inline constexpr std::string_view lossy = "lossy";                      // output not valid UTF-8
+inline constexpr std::string_view store_error = "store_error";
+inline constexpr std::string_view internal = "internal";                // the rewrite threw
+inline constexpr std::string_view answer_unparsed = "answer_unparsed";  // a JSON answer we could not follow
+inline constexpr std::string_view stream_unparsed = "stream_unparsed";  // a stream switched to pass-through
+inline constexpr std::string_view page_in_continue = "page_in_continue";  // the next hop's body could not be built
+}  // namespace degraded
+
+// gistproxy_rewrites_total{outcome}
+namespace rewrite_outcome_label {
+inline constexpr std::string_view rewritten = "rewritten";
+inline constexpr std::string_view unchanged = "unchanged";
+inline constexpr std::string_view failed = "failed";
+}  // namespace rewrite_outcome_label
+
+// gistproxy_page_ins_total{result} beyond the store's own results.
+namespace page_in_result {
+inline constexpr std::string_view ok = "ok";
+inline constexpr std::string_view bad_request = "bad_request";  // arguments the model got wrong
+inline constexpr std::string_view hop_limit = "hop_limit";      // calls made past --max-page-in-hops
+}  // namespace page_in_result
+
+class exchange_stats {
+ public:
+  exchange_stats(telemetry::metric_catalogue& m, std::string_view api) : metrics_(m), api_(api) {}
+
+  std::string_view api() const { return api_; }
+  void set_api(std::string_view api) { api_ = api; }
+  void degraded_mode(std::string_view reason, std::uint64_t n = 1);
+  void rewrite_outcome(std::string_view outcome);
+  void calls_past_hop_limit(std::uint64_t n);
+  void page_in_hops(int hops);
+  // One read_blob answer: page-in counters, integrity failures, tokens returned.
+  void page_in(const rewrite::page_result& r, bool churn);
+  // One offloaded output.
+  void offload(const rewrite::offload_record& o);
+  telemetry::metric_catalogue& metrics() { return metrics_; }
+
+  static std::string_view result_label(const rewrite::page_result& r);
+
+ private:
+  telemetry::metric_catalogue& metrics_;
+  std::string_view api_;
+};
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,96 @@
+// The forward phase: the first hop upstream, then the reader its answer
+// calls for (relay, JSON or SSE), driven by the page-in loop. The loop asks
+// `upstream_source` for later hops and for answers to read_blob calls.
+#include <optional>
+
+#include "proxy/exchange/blob_pager.hpp"
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/page_in_loop.hpp"
+#include "proxy/net/client_watch.hpp"
+#include "proxy/net/keepalive_ticker.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+class upstream_source final : public hop_source {
+ public:
+  upstream_source(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch,
+                  beast::tcp_stream& client)
+      : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
+
+  awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
+    std::optional<keepalive_ticker> ticker;
+    if (!keepalive.empty()) {
+      if (!co_await ctx_.out.piece(keepalive, false)) co_return sent{nullptr, ctx_.out.reply().error};
+      // While the next hop waits for its first byte, keep-alive events keep
+      // clients with idle timeouts from giving up.
+      ticker.emplace(client_, ctx_.out.framed(keepalive), svc_.cfg.stream_keepalive);
+      ticker->start();
+    }
+    auto answer = std::make_unique<upstream_hop>(svc_, pool_, ctx_, watch_, hop);
+    auto failure = co_await answer->send(body);
+    if (ticker) co_await ticker->stop();
+    if (failure) {
+      answer->fail(failure->type());
+      co_return sent{nullptr, failure};
+    }
+    co_return sent{std::move(answer), std::nullopt};
+  }
+
+  awaitable<std::vector<rewrite::call_result>> resolve(const std::vector<rewrite::blob_call>& calls) override {
+    co_return co_await pager_.answer(calls);
+  }
+
+ private:
+  services& svc_;
+  upstream_pool& pool_;
+  request_context& ctx_;
+  client_watch& watch_;
+  beast::tcp_stream& client_;
+  blob_pager pager_;
+};
+
+// Which reader the first hop's answer calls for.
+std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx, const upstream_answer& first,
+                                       reader_env env) {
+  const bool interceptable = ctx.offers_read_blob() && svc.store && ctx.in.dialect &&
+                             ctx.in.request.method() != http::verb::head && first.status() == 200;
+  if (!interceptable) return make_relay_reader(std::move(env));
+  switch (body_kind_of(first.head())) {
+    case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
+    case rewrite::usage_observer::body_kind::sse:
+      if (rewrite::make_stream_filter(ctx.in.dialect->kind(), "")) return make_sse_reader(std::move(env));
+      break;
+    case rewrite::usage_observer::body_kind::other: break;
+  }
+  return make_relay_reader(std::move(env));
+}
+
+}  // namespace
+
+awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client) {
+  auto& pool = sh.pool_for(ctx.in.dialect);
+  client_watch watch(client.stream().socket());
+  exchange_stats stats(svc.metrics, ctx.in.api);
+  const std::string& body = ctx.forwarded_body();
+
+  upstream_hop first(svc, pool, ctx, watch, 0);
+  if (auto failure = co_await first.send(body)) {
+    first.fail(failure->type());
+    co_await ctx.out.error(*failure);
+  } else {
+    upstream_source source(svc, pool, ctx, watch, client.stream());
+    auto reader = reader_for(svc, ctx, first, reader_env{ctx.out, stats, ctx.in.dialect, ctx.rw.intercept_tool});
+    const page_in_plan plan{ctx.in.dialect, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
+    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats);
+    ctx.upstream.usage = reader->usage();
+  }
+  if (ctx.offers_read_blob()) stats.page_in_hops(ctx.upstream.hops);
+  ctx.span.set("gistproxy.page_in_hops", std::int64_t(ctx.upstream.hops));
+  if (watch.client_gone()) {
+    ctx.out.reply().error = proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
+    ctx.out.reply().keep_alive = false;
+  }
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,44 @@
+#include "proxy/exchange/page_in_loop.hpp"
+
+namespace gistproxy::proxy {
+
+awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream_answer& first,
+                                const std::string& first_body, const page_in_plan& plan, exchange_stats& stats) {
+  std::unique_ptr<upstream_answer> later;  // the answer of the hop being read, after the first
+  upstream_answer* answer = &first;
+  std::string next_body;
+  const std::string* body = &first_body;
+  int hops = 0;
+  for (int hop = 0;; ++hop) {
+    auto got = co_await reader.read(*answer, hop);
+    if (got.stop) break;
+    if (got.calls.empty() || hop >= plan.max_hops || !plan.dialect) {
+      // The upstream ignored the last hop's tool_choice: those calls are
+      // taken out of the client's answer (it never defined read_blob).
+      if (!got.calls.empty()) stats.calls_past_hop_limit(got.calls.size());
+      co_await reader.finish(got);
+      break;
+    }
+    auto results = co_await source.resolve(got.calls);
+    const bool last_hop = hop + 1 >= plan.max_hops;
+    auto next = plan.dialect->continue_conversation(*body, got.response, plan.tool, results, last_hop);
+    if (!next) {
+      stats.degraded_mode(degraded::page_in_continue);
+      co_await reader.finish(got);
+      break;
+    }
+    ++hops;
+    next_body = std::move(*next);
+    body = &next_body;
+    auto sent = co_await source.send(*body, hop + 1, reader.keepalive());
+    if (!sent.answer) {
+      co_await reader.fail(*sent.failure);
+      break;
+    }
+    later = std::move(sent.answer);
+    answer = later.get();
+  }
+  co_return hops;
+}
+
+}  // namespace gistproxy::proxy

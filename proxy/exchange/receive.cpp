@@ -1,0 +1,76 @@
+// The receive phase: which API the request speaks (its dialect), its model
+// and streaming flag, a decoded body to inspect, and the conversation's trace:
+// the client's traceparent wins; else the conversation's opening names the
+// trace, so every turn of it shares one trace id.
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/exchange_stats.hpp"
+#include "rewrite/body_encoding.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+// Decodes a gzip/zstd request body in place (so it can be inspected and
+// rewritten); false when the body must be forwarded as it came.
+bool decode_body(services& svc, request_context& ctx) {
+  auto& req = ctx.in.request;
+  auto it = req.find(http::field::content_encoding);
+  if (it == req.end()) return true;
+  if (!svc.offload) return false;
+  std::string decoded;
+  auto status = rewrite::decode_body(std::string_view(it->value()), req.body(), svc.cfg.max_body_bytes, decoded);
+  if (status != rewrite::decode_status::ok) {
+    ctx.in.body_encoded = true;
+    exchange_stats(svc.metrics, ctx.in.api)
+        .degraded_mode(status == rewrite::decode_status::unsupported ? degraded::unsupported_encoding
+                                                                     : degraded::corrupt_encoding);
+    return false;
+  }
+  req.body() = std::move(decoded);
+  req.erase(http::field::content_encoding);
+  return true;
+}
+
+telemetry::trace_id trace_of(services& svc, const received& in, telemetry::span_id& parent) {
+  if (in.client_parent) {
+    parent = in.client_parent->parent;
+    return in.client_parent->trace;
+  }
+  if (in.facts) return telemetry::derive_trace_id(in.facts->conversation_key);
+  return svc.tracer.new_trace_id();
+}
+
+}  // namespace
+
+void receive(services& svc, request_context& ctx) {
+  auto& in = ctx.in;
+  auto& req = in.request;
+  in.bytes_in = req.body().size();
+  in.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
+  if (in.dialect) {
+    in.api = in.dialect->name();
+    if (decode_body(svc, ctx)) in.facts = in.dialect->inspect(req.body());
+  }
+  if (auto it = req.find("traceparent"); it != req.end())
+    in.client_parent = telemetry::parse_traceparent(std::string_view(it->value()));
+
+  telemetry::span_id parent;
+  const auto trace = trace_of(svc, in, parent);
+  auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
+  auto target = std::string_view(req.target());
+  s.set("http.request.method", std::string(req.method_string()));
+  s.set("url.path", std::string(target.substr(0, target.find('?'))));
+  s.set("gistproxy.api", std::string(in.api));
+  s.set("http.request.body.size", std::int64_t(in.bytes_in));
+  if (in.dialect) {
+    s.set("gen_ai.operation.name", std::string(in.dialect->operation_name()));
+    s.set("gen_ai.provider.name", std::string(in.dialect->provider_name()));
+    s.set("gistproxy.body_parsed", in.facts.has_value());
+  }
+  if (in.facts) {
+    s.set("gen_ai.request.model", in.facts->model);
+    s.set("gistproxy.stream", in.facts->stream);
+    s.set("gen_ai.conversation.id", trace.hex());
+  }
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,58 @@
+// What one request's phases know, grouped by the phase that fills it in.
+// Each phase reads what earlier phases wrote and writes only its own group.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "proxy/exchange/client_writer.hpp"
+#include "rewrite/dialect.hpp"
+#include "telemetry/span.hpp"
+#include "telemetry/trace_context.hpp"
+
+namespace gistproxy::proxy {
+
+// receive: who is asking, in which API, for what.
+struct received {
+  explicit received(client_request& r) : request(r) {}
+  client_request& request;
+  const rewrite::dialect* dialect = nullptr;  // null: not an API we know (forwarded untouched)
+  std::optional<rewrite::request_facts> facts;  // set when the body parsed
+  std::string_view api = "other";               // metric label
+  std::optional<telemetry::trace_parent> client_parent;
+  std::uint64_t bytes_in = 0;
+  bool body_encoded = false;  // a Content-Encoding we could not decode: forwarded as is
+};
+
+// rewrite: the body to forward and whether read_blob is on offer.
+struct rewritten {
+  std::string tenant;
+  std::optional<std::string> body;  // when it differs from the client's
+  std::string intercept_tool;       // read_blob's name when the request offers it (else empty)
+  std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
+};
+
+// forward and page in: what the upstream hops cost and reported.
+struct upstream_tally {
+  int hops = 0;                              // extra hops for read_blob calls
+  std::chrono::nanoseconds wait{0};          // time spent waiting on the upstream
+  rewrite::token_usage usage;                // as the client was told (summed over hops)
+};
+
+struct request_context {
+  request_context(client_request& r, client_channel& channel, bool keep_alive, bool record)
+      : in(r), out(channel, r, keep_alive, record) {}
+
+  received in;
+  rewritten rw;
+  upstream_tally upstream;
+  client_writer out;  // respond: every byte to the client, and what it got
+  telemetry::span span;  // gistproxy.request, ended by finish
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+
+  const std::string& forwarded_body() const { return rw.body ? *rw.body : in.request.body(); }
+  bool offers_read_blob() const { return !rw.intercept_tool.empty(); }
+};
+
+}  // namespace gistproxy::proxy

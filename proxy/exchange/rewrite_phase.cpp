@@ -1,0 +1,99 @@
+// The rewrite phase of an exchange: run the offload
+// engine (on the store pool when the body is large enough to hold outputs
+// worth storing), and turn its report into compaction spans and metrics.
+// Every failure here is fail-open: the client's bytes go upstream as sent.
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include "proxy/exchange/compaction_span.hpp"
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/exchange_stats.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+// Below this size a body cannot hold an output worth offloading at sane
+// thresholds, so the engine runs inline instead of hopping to the store pool.
+constexpr std::size_t inline_rewrite_limit = 8 * 1024;
+
+std::string_view trimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+// The credential that names the request's tenant: the Authorization value
+// (as sent, scheme included, so existing stores keep their tenants) when it
+// carries a credential, else x-api-key. An empty Authorization, or a bare
+// "Bearer", must not put a keyed request in the shared anonymous tenant.
+std::string_view api_key_of(const client_request& r) {
+  if (auto it = r.find(http::field::authorization); it != r.end()) {
+    auto v = trimmed(std::string_view(it->value()));
+    auto space = v.find(' ');
+    if (!v.empty() && !(space == std::string_view::npos && beast::iequals(v, "bearer")) &&
+        !(space != std::string_view::npos && trimmed(v.substr(space)).empty()))
+      return v;
+  }
+  if (auto it = r.find("x-api-key"); it != r.end()) return trimmed(std::string_view(it->value()));
+  return {};
+}
+
+// Turns the engine's report into metrics and one compaction span per offload.
+void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
+  exchange_stats stats(svc.metrics, ctx.in.api);
+  switch (report.outcome) {
+    case rewrite::rewrite_outcome::rewritten: stats.rewrite_outcome(rewrite_outcome_label::rewritten); break;
+    case rewrite::rewrite_outcome::unchanged: stats.rewrite_outcome(rewrite_outcome_label::unchanged); break;
+    case rewrite::rewrite_outcome::unparsable:
+      stats.rewrite_outcome(rewrite_outcome_label::failed);
+      stats.degraded_mode(degraded::unparsable);
+      break;
+  }
+  stats.degraded_mode(degraded::too_large, report.skipped_too_large);
+  stats.degraded_mode(degraded::lossy, report.skipped_lossy);
+  stats.degraded_mode(degraded::store_error, report.store_failures);
+
+  std::uint64_t saved = 0;
+  for (const auto& o : report.offloads) {
+    stats.offload(o);
+    if (svc.churn) svc.churn->offloaded(ctx.span.trace.hex(), o.hash, ctx.rw.turn);
+    saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
+    emit_compaction_span(svc.tracer, ctx.span, o);
+  }
+  ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
+  ctx.span.set("gistproxy.tokens_saved", saved);
+  ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);
+}
+
+}  // namespace
+
+awaitable<void> rewrite(services& svc, request_context& ctx) {
+  auto* engine = svc.offload;
+  if (!engine || !ctx.in.dialect || ctx.in.body_encoded) co_return;
+  exchange_stats stats(svc.metrics, ctx.in.api);
+  if (!ctx.in.facts) {
+    stats.degraded_mode(degraded::unparsable);
+    stats.rewrite_outcome(rewrite_outcome_label::failed);
+    co_return;
+  }
+  ctx.rw.tenant = rewrite::tenant_of(api_key_of(ctx.in.request));
+  const auto& dialect = *ctx.in.dialect;
+  const std::string& body = ctx.in.request.body();
+  const std::string& tenant = ctx.rw.tenant;
+  rewrite::rewrite_result result;
+  if (body.size() < inline_rewrite_limit) {
+    result = engine->rewrite(dialect, body, tenant);
+  } else {
+    // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
+    result = co_await asio::co_spawn(
+        svc.store_pool->get_executor(),
+        [&]() -> awaitable<rewrite::rewrite_result> { co_return engine->rewrite(dialect, body, tenant); },
+        asio::use_awaitable);
+  }
+  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());
+  record_rewrite(svc, ctx, result.report);
+  if (result.report.tool_injected) ctx.rw.intercept_tool = result.report.tool_name;
+  if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,221 @@
+#include "proxy/exchange/upstream_hop.hpp"
+
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/write.hpp>
+
+#include "proxy/net/client_watch.hpp"
+#include "proxy/net/hop_by_hop.hpp"
+#include "proxy/net/http_writer.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::size_t relay_buffer_size = 16 * 1024;
+
+bool is_stale_connection_error(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::broken_pipe || ec == asio::ssl::error::stream_truncated;
+}
+
+proxy_error upstream_failure(const error_code& ec, std::string_view while_doing) {
+  std::string what(while_doing);
+  if (ec == beast::error::timeout) return {error_kind::upstream_timeout, "upstream timed out " + what};
+  if (is_stale_connection_error(ec) || ec == http::error::partial_message)
+    return {error_kind::upstream_reset, "upstream closed the connection " + what};
+  if (ec.category() == http::make_error_code(http::error::bad_version).category())
+    return {error_kind::upstream_bad_response, "upstream sent malformed HTTP " + what + ": " + ec.message()};
+  if (ec.category() == asio::error::get_ssl_category() || ec.category() == asio::ssl::error::get_stream_category())
+    return {error_kind::upstream_tls, "TLS failure " + what + ": " + ec.message()};
+  return {error_kind::upstream_reset, "upstream connection failed " + what + ": " + ec.message()};
+}
+
+// RFC 9110 §9.2.2.
+bool idempotent(http::verb v) {
+  return v == http::verb::get || v == http::verb::head || v == http::verb::options || v == http::verb::put ||
+         v == http::verb::delete_ || v == http::verb::trace;
+}
+
+std::string upstream_request_head(const request_context& ctx, const http_url& target, const telemetry::span& span,
+                                  std::size_t body_size) {
+  const auto& req = ctx.in.request;
+  http::request<http::empty_body> up{req.method(), target.join(std::string_view(req.target())), 11};
+  copy_end_to_end_fields(req, up);
+  up.set(http::field::host, target.host_header());
+  if (body_size || req.method() == http::verb::post || req.method() == http::verb::put ||
+      req.method() == http::verb::patch)
+    up.content_length(body_size);
+  if (ctx.in.client_parent)
+    up.set("traceparent", telemetry::format_traceparent(span.trace, span.id, ctx.in.client_parent->flags));
+  return request_head(up);
+}
+
+}  // namespace
+
+upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop)
+    : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch) {
+  span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
+  if (auto* d = ctx.in.dialect) {
+    span_.name = std::string(d->operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
+    span_.set("gen_ai.operation.name", std::string(d->operation_name()));
+    span_.set("gen_ai.provider.name", std::string(d->provider_name()));
+  }
+  if (ctx.in.facts) span_.set("gen_ai.request.model", ctx.in.facts->model);
+  span_.set("server.address", pool.target().host);
+  span_.set("server.port", std::int64_t(std::stoi(pool.target().port)));
+  span_.set("gistproxy.hop", std::int64_t(hop + 1));
+}
+
+upstream_hop::~upstream_hop() {
+  if (!ended_) fail(watch_.client_gone() ? "client disconnected" : "abandoned");
+}
+
+template <class Op>
+auto upstream_hop::timed(Op&& op) -> decltype(op()) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto result = co_await op();
+  ctx_.upstream.wait += std::chrono::steady_clock::now() - t0;
+  co_return result;
+}
+
+awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body) {
+  const auto method = ctx_.in.request.method();
+  const std::string head = upstream_request_head(ctx_, pool_.target(), span_, body.size());
+  std::optional<proxy_error> failure;
+  // A pooled connection the upstream closed while idle fails before any
+  // response byte: the request was never processed, so it is retried once on
+  // a fresh connection.
+  for (int attempt = 0; attempt < 2 && !watch_.client_gone(); ++attempt) {
+    auto lease = co_await timed([&] { return pool_.acquire(attempt > 0); });
+    if (lease.error) {
+      failure = lease.error;
+      break;
+    }
+    conn_ = std::move(lease.connection);
+    watch_.guard(conn_.get());
+    span_.set("gistproxy.connection_reused", conn_->reused);
+    auto& conn = *conn_;
+    conn.tcp().expires_after(svc_.cfg.upstream_timeout);
+    std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
+    auto [wec, wn] = co_await timed([&] {
+      return conn.with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
+    });
+    error_code rec = wec;
+    if (!wec) {
+      // Skip interim 1xx responses (we never send Expect, but an upstream may still).
+      do {
+        head_ = std::make_unique<http::response_parser<http::empty_body>>();
+        head_->body_limit(boost::none);
+        head_->header_limit(64 * 1024);
+        if (method == http::verb::head) head_->skip(true);
+        auto [ec, n] = co_await timed([&] {
+          return conn.with_stream([&](auto& s) { return http::async_read_header(s, conn.buffer, *head_, use_nothrow); });
+        });
+        rec = ec;
+      } while (!rec && head_->get().result_int() / 100 == 1 && head_->get().result_int() != 101);
+    }
+    if (!rec) {
+      if (auto length = head_->content_length()) length_ = *length;
+      co_return std::nullopt;
+    }
+    // A request that failed while being written cannot have been processed
+    // (the upstream never had its whole body). One that was written whole
+    // may have been, even if the connection then closed without an answer:
+    // retrying a POST then could bill the call twice, so only idempotent
+    // methods are retried past that point.
+    const bool complete_request_sent = !wec;
+    const bool retry = conn.reused && attempt == 0 && is_stale_connection_error(rec) &&
+                       (!complete_request_sent || idempotent(method));
+    failure = upstream_failure(rec, wec ? "while receiving the request" : "before sending response headers");
+    watch_.guard(nullptr);
+    conn_.reset();
+    if (!retry) break;
+    svc_.metrics.upstream_connections.labels({"retried"}).inc();
+  }
+  if (watch_.client_gone())
+    failure = proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
+  co_return failure;
+}
+
+const http::response_header<>& upstream_hop::head() const {
+  if (whole_) return whole_->get();
+  if (stream_) return stream_->get();
+  return head_->get();
+}
+
+void upstream_hop::release_if_clean(bool clean) {
+  watch_.guard(nullptr);
+  if (clean && conn_ && !watch_.client_gone()) pool_.release(std::move(conn_));
+  conn_.reset();
+}
+
+awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& failure) {
+  whole_ = std::make_unique<http::response_parser<http::string_body>>(std::move(*head_));
+  conn_->tcp().expires_after(svc_.cfg.stream_idle_timeout);
+  if (!whole_->is_done()) {
+    auto& conn = *conn_;
+    auto [ec, n] = co_await timed([&] {
+      return conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
+    });
+    if (ec) {
+      failure = upstream_failure(ec, "while sending the response body");
+      fail(failure.type());
+      co_return std::nullopt;
+    }
+  }
+  release_if_clean(whole_->keep_alive() && whole_->is_done());
+  co_return std::move(whole_->get().body());
+}
+
+awaitable<upstream_answer::piece> upstream_hop::read_piece() {
+  if (!stream_) {
+    stream_ = std::make_unique<http::response_parser<http::buffer_body>>(std::move(*head_));
+    buffer_.resize(relay_buffer_size);
+  }
+  piece out;
+  if (stream_->is_done() || !conn_) {
+    out.done = true;
+    co_return out;
+  }
+  auto& body = stream_->get().body();
+  body.data = buffer_.data();
+  body.size = buffer_.size();
+  auto& conn = *conn_;
+  conn.tcp().expires_after(svc_.cfg.stream_idle_timeout);
+  auto [ec, n] = co_await timed([&] {
+    return conn.with_stream([&](auto& s) { return http::async_read_some(s, conn.buffer, *stream_, use_nothrow); });
+  });
+  if (ec == http::error::need_buffer) ec = {};
+  if (ec) {
+    out.failure = watch_.client_gone()
+                      ? proxy_error{error_kind::client_disconnected, "client went away mid-response"}
+                      : upstream_failure(ec, "in the middle of the response");
+    fail(out.failure->type());
+    co_return out;
+  }
+  out.bytes = std::string_view(buffer_.data(), buffer_.size() - body.size);
+  out.done = stream_->is_done();
+  if (out.done) release_if_clean(stream_->keep_alive());
+  co_return out;
+}
+
+void upstream_hop::end(int status, const rewrite::token_usage& usage) {
+  if (ended_) return;
+  ended_ = true;
+  span_.set("http.response.status_code", std::int64_t(status));
+  if (usage.input_tokens >= 0) span_.set("gen_ai.usage.input_tokens", usage.input_tokens);
+  if (usage.output_tokens >= 0) span_.set("gen_ai.usage.output_tokens", usage.output_tokens);
+  if (status >= 500) span_.fail("upstream status " + std::to_string(status));
+  svc_.tracer.end(span_);
+}
+
+void upstream_hop::fail(std::string_view reason) {
+  watch_.guard(nullptr);
+  conn_.reset();
+  if (ended_) return;
+  ended_ = true;
+  span_.fail(std::string(reason));
+  span_.set("error.type", std::string(reason));
+  svc_.tracer.end(span_);
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,95 @@
+// One upstream request and its answer. `upstream_hop` builds the request from
+// the client's (end-to-end fields, Host, traceparent), acquires a pooled
+// connection, sends, reads the head (one retry on a stale pooled connection),
+// then gives the body whole or piece by piece. It owns the hop's span and
+// ends it in one place; its connection goes back to the pool only when the
+// answer ended cleanly.
+//
+// The readers and the page-in loop see hops through `upstream_answer` and
+// `hop_source`, so they can be tested against fakes without sockets.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "proxy/exchange/request_context.hpp"
+#include "proxy/net/upstream_pool.hpp"
+#include "proxy/services.hpp"
+
+namespace gistproxy::proxy {
+
+class client_watch;
+
+class upstream_answer {
+ public:
+  virtual ~upstream_answer() = default;
+  virtual const http::response_header<>& head() const = 0;
+  int status() const { return int(head().result_int()); }
+  virtual std::optional<std::uint64_t> content_length() const = 0;
+  // The whole body, or nullopt with `failure` set.
+  virtual awaitable<std::optional<std::string>> read_whole(proxy_error& failure) = 0;
+  struct piece {
+    std::string_view bytes;  // valid until the next call
+    bool done = false;       // the body ended with this piece
+    std::optional<proxy_error> failure;
+  };
+  virtual awaitable<piece> read_piece() = 0;
+  // Ends the hop's span with the status and usage it reported.
+  virtual void end(int status, const rewrite::token_usage& usage) = 0;
+  // Ends the hop's span as failed; the connection is dropped.
+  virtual void fail(std::string_view reason) = 0;
+};
+
+// Where hops come from: the upstream (or a fake), and the blob store that
+// answers read_blob calls between them.
+class hop_source {
+ public:
+  virtual ~hop_source() = default;
+  struct sent {
+    std::unique_ptr<upstream_answer> answer;  // null on failure
+    std::optional<proxy_error> failure;       // client_disconnected when the client left meanwhile
+  };
+  // Sends `body` as page-in hop `hop` (1, 2, ...). While it waits for the
+  // answer's head, `keepalive` (when not empty) is sent to the client now and then.
+  virtual awaitable<sent> send(const std::string& body, int hop, std::string keepalive) = 0;
+  virtual awaitable<std::vector<rewrite::call_result>> resolve(const std::vector<rewrite::blob_call>& calls) = 0;
+};
+
+class upstream_hop final : public upstream_answer {
+ public:
+  upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop);
+  ~upstream_hop() override;  // a span nobody ended ends as abandoned
+
+  // Sends the request and reads the answer's head; nullopt on success.
+  awaitable<std::optional<proxy_error>> send(const std::string& body);
+
+  const http::response_header<>& head() const override;
+  std::optional<std::uint64_t> content_length() const override { return length_; }
+  awaitable<std::optional<std::string>> read_whole(proxy_error& failure) override;
+  awaitable<piece> read_piece() override;
+  void end(int status, const rewrite::token_usage& usage) override;
+  void fail(std::string_view reason) override;
+
+ private:
+  template <class Op>
+  auto timed(Op&& op) -> decltype(op());
+  void release_if_clean(bool clean);
+
+  services& svc_;
+  upstream_pool& pool_;
+  request_context& ctx_;
+  client_watch& watch_;
+  telemetry::span span_;
+  bool ended_ = false;
+  std::unique_ptr<upstream_connection> conn_;
+  std::unique_ptr<http::response_parser<http::empty_body>> head_;  // Beast parsers do not move
+  std::unique_ptr<http::response_parser<http::string_body>> whole_;
+  std::unique_ptr<http::response_parser<http::buffer_body>> stream_;
+  std::vector<char> buffer_;
+  std::optional<std::uint64_t> length_;
+  bool reusable_ = false;
+};
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,195 @@
+#include "proxy/net/client_session.hpp"
+
+#include <boost/asio/read.hpp>
+#include <boost/asio/write.hpp>
+#include <optional>
+
+#include "proxy/exchange/exchange.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::size_t header_limit = 256 * 1024;
+constexpr std::size_t large_body = 16 * 1024;
+constexpr std::size_t large_read_buffer = 256 * 1024;
+
+// Errors that just mean the client is gone or idle: close quietly.
+bool is_benign(const error_code& ec) {
+  return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
+         ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor || ec == asio::error::broken_pipe;
+}
+
+// The error answered when reading a request's headers or body fails.
+proxy_error read_error(const error_code& ec, std::string_view part, std::uint64_t max_body) {
+  if (ec == http::error::body_limit)
+    return {error_kind::body_too_large, "request body exceeds the limit of " + std::to_string(max_body) + " bytes"};
+  if (ec == beast::error::timeout) return {error_kind::request_timeout, "request " + std::string(part) + " not received in time"};
+  return {error_kind::bad_request, "malformed HTTP request " + std::string(part) + ": " + ec.message()};
+}
+
+// After an error response, stop sending and drain what the client still sends
+// for a moment, so it reads our response instead of a reset.
+awaitable<void> lingering_close(beast::tcp_stream& stream) {
+  error_code ignored;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  char sink[16384];
+  std::size_t drained = 0;
+  stream.expires_after(std::chrono::seconds(2));
+  while (drained < (64u << 20)) {
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
+    if (ec) break;
+    drained += n;
+  }
+  stream.socket().close(ignored);
+}
+
+// Reads exactly `length` body bytes (some may already be in `buffer`) into
+// `body`, growing it geometrically as data arrives, never ahead of it by more
+// than one read. The caller sets the deadline.
+awaitable<error_code> read_declared_body(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::string& body,
+                                         std::uint64_t length) {
+  const std::size_t have = std::min<std::size_t>(buffer.size(), length);
+  body.reserve(std::min<std::uint64_t>(length, std::max(have, large_read_buffer)));
+  body.resize(have);
+  asio::buffer_copy(asio::buffer(body.data(), have), buffer.data());
+  buffer.consume(have);
+  while (body.size() < length) {
+    const std::size_t want = std::min<std::uint64_t>(length - body.size(), large_read_buffer);
+    if (body.capacity() - body.size() < want)
+      body.reserve(std::min<std::uint64_t>(length, std::max(body.capacity() * 2, body.size() + want)));
+    const std::size_t old = body.size();
+    body.resize(old + want);
+    auto [ec, n] = co_await stream.async_read_some(asio::buffer(body.data() + old, want), use_nothrow);
+    body.resize(old + n);
+    if (ec) co_return ec;
+  }
+  co_return error_code{};
+}
+
+// RFC 9112 §6.3: a request whose Transfer-Encoding does not end in chunked
+// has no reliable length (400), and Transfer-Encoding with Content-Length is
+// refused rather than guessed at.
+std::optional<proxy_error> unsupported_framing(const http::request_parser<http::string_body>& parser) {
+  const auto& h = parser.get();
+  auto te = h.find(http::field::transfer_encoding);
+  if (te == h.end()) return std::nullopt;
+  // Only plain chunked: another coding before it (gzip, chunked) would reach
+  // the upstream still encoded but without the field that says so.
+  std::string_view coding = te->value();
+  while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) coding.remove_prefix(1);
+  while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) coding.remove_suffix(1);
+  if (!parser.chunked() || !beast::iequals(coding, "chunked") || h.count(http::field::transfer_encoding) > 1)
+    return proxy_error{error_kind::bad_request, "Transfer-Encoding must be exactly chunked (RFC 9112 section 6.3)"};
+  if (h.find(http::field::content_length) != h.end())
+    return proxy_error{error_kind::bad_request, "a request cannot have both Transfer-Encoding and Content-Length"};
+  return std::nullopt;
+}
+
+std::size_t field_count(const http::request<http::string_body>& r) {
+  return std::size_t(std::distance(r.begin(), r.end()));
+}
+
+// Beast appends a chunked body's trailer fields to the headers. Trailers are
+// not headers (RFC 9110 §6.5.1): they are dropped, never forwarded upstream.
+void drop_trailer_fields(http::request<http::string_body>& r, std::size_t header_fields) {
+  auto it = r.begin();
+  for (std::size_t i = 0; i < header_fields && it != r.end(); ++i) ++it;
+  while (it != r.end()) it = r.erase(it);
+}
+
+struct session_registration {
+  shard& owner;
+  std::list<session_handle>::iterator handle;
+  session_registration(shard& s, tcp::socket* socket) : owner(s) {
+    handle = s.sessions().insert(s.sessions().end(), session_handle{socket, false});
+    s.svc().metrics.active_connections.get().add(1);
+    s.svc().live_connections.fetch_add(1);
+  }
+  ~session_registration() {
+    if (!owner.stopping()) owner.sessions().erase(handle);
+    owner.svc().metrics.active_connections.get().add(-1);
+    owner.svc().live_connections.fetch_sub(1);
+  }
+};
+
+}  // namespace
+
+awaitable<void> serve_client(shard& sh, tcp::socket socket) {
+  auto& svc = sh.svc();
+  const auto& cfg = svc.cfg;
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buffer;
+  session_registration registration(sh, &stream.socket());
+  auto& handle = *registration.handle;
+
+  while (!svc.draining) {
+    handle.busy = false;
+    http::request_parser<http::string_body> parser;
+    parser.body_limit(cfg.max_body_bytes);
+    parser.header_limit(header_limit);
+    stream.expires_after(cfg.idle_timeout);
+    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
+    handle.busy = true;
+    exchange ex(sh, stream);
+    if (ec) {
+      if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
+      auto failure = read_error(ec, "headers", cfg.max_body_bytes);
+      co_await ex.reject(parser.get(), std::move(failure));
+      co_await lingering_close(stream);
+      co_return;
+    }
+    // A body whose length we cannot know for certain is refused: forwarding
+    // it would let its bytes be read as the next request (smuggling).
+    if (auto framing = unsupported_framing(parser)) {
+      co_await ex.reject(parser.get(), std::move(*framing));
+      co_await lingering_close(stream);
+      co_return;
+    }
+    const std::size_t header_fields = field_count(parser.get());
+    if (auto it = parser.get().find(http::field::expect);
+        it != parser.get().end() && beast::iequals(it->value(), "100-continue")) {
+      static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
+      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(cont), use_nothrow);
+      if (wec) break;
+    }
+    // A body of known length is read straight into its final string, which
+    // grows only as bytes arrive: a client declaring 64 MiB and sending
+    // nothing costs nothing. Chunked bodies go through Beast's parser.
+    std::optional<std::string> direct_body;
+    if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
+      direct_body.emplace();
+      stream.expires_after(cfg.client_timeout);  // one deadline for the whole body
+      if (auto rec = co_await read_declared_body(stream, buffer, *direct_body, *length)) {
+        if (rec == beast::error::timeout) {  // the client stalled mid-body
+          // A named error, not a temporary in the co_await expression: GCC 12
+          // destroys such temporaries twice (a double free, GCC bug 100611).
+          proxy_error stalled{error_kind::request_timeout, "request body not received in time"};
+          co_await ex.reject(parser.get(), std::move(stalled));
+        }
+        break;  // or it went away
+      }
+    } else {
+      if (parser.chunked()) buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+      stream.expires_after(cfg.client_timeout);
+      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+      if (bec) {
+        if (is_benign(bec)) break;
+        auto failure = read_error(bec, "body", cfg.max_body_bytes);
+        co_await ex.reject(parser.get(), std::move(failure));
+        co_await lingering_close(stream);
+        co_return;
+      }
+    }
+    auto request = parser.release();
+    drop_trailer_fields(request, header_fields);
+    if (direct_body) request.body() = std::move(*direct_body);
+    if (!co_await ex.run(request)) break;
+    if (buffer.capacity() > large_read_buffer && buffer.size() == 0) buffer.shrink_to_fit();
+  }
+  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().close(ignored);
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,12 @@
+// A client connection: read a request (fresh parser, explicit limits, a
+// timeout before every read), hand it to an exchange, repeat while keep-alive.
+#pragma once
+
+#include "proxy/net/beast.hpp"
+#include "proxy/services.hpp"
+
+namespace gistproxy::proxy {
+
+awaitable<void> serve_client(shard& s, tcp::socket socket);
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,120 @@
+#include "proxy/net/server.hpp"
+
+#include <sched.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <stdexcept>
+
+#include "proxy/net/admin_server.hpp"
+#include "proxy/net/client_session.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+std::unique_ptr<tcp::acceptor> bind_acceptor(asio::io_context& io, const std::string& host_port, const char* what) {
+  std::string host, port;
+  if (!split_host_port(host_port, host, port))
+    throw std::runtime_error(std::string(what) + " '" + host_port + "' is not HOST:PORT");
+  error_code ec;
+  auto address = asio::ip::make_address(host, ec);
+  if (ec) throw std::runtime_error(std::string(what) + " '" + host_port + "': '" + host + "' is not an IP address");
+  tcp::endpoint ep(address, std::uint16_t(std::stoi(port)));
+  auto acceptor = std::make_unique<tcp::acceptor>(io);
+  acceptor->open(ep.protocol(), ec);
+  if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor->bind(ep, ec);
+  if (!ec) acceptor->listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw std::runtime_error(std::string("cannot listen on ") + what + " " + host_port + ": " + ec.message());
+  return acceptor;
+}
+
+}  // namespace
+
+unsigned available_cores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return unsigned(std::max(1, CPU_COUNT(&set)));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+server::server(services& svc, unsigned threads) : svc_(svc) {
+  for (unsigned i = 0; i < std::max(1u, threads); ++i) shards_.push_back(std::make_unique<shard>(svc));
+}
+
+server::~server() = default;
+
+void server::bind() {
+  acceptor_ = bind_acceptor(shards_[0]->io(), svc_.cfg.listen, "--listen");
+  admin_acceptor_ = bind_acceptor(shards_[0]->io(), svc_.cfg.admin_listen, "--admin-listen");
+}
+
+tcp::endpoint server::listen_endpoint() const { return acceptor_->local_endpoint(); }
+tcp::endpoint server::admin_endpoint() const { return admin_acceptor_->local_endpoint(); }
+
+awaitable<void> server::accept_loop() {
+  for (;;) {
+    auto& target = *shards_[next_shard_++ % shards_.size()];
+    auto [ec, socket] = co_await acceptor_->async_accept(target.io(), use_nothrow);
+    if (!acceptor_->is_open() || ec == asio::error::operation_aborted) co_return;
+    if (ec) {
+      // Out of descriptors or similar: log, back off briefly, keep serving.
+      svc_.log.log(telemetry::log_level::warn, "accept failed", "\"error\":\"" + ec.message() + "\"");
+      asio::steady_timer pause(shards_[0]->io(), std::chrono::milliseconds(50));
+      co_await pause.async_wait(use_nothrow);
+      continue;
+    }
+    asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
+  }
+}
+
+void server::begin_drain() {
+  if (svc_.draining.exchange(true)) return;
+  svc_.log.log(telemetry::log_level::info, "draining",
+               "\"in_flight_connections\":" + std::to_string(svc_.live_connections.load()));
+  error_code ignored;
+  acceptor_->close(ignored);
+  for (auto& s : shards_) asio::post(s->io(), [sh = s.get()] { sh->close_idle(); });
+}
+
+void server::run() {
+  auto& main_io = shards_[0]->io();
+  std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+  for (auto& s : shards_) guards.push_back(asio::make_work_guard(s->io()));
+
+  asio::co_spawn(main_io, accept_loop(), asio::detached);
+  asio::co_spawn(main_io, run_admin(svc_, *admin_acceptor_), asio::detached);
+
+  asio::signal_set signals(main_io, SIGTERM, SIGINT);
+  asio::steady_timer drain_poll(main_io);
+  std::chrono::steady_clock::time_point deadline;
+  std::function<void()> poll = [&] {
+    drain_poll.expires_after(std::chrono::milliseconds(20));
+    drain_poll.async_wait([&](error_code) {
+      if (svc_.live_connections.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+        // Sessions finishing a request close themselves; idle ones were closed.
+        for (auto& s : shards_) asio::post(s->io(), [sh = s.get()] { sh->close_idle(); });
+        return poll();
+      }
+      error_code ignored;
+      admin_acceptor_->close(ignored);
+      for (auto& g : guards) g.reset();
+      for (auto& s : shards_) s->io().stop();
+    });
+  };
+  signals.async_wait([&](error_code ec, int) {
+    if (ec) return;
+    deadline = std::chrono::steady_clock::now() + svc_.cfg.drain_timeout;
+    begin_drain();
+    poll();
+  });
+
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < shards_.size(); ++i) threads.emplace_back([s = shards_[i].get()] { s->io().run(); });
+  main_io.run();
+  for (auto& t : threads) t.join();
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,110 @@
+#include "proxy/net/upstream_pool.hpp"
+
+#include <sys/socket.h>
+
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <stdexcept>
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr auto resolve_cache_ttl = std::chrono::seconds(30);
+constexpr auto max_idle_age = std::chrono::seconds(50);  // below common upstream keep-alive limits
+
+}  // namespace
+
+bool upstream_connection::looks_alive() {
+  auto& sock = tcp().socket();
+  if (!sock.is_open()) return false;
+  char byte;
+  ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  // -1/EAGAIN: nothing pending, the usual healthy state. 0: the peer closed.
+  // >0: unexpected bytes (e.g. a TLS close_notify) make the connection unusable.
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+}
+
+upstream_pool::upstream_pool(asio::any_io_executor ex, http_url target, asio::ssl::context* tls,
+                             upstream_timeouts timeouts, telemetry::metric_catalogue& metrics)
+    : executor_(std::move(ex)), target_(std::move(target)), tls_(tls), timeouts_(timeouts), metrics_(metrics) {}
+
+awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
+  auto now = std::chrono::steady_clock::now();
+  while (!fresh_only && !idle_.empty()) {
+    auto c = std::move(idle_.back());  // LIFO: the warmest connection first
+    idle_.pop_back();
+    if (now - c->idle_since < max_idle_age && c->looks_alive()) {
+      c->reused = true;
+      metrics_.upstream_connections.labels({"reused"}).inc();
+      co_return lease{std::move(c), std::nullopt};
+    }
+  }
+  co_return co_await connect();
+}
+
+void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
+  if (idle_.size() >= timeouts_.max_idle) return;  // closes it
+  c->idle_since = std::chrono::steady_clock::now();
+  c->tcp().expires_never();
+  idle_.push_back(std::move(c));
+}
+
+awaitable<upstream_pool::lease> upstream_pool::connect() {
+  auto now = std::chrono::steady_clock::now();
+  if (!resolved_ || now - resolved_at_ > resolve_cache_ttl) {
+    tcp::resolver resolver(executor_);
+    auto [ec, results] = co_await resolver.async_resolve(target_.host, target_.port, use_nothrow);
+    if (ec)
+      co_return lease{nullptr, proxy_error{error_kind::upstream_unreachable,
+                                           "cannot resolve upstream host " + target_.host + ": " + ec.message()}};
+    resolved_ = results;
+    resolved_at_ = now;
+  }
+
+  auto c = std::make_unique<upstream_connection>();
+  c->buffer.reserve(64 * 1024);  // Beast reads at most the spare capacity per syscall
+  if (tls_) c->tls.emplace(executor_, *tls_);
+  else c->plain.emplace(executor_);
+  auto& tcp_stream = c->tcp();
+  tcp_stream.expires_after(timeouts_.connect);
+  auto [ec, endpoint] = co_await tcp_stream.async_connect(*resolved_, use_nothrow);
+  if (ec) {
+    resolved_.reset();  // re-resolve next time: the address may have moved
+    auto kind = ec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_unreachable;
+    co_return lease{nullptr, proxy_error{kind, "cannot connect to upstream " + target_.host_header() + ": " +
+                                                   (ec == beast::error::timeout ? "timed out" : ec.message())}};
+  }
+  tcp_stream.socket().set_option(tcp::no_delay(true));
+
+  if (c->tls) {
+    // SNI, then verify the chain and that the certificate names this host.
+    if (!SSL_set_tlsext_host_name(c->tls->native_handle(), target_.host.c_str()))
+      co_return lease{nullptr, proxy_error{error_kind::upstream_tls, "cannot set TLS SNI for " + target_.host}};
+    c->tls->set_verify_mode(asio::ssl::verify_peer);
+    c->tls->set_verify_callback(asio::ssl::host_name_verification(target_.host));
+    auto [hec] = co_await c->tls->async_handshake(asio::ssl::stream_base::client, use_nothrow);
+    if (hec) {
+      auto kind = hec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_tls;
+      co_return lease{nullptr, proxy_error{kind, "TLS handshake with upstream " + target_.host_header() +
+                                                     " failed: " + hec.message()}};
+    }
+  }
+  metrics_.upstream_connections.labels({"new"}).inc();
+  co_return lease{std::move(c), std::nullopt};
+}
+
+std::unique_ptr<asio::ssl::context> make_upstream_tls_context(const std::string& extra_ca_file) {
+  auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                   asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  error_code ec;
+  ctx->set_default_verify_paths(ec);
+  if (ec) throw std::runtime_error("cannot load the system CA store: " + ec.message());
+  if (!extra_ca_file.empty()) {
+    ctx->load_verify_file(extra_ca_file, ec);
+    if (ec) throw std::runtime_error("cannot load --upstream-ca '" + extra_ca_file + "': " + ec.message());
+  }
+  ctx->set_verify_mode(asio::ssl::verify_peer);
+  return ctx;
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,75 @@
+// Keep-alive connections to one upstream, owned by one I/O thread (no locks).
+// A connection is plain TCP or TLS (SNI, certificate and hostname verified).
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/ssl.hpp>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "proxy/net/beast.hpp"
+#include "proxy/net/http_url.hpp"
+#include "proxy/proxy_error.hpp"
+#include "telemetry/metric_catalogue.hpp"
+
+namespace gistproxy::proxy {
+
+struct upstream_connection {
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  beast::flat_buffer buffer;  // bytes read past the last response (normally none)
+  bool reused = false;
+  std::chrono::steady_clock::time_point idle_since;
+
+  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  // Calls f with the stream to use (plain or TLS); both branches return the same type.
+  template <class F>
+  auto with_stream(F&& f) {
+    return tls ? f(*tls) : f(*plain);
+  }
+  // True if the peer has not closed an idle connection (no EOF or stray bytes pending).
+  bool looks_alive();
+};
+
+struct upstream_timeouts {
+  std::chrono::milliseconds connect;
+  unsigned max_idle;
+};
+
+class upstream_pool {
+ public:
+  upstream_pool(asio::any_io_executor ex, http_url target, asio::ssl::context* tls, upstream_timeouts timeouts,
+                telemetry::metric_catalogue& metrics);
+
+  struct lease {
+    std::unique_ptr<upstream_connection> connection;
+    std::optional<proxy_error> error;
+  };
+  // An idle keep-alive connection, or a new one when none is left (or fresh_only).
+  awaitable<lease> acquire(bool fresh_only = false);
+  // Returns a connection whose last response ended cleanly and may be reused.
+  void release(std::unique_ptr<upstream_connection> c);
+  const http_url& target() const { return target_; }
+  void close_idle() { idle_.clear(); }
+
+ private:
+  awaitable<lease> connect();
+
+  asio::any_io_executor executor_;
+  http_url target_;
+  asio::ssl::context* tls_;
+  upstream_timeouts timeouts_;
+  telemetry::metric_catalogue& metrics_;
+  std::vector<std::unique_ptr<upstream_connection>> idle_;
+  std::optional<tcp::resolver::results_type> resolved_;
+  std::chrono::steady_clock::time_point resolved_at_;
+};
+
+// The client TLS context: system trust store plus an optional extra CA file.
+// Throws std::runtime_error with a clear message if the CA file is unusable.
+std::unique_ptr<asio::ssl::context> make_upstream_tls_context(const std::string& extra_ca_file);
+
+}  // namespace gistproxy::proxy

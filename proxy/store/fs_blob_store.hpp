@@ -1,0 +1,57 @@
+// The filesystem blob store: ROOT/<tenant>/<hh>/<sha256>.blob, each file a
+// one-line JSON header (metadata) followed by one zstd frame. Writes are
+// atomic (temp file, fsync, rename), so concurrent writers of the same bytes
+// are safe; the file's mtime is its last use and drives the TTL.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+
+#include "rewrite/blob/blob_store.hpp"
+
+namespace gistproxy::store {
+
+using rewrite::blob_meta;
+using rewrite::blob_store;
+using rewrite::clock_fn;
+using rewrite::get_result;
+using rewrite::put_result;
+using rewrite::store_stats;
+using rewrite::verify_report;
+
+struct fs_store_options {
+  std::filesystem::path root = "gistproxy-blobs";
+  int zstd_level = 3;
+  std::uint64_t max_blob_bytes = 16ull << 20;
+  std::int64_t ttl_seconds = 7 * 86400;
+  clock_fn now;  // unix seconds; defaults to the system clock
+};
+
+class fs_blob_store final : public blob_store {
+ public:
+  // Creates the root if needed and counts what is there (for stats()).
+  explicit fs_blob_store(fs_store_options options);
+
+  put_result put(std::string_view bytes, const blob_meta& meta) override;
+  bool contains(std::string_view tenant, std::string_view hash) override;
+  get_result get(std::string_view tenant, std::string_view handle_prefix) override;
+  verify_report verify() override;
+  std::uint64_t gc(std::uint64_t max_removals) override;
+  store_stats stats() override;
+
+  std::filesystem::path path_of(std::string_view tenant, std::string_view hash) const;
+
+ private:
+  get_result read_file(const std::filesystem::path& path, std::string_view expected_hash, bool check_ttl);
+  void touch(const std::filesystem::path& path);
+  void rescan();
+
+  fs_store_options options_;
+  std::atomic<std::uint64_t> objects_{0};
+  std::atomic<std::uint64_t> stored_bytes_{0};
+};
+
+// Tenants name directories: lowercase letters, digits, '-' and '_' only.
+bool is_valid_tenant(std::string_view tenant);
+
+}  // namespace gistproxy::store
