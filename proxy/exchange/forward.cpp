@@ -21,7 +21,6 @@ class upstream_source final : public hop_source {
   awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
     std::optional<keepalive_ticker> ticker;
     if (!keepalive.empty()) {
-      if (!co_await ctx_.out.piece(keepalive, false)) co_return sent{nullptr, ctx_.out.reply().error};
       // While the next hop waits for its first byte, keep-alive events keep
       // clients with idle timeouts from giving up.
       ticker.emplace(client_, ctx_.out.framed(keepalive), svc_.cfg.stream_keepalive);

@@ -47,7 +47,9 @@ class hop_reader {
   virtual awaitable<void> finish(hop_read& last) = 0;
   // A later hop failed before its answer started.
   virtual awaitable<void> fail(const proxy_error& e) = 0;
-  // Sent while the next hop is awaited; empty when nothing can be.
+  // Before the next hop is sent: false when the client is gone (no hop then).
+  virtual awaitable<bool> before_next_hop() { co_return true; }
+  // Sent now and then while the next hop is awaited; empty when nothing can be.
   virtual std::string keepalive() const { return {}; }
   // Usage as the client was told it, summed over hops.
   virtual rewrite::token_usage usage() const = 0;

@@ -30,6 +30,7 @@ awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream
     ++hops;
     next_body = std::move(*next);
     body = &next_body;
+    if (!co_await reader.before_next_hop()) break;  // the client left
     auto sent = co_await source.send(*body, hop + 1, reader.keepalive());
     if (!sent.answer) {
       co_await reader.fail(*sent.failure);

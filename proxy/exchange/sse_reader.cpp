@@ -64,6 +64,8 @@ class sse_reader final : public hop_reader {
     co_await env_.out.piece(filter_->error_event("api_error", "gistproxy: " + e.detail), true);
   }
 
+  // A keep-alive event at once: the client hears the stream is alive.
+  awaitable<bool> before_next_hop() override { co_return co_await env_.out.piece(filter_->keepalive(), false); }
   std::string keepalive() const override { return filter_->keepalive(); }
   rewrite::token_usage usage() const override { return filter_->usage(); }
 

@@ -52,7 +52,8 @@ class hop_source {
     std::optional<proxy_error> failure;       // client_disconnected when the client left meanwhile
   };
   // Sends `body` as page-in hop `hop` (1, 2, ...). While it waits for the
-  // answer's head, `keepalive` (when not empty) is sent to the client now and then.
+  // answer's head, `keepalive` (when not empty) is sent to the client every
+  // --stream-keepalive.
   virtual awaitable<sent> send(const std::string& body, int hop, std::string keepalive) = 0;
   virtual awaitable<std::vector<rewrite::call_result>> resolve(const std::vector<rewrite::blob_call>& calls) = 0;
 };
