@@ -1,5 +1,6 @@
 #include "proxy/config.hpp"
 
+#include "rewrite/dialect.hpp"
 #include "rewrite/offload/policy.hpp"
 #include "telemetry/access_log.hpp"
 
@@ -13,9 +14,9 @@ namespace gistproxy::proxy {
 namespace {
 
 struct option {
-  const char* name;
+  std::string name;
   const char* value_name;  // nullptr for a boolean switch
-  const char* help;
+  std::string help;
   std::function<bool(config&, const std::string&)> set;
 };
 
@@ -41,14 +42,29 @@ bool set_duration(T& field, const std::string& v) {
   return d.has_value();
 }
 
+// --NAME-upstream for every upstream family but the default one (whose flag is --upstream).
+void add_family_upstream_options(std::vector<option>& table) {
+  auto families = rewrite::upstream_families();
+  for (std::size_t i = 1; i < families.size(); ++i) {
+    const auto f = families[i];
+    std::string help = "base URL for requests of the " + std::string(f.name) + " APIs (default " +
+                       std::string(f.default_url) + ", or --upstream when that is given)";
+    // Listed right after --upstream.
+    table.insert(table.begin() + 2 + std::ptrdiff_t(i - 1),
+                 option{std::string(f.name) + "-upstream", "URL", std::move(help),
+                        [name = std::string(f.name)](config& c, const std::string& v) {
+                          return c.family_upstreams[name] = v, true;
+                        }});
+  }
+}
+
 const std::vector<option>& options() {
-  static const std::vector<option> table = {
+  static const std::vector<option> table = [] {
+    std::vector<option> t = {
       {"listen", "HOST:PORT", "client listener (default 127.0.0.1:8080; port 0 picks one)",
        [](config& c, const std::string& v) { return c.listen = v, true; }},
       {"upstream", "URL", "LLM API base URL, http or https (default https://api.openai.com); the client's path and query are appended",
        [](config& c, const std::string& v) { return c.upstream = v, true; }},
-      {"anthropic-upstream", "URL", "base URL for Anthropic Messages requests (default https://api.anthropic.com, or --upstream when that is given)",
-       [](config& c, const std::string& v) { return c.anthropic_upstream = v, true; }},
       {"upstream-ca", "FILE", "PEM file of an extra CA to trust for upstream TLS (besides the system store)",
        [](config& c, const std::string& v) { return c.upstream_ca = v, true; }},
       {"admin-listen", "HOST:PORT", "admin listener: /metrics, /healthz, /readyz (default 127.0.0.1:9464)",
@@ -143,7 +159,10 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return set_duration(c.stream_keepalive, v); }},
       {"store-threads", "N", "threads hashing, compressing and writing blobs (default 2)",
        [](config& c, const std::string& v) { return set_uint(c.store_threads, v, 1, 64); }},
-  };
+    };
+    add_family_upstream_options(t);
+    return t;
+  }();
   return table;
 }
 
@@ -191,6 +210,14 @@ const char* env_value(const char* const* environ, const char* name) {
 }
 
 }  // namespace
+
+std::string config::upstream_for(std::string_view family) const {
+  if (family == rewrite::upstream_families().front().name) return upstream;
+  if (auto it = family_upstreams.find(family); it != family_upstreams.end()) return it->second;
+  for (const auto& f : rewrite::upstream_families())
+    if (f.name == family) return std::string(f.default_url);
+  return upstream;
+}
 
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
   if (s.empty()) return std::nullopt;
@@ -246,7 +273,7 @@ std::string serve_help() {
 parse_result parse_serve_args(const std::vector<std::string>& args, const char* const* environ) {
   parse_result r;
   config c;
-  bool upstream_given = false, anthropic_given = false;
+  bool upstream_given = false;
   // Pass 1: help, version and config file come first, whatever their position.
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--help" || args[i] == "-h") return {std::nullopt, serve_help(), 0};
@@ -254,11 +281,10 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
     if (args[i] == "--config") {
       if (i + 1 >= args.size()) return {std::nullopt, "--config needs a FILE", 2};
       if (auto err = apply_config_file(c, args[i + 1])) return {std::nullopt, *err, 2};
-      // Whether the file set upstreams decides the Anthropic default below.
+      // Whether the file set --upstream decides the other families' default below.
       std::ifstream in(args[i + 1]);
       auto j = nlohmann::json::parse(in, nullptr, false);
-      upstream_given |= j.contains("upstream");
-      anthropic_given |= j.contains("anthropic_upstream") || j.contains("anthropic-upstream");
+      upstream_given |= j.is_object() && j.contains("upstream");
     }
   }
   if (auto v = env_value(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")) c.otlp_endpoint = v;
@@ -286,9 +312,10 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
     }
     if (!o->set(c, value)) return {std::nullopt, "bad value for --" + name + ": '" + value + "'", 2};
     upstream_given |= name == "upstream";
-    anthropic_given |= name == "anthropic-upstream";
   }
-  if (upstream_given && !anthropic_given) c.anthropic_upstream = c.upstream;
+  if (upstream_given)
+    for (const auto& f : rewrite::upstream_families())
+      if (f.name != rewrite::upstream_families().front().name) c.family_upstreams.try_emplace(std::string(f.name), c.upstream);
   if (!telemetry::parse_log_level(c.log_level)) return {std::nullopt, "bad value for --log-level: '" + c.log_level + "'", 2};
   r.cfg = std::move(c);
   return r;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,9 +16,11 @@ namespace gistproxy::proxy {
 struct config {
   std::string listen = "127.0.0.1:8080";
   std::string admin_listen = "127.0.0.1:9464";
+  // The default upstream family's base URL (requests no dialect serves go there too).
   std::string upstream = "https://api.openai.com";
-  // Anthropic Messages requests go here; defaults to --upstream when that is set explicitly.
-  std::string anthropic_upstream = "https://api.anthropic.com";
+  // --NAME-upstream of the other families (anthropic, ...), where given; an
+  // explicit --upstream stands in for those not given.
+  std::map<std::string, std::string, std::less<>> family_upstreams;
   std::string upstream_ca;  // PEM file of an extra trusted CA
   std::string span_log;
   std::string otlp_endpoint;
@@ -54,6 +57,9 @@ struct config {
   unsigned max_page_in_hops = 4;
   std::chrono::milliseconds stream_keepalive{10'000};  // between page-in hops of a stream
   unsigned store_threads = 2;  // threads that hash, compress and write blobs
+
+  // The base URL of an upstream family (rewrite::upstream_families()).
+  std::string upstream_for(std::string_view family) const;
 };
 
 struct parse_result {

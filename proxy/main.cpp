@@ -44,23 +44,31 @@ int serve(const std::vector<std::string>& args) {
   gp::telemetry::logger log(*gp::telemetry::parse_log_level(cfg.log_level));
   std::shared_ptr<std::function<void()>> gc_holder;
   try {
-    std::string error;
-    auto upstream = gp::proxy::parse_http_url(cfg.upstream, error);
-    if (!upstream) throw std::runtime_error("--upstream: " + error);
-    auto anthropic = gp::proxy::parse_http_url(cfg.anthropic_upstream, error);
-    if (!anthropic) throw std::runtime_error("--anthropic-upstream: " + error);
+    // One upstream per API family: --upstream, --anthropic-upstream, ...
+    std::vector<gp::proxy::upstream_target> upstreams;
+    bool any_tls = false;
+    for (const auto& family : gp::rewrite::upstream_families()) {
+      std::string error;
+      auto url = gp::proxy::parse_http_url(cfg.upstream_for(family.name), error);
+      const std::string flag = upstreams.empty() ? "--upstream" : "--" + std::string(family.name) + "-upstream";
+      if (!url) throw std::runtime_error(flag + ": " + error);
+      any_tls |= url->tls;
+      upstreams.push_back({std::string(family.name), std::move(*url)});
+    }
 
     gp::telemetry::registry registry;
     gp::telemetry::metric_catalogue metrics(registry);
-    metrics.initialise_api_series();
+    std::vector<std::string_view> apis;
+    for (const auto* d : gp::rewrite::all_dialects()) apis.push_back(d->name());
+    metrics.initialise_api_series(apis);
     auto pipeline = gp::proxy::make_exporters(cfg, metrics);
     gp::telemetry::system_clock clock;
     gp::telemetry::random_id_generator ids;
     gp::telemetry::tracer tracer(clock, ids, pipeline.get());
     std::unique_ptr<boost::asio::ssl::context> tls;
-    if (upstream->tls || anthropic->tls) tls = gp::proxy::make_upstream_tls_context(cfg.upstream_ca);
+    if (any_tls) tls = gp::proxy::make_upstream_tls_context(cfg.upstream_ca);
 
-    gp::proxy::services svc{cfg, registry, metrics, tracer, log, *upstream, *anthropic, tls.get()};
+    gp::proxy::services svc{cfg, registry, metrics, tracer, log, std::move(upstreams), tls.get()};
 
     // Offload: the blob store, the engine, and the pool that does their blocking work.
     boost::asio::thread_pool store_pool(cfg.store_threads);
@@ -113,7 +121,7 @@ int serve(const std::vector<std::string>& args) {
       log.log(gp::telemetry::log_level::warn, "listening",
               "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +
                   admin.address().to_string() + ":" + std::to_string(admin.port()) + "\",\"upstream\":\"" +
-                  upstream->host_header() + "\",\"threads\":" + std::to_string(threads));
+                  svc.upstreams.front().url.host_header() + "\",\"threads\":" + std::to_string(threads));
       srv.run();
     }
     gc_holder.reset();

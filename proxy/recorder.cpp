@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/offload/base64.hpp"
-#include "rewrite/replay/trace_formats.hpp"
+#include "rewrite/dialect.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "telemetry/access_log.hpp"
 
@@ -63,9 +63,9 @@ std::string to_record_line(const exchange_record& r) {
   if (r.forwarded_body) put_body(out, "forwarded_body", *r.forwarded_body);
   put_body(out, "response_body", r.response_body);
   if (r.response_truncated) out += ",\"response_truncated\":true";
-  auto api = rewrite::api_of_path(r.path);
-  if (api && rewrite::looks_like_sse(r.response_body)) {
-    if (auto whole = rewrite::assemble_stream(*api, r.response_body))
+  const auto* dialect = rewrite::dialect_for_path(r.path);
+  if (dialect && rewrite::looks_like_sse(r.response_body)) {
+    if (auto whole = dialect->assemble_stream(r.response_body))
       out += ",\"response\":" + whole->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   out += '}';

@@ -21,14 +21,19 @@
 
 namespace gistproxy::proxy {
 
+// One upstream per API family (rewrite::upstream_families()), the default family first.
+struct upstream_target {
+  std::string family;
+  http_url url;
+};
+
 struct services {
   const config& cfg;
   telemetry::registry& registry;
   telemetry::metric_catalogue& metrics;
   telemetry::tracer& tracer;
   telemetry::logger& log;
-  http_url default_upstream;
-  http_url anthropic_upstream;
+  std::vector<upstream_target> upstreams;
   asio::ssl::context* tls = nullptr;  // set when an upstream is https
   rewrite::offload_engine* offload = nullptr;  // null with --offload off
   rewrite::blob_store* store = nullptr;        // read_blob answers come from here
@@ -55,7 +60,7 @@ class shard {
   asio::io_context& io() { return *io_; }
   bool stopping() const { return stopping_; }
   services& svc() { return services_; }
-  // The pool of the upstream serving this dialect (Anthropic Messages may differ).
+  // The pool of the upstream serving this dialect's family (no dialect: the default family).
   upstream_pool& pool_for(const rewrite::dialect* d);
   std::list<session_handle>& sessions() { return sessions_; }
   // Closes idle client connections and idle upstream connections (drain).
@@ -65,8 +70,7 @@ class shard {
   services& services_;
   std::unique_ptr<asio::io_context> io_;
   bool stopping_ = false;
-  upstream_pool default_pool_;
-  upstream_pool anthropic_pool_;
+  std::vector<std::unique_ptr<upstream_pool>> pools_;  // one per services::upstreams entry
   std::list<session_handle> sessions_;
 };
 

@@ -7,23 +7,25 @@ upstream_timeouts timeouts_of(const config& c) { return {c.connect_timeout, c.ma
 
 }  // namespace
 
-shard::shard(services& s)
-    : services_(s),
-      io_(std::make_unique<asio::io_context>(1)),
-      default_pool_(io_->get_executor(), s.default_upstream, s.default_upstream.tls ? s.tls : nullptr,
-                    timeouts_of(s.cfg), s.metrics),
-      anthropic_pool_(io_->get_executor(), s.anthropic_upstream, s.anthropic_upstream.tls ? s.tls : nullptr,
-                      timeouts_of(s.cfg), s.metrics) {}
+shard::shard(services& s) : services_(s), io_(std::make_unique<asio::io_context>(1)) {
+  for (const auto& u : s.upstreams)
+    pools_.push_back(std::make_unique<upstream_pool>(io_->get_executor(), u.url, u.url.tls ? s.tls : nullptr,
+                                                     timeouts_of(s.cfg), s.metrics));
+}
 
 shard::~shard() {
-  default_pool_.close_idle();
-  anthropic_pool_.close_idle();
+  for (auto& p : pools_) p->close_idle();
   stopping_ = true;
   io_.reset();
 }
 
 upstream_pool& shard::pool_for(const rewrite::dialect* d) {
-  return d && d->kind() == rewrite::api_kind::messages ? anthropic_pool_ : default_pool_;
+  if (d) {
+    const auto family = d->upstream().name;
+    for (std::size_t i = 0; i < pools_.size(); ++i)
+      if (services_.upstreams[i].family == family) return *pools_[i];
+  }
+  return *pools_.front();
 }
 
 void shard::close_idle() {
@@ -34,8 +36,7 @@ void shard::close_idle() {
       s.socket->close(ignored);
     }
   }
-  default_pool_.close_idle();
-  anthropic_pool_.close_idle();
+  for (auto& p : pools_) p->close_idle();
 }
 
 }  // namespace gistproxy::proxy

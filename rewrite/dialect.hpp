@@ -1,6 +1,9 @@
 // One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
 // Anthropic Messages) behind one interface. The proxy asks the registry which
-// dialect a request speaks, then talks only to this interface.
+// dialect a request speaks, then talks only to this interface: everything
+// API-specific (paths, bodies, answers, streams, the upstream it goes to, the
+// credentials that name a tenant, the metric label) lives behind it. Adding
+// an API is a new adapter plus one line in dialect_registry.cpp.
 #pragma once
 
 #include <cstdint>
@@ -8,14 +11,30 @@
 #include <string>
 #include <string_view>
 
+#include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <vector>
 
 #include "rewrite/json/scanner.hpp"
 
 namespace gistproxy::rewrite {
 
-enum class api_kind { chat, responses, messages };
+class stream_filter;
+
+// Where a dialect's requests go: dialects of one family share an upstream
+// (and its keep-alive pool), configured by --NAME-upstream.
+struct upstream_family {
+  std::string_view name;         // openai, anthropic
+  std::string_view default_url;  // when neither --NAME-upstream nor --upstream is given
+};
+
+// Which request fields carry the API key that names a request's tenant, in
+// order of preference. "authorization" holds a scheme-prefixed credential.
+struct credential_fields {
+  std::vector<std::string_view> headers;
+  std::string_view query_parameter;  // e.g. Gemini's ?key=; empty: none
+};
 
 // What the proxy learns from a request body without changing it.
 struct request_facts {
@@ -72,9 +91,15 @@ struct call_result {
 class dialect {
  public:
   virtual ~dialect() = default;
-  virtual api_kind kind() const = 0;
   // Short name used in metrics labels and logs: chat, responses, messages.
   virtual std::string_view name() const = 0;
+  // Whether a request path (query removed, trailing '/' trimmed) speaks this API.
+  virtual bool serves_path(std::string_view path) const = 0;
+  // The path a replayed request of this API is sent to (the model, for APIs
+  // that name it in the path).
+  virtual std::string request_path(std::string_view model) const = 0;
+  virtual upstream_family upstream() const = 0;
+  virtual credential_fields credentials() const;
   // OpenTelemetry GenAI attributes.
   virtual std::string_view operation_name() const = 0;
   virtual std::string_view provider_name() const = 0;
@@ -111,10 +136,27 @@ class dialect {
   virtual token_usage usage_from_response(const nlohmann::json& body) const = 0;
   // Folds usage from one SSE event of a streamed response into `usage`.
   virtual void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const = 0;
+
+  // Streams: the filter that splices page-in hops into one client stream
+  // (nullptr: streamed answers pass through untouched).
+  virtual std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const = 0;
+  // A streamed answer assembled into the JSON the API returns unstreamed
+  // (recordings keep one response per exchange); nullopt when it holds no
+  // event of this API.
+  virtual std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const = 0;
 };
 
+// Every dialect, in matching order: the one list serve and replay use.
+std::span<const dialect* const> all_dialects();
+// The distinct upstream families, the default one first: requests that no
+// dialect serves go to it, and its flag is plain --upstream.
+std::vector<upstream_family> upstream_families();
 // The dialect for a request, matched on the path (query ignored: Claude Code
 // posts to /v1/messages?beta=true); nullptr when none applies.
 const dialect* dialect_for(std::string_view method, std::string_view target);
+// The same, for any request path (replay's recorded requests).
+const dialect* dialect_for_path(std::string_view target);
+// By metric label (chat, responses, messages); nullptr when unknown.
+const dialect* dialect_named(std::string_view name);
 
 }  // namespace gistproxy::rewrite

@@ -9,14 +9,6 @@
 #include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
-namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-}  // namespace
-
 std::string dialect::image_replacement(std::string_view text) const {
   std::string out = "\"";
   json::escape_into(out, text);
@@ -41,16 +33,43 @@ token_usage dialect::usage_from_response(std::string_view body) const {
   return usage_from_response(nlohmann::json{{"usage", std::move(parsed)}});
 }
 
-const dialect* dialect_for(std::string_view method, std::string_view target) {
+credential_fields dialect::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
+
+std::span<const dialect* const> all_dialects() {
   static const chat_dialect chat;
   static const responses_dialect responses;
   static const messages_dialect messages;
-  if (method != "POST") return nullptr;
+  // The registry: one line per API. The first dialect's family is the default upstream.
+  static const dialect* const list[] = {&chat, &responses, &messages};
+  return list;
+}
+
+std::vector<upstream_family> upstream_families() {
+  std::vector<upstream_family> out;
+  for (const auto* d : all_dialects()) {
+    auto f = d->upstream();
+    bool seen = false;
+    for (const auto& o : out) seen |= o.name == f.name;
+    if (!seen) out.push_back(f);
+  }
+  return out;
+}
+
+const dialect* dialect_for_path(std::string_view target) {
   auto path = target.substr(0, target.find('?'));
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
-  if (ends_with(path, "/chat/completions")) return &chat;
-  if (ends_with(path, "/responses")) return &responses;
-  if (ends_with(path, "/messages")) return &messages;
+  for (const auto* d : all_dialects())
+    if (d->serves_path(path)) return d;
+  return nullptr;
+}
+
+const dialect* dialect_for(std::string_view method, std::string_view target) {
+  return method == "POST" ? dialect_for_path(target) : nullptr;
+}
+
+const dialect* dialect_named(std::string_view name) {
+  for (const auto* d : all_dialects())
+    if (d->name() == name) return d;
   return nullptr;
 }
 

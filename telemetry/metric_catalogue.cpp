@@ -67,8 +67,8 @@ metric_catalogue::metric_catalogue(registry& r)
   build_info.labels({GISTPROXY_VERSION}).set(1);
 }
 
-void metric_catalogue::initialise_api_series() {
-  for (std::string_view api : {"chat", "responses", "messages"}) {
+void metric_catalogue::initialise_api_series(const std::vector<std::string_view>& apis) {
+  for (std::string_view api : apis) {
     for (auto* f : {&offload_tokens_before, &offload_tokens_after, &offloaded_bytes, &dedupe_hits, &paging_churn,
                     &integrity_failures, &paged_in_tokens, &input_tokens, &output_tokens})
       f->labels({api});

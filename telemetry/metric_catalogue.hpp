@@ -54,7 +54,7 @@ struct metric_catalogue {
   // Creates the per-API series that alerts and ratios watch, at 0, so that the
   // first event is a visible increase (increase() cannot see a series whose
   // first sample is already 1).
-  void initialise_api_series();
+  void initialise_api_series(const std::vector<std::string_view>& apis);
   // The same for an exporter's drop reasons.
   void initialise_exporter_series(std::string_view exporter);
 };

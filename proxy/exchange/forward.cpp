@@ -58,7 +58,7 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
   switch (body_kind_of(first.head())) {
     case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
     case rewrite::usage_observer::body_kind::sse:
-      if (rewrite::make_stream_filter(ctx.in.dialect->kind(), "")) return make_sse_reader(std::move(env));
+      if (ctx.in.dialect->make_stream_filter("")) return make_sse_reader(std::move(env));
       break;
     case rewrite::usage_observer::body_kind::other: break;
   }

@@ -22,19 +22,40 @@ std::string_view trimmed(std::string_view v) {
   return v;
 }
 
-// The credential that names the request's tenant: the Authorization value
-// (as sent, scheme included, so existing stores keep their tenants) when it
-// carries a credential, else x-api-key. An empty Authorization, or a bare
-// "Bearer", must not put a keyed request in the shared anonymous tenant.
-std::string_view api_key_of(const client_request& r) {
-  if (auto it = r.find(http::field::authorization); it != r.end()) {
-    auto v = trimmed(std::string_view(it->value()));
-    auto space = v.find(' ');
-    if (!v.empty() && !(space == std::string_view::npos && beast::iequals(v, "bearer")) &&
-        !(space != std::string_view::npos && trimmed(v.substr(space)).empty()))
-      return v;
+std::string_view query_value(std::string_view target, std::string_view name) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  auto query = target.substr(q + 1);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
+      return pair.substr(name.size() + 1);
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
   }
-  if (auto it = r.find("x-api-key"); it != r.end()) return trimmed(std::string_view(it->value()));
+  return {};
+}
+
+// The credential that names the request's tenant: the first of the fields
+// the dialect names that carries one. An Authorization value counts as sent,
+// scheme included (so existing stores keep their tenants), but an empty one
+// or a bare "Bearer" must not put a keyed request in the shared anonymous tenant.
+std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) {
+  const auto fields = d.credentials();
+  for (auto name : fields.headers) {
+    auto it = r.find(name);
+    if (it == r.end()) continue;
+    auto v = trimmed(std::string_view(it->value()));
+    if (v.empty()) continue;
+    if (beast::iequals(name, "authorization")) {
+      auto space = v.find(' ');
+      if ((space == std::string_view::npos && beast::iequals(v, "bearer")) ||
+          (space != std::string_view::npos && trimmed(v.substr(space)).empty()))
+        continue;
+    }
+    return v;
+  }
+  if (!fields.query_parameter.empty()) return query_value(std::string_view(r.target()), fields.query_parameter);
   return {};
 }
 
@@ -76,7 +97,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     stats.rewrite_outcome(rewrite_outcome_label::failed);
     co_return;
   }
-  ctx.rw.tenant = rewrite::tenant_of(api_key_of(ctx.in.request));
+  ctx.rw.tenant = rewrite::tenant_of(api_key_of(ctx.in.request, *ctx.in.dialect));
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.rw.tenant;

@@ -11,7 +11,7 @@ namespace {
 class sse_reader final : public hop_reader {
  public:
   explicit sse_reader(reader_env env)
-      : env_(std::move(env)), filter_(rewrite::make_stream_filter(env_.dialect->kind(), env_.tool)) {}
+      : env_(std::move(env)), filter_(env_.dialect->make_stream_filter(env_.tool)) {}
 
   awaitable<hop_read> read(upstream_answer& hop, int hop_index) override {
     if (hop_index == 0) {

@@ -1,4 +1,6 @@
 #include "rewrite/dialects/chat.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/sse/assemble.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -117,6 +119,20 @@ std::string chat_dialect::read_blob_tool(std::string_view name) const {
   json::escape_into(out, read_blob_description());
   out += R"(","parameters":)" + read_blob_parameters_schema() + "}}";
   return out;
+}
+
+bool chat_dialect::serves_path(std::string_view path) const { return path.ends_with("/chat/completions"); }
+
+std::string chat_dialect::request_path(std::string_view) const { return "/v1/chat/completions"; }
+
+upstream_family chat_dialect::upstream() const { return {"openai", "https://api.openai.com"}; }
+
+std::unique_ptr<stream_filter> chat_dialect::make_stream_filter(std::string tool_name) const {
+  return make_chat_stream_filter(std::move(tool_name));
+}
+
+std::optional<nlohmann::json> chat_dialect::assemble_stream(std::string_view sse_text) const {
+  return sse::assemble_chat_stream(sse_text);
 }
 
 }  // namespace gistproxy::rewrite

@@ -1,4 +1,6 @@
 #include "rewrite/dialects/messages.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/sse/assemble.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -129,6 +131,20 @@ std::string messages_dialect::image_replacement(std::string_view text) const {
   json::escape_into(out, text);
   out += R"("})";
   return out;
+}
+
+bool messages_dialect::serves_path(std::string_view path) const { return path.ends_with("/messages"); }
+
+std::string messages_dialect::request_path(std::string_view) const { return "/v1/messages"; }
+
+upstream_family messages_dialect::upstream() const { return {"anthropic", "https://api.anthropic.com"}; }
+
+std::unique_ptr<stream_filter> messages_dialect::make_stream_filter(std::string tool_name) const {
+  return make_messages_stream_filter(std::move(tool_name));
+}
+
+std::optional<nlohmann::json> messages_dialect::assemble_stream(std::string_view sse_text) const {
+  return sse::assemble_messages_stream(sse_text);
 }
 
 }  // namespace gistproxy::rewrite

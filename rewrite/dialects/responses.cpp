@@ -1,4 +1,6 @@
 #include "rewrite/dialects/responses.hpp"
+#include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/sse/assemble.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -104,6 +106,20 @@ std::string responses_dialect::read_blob_tool(std::string_view name) const {
   json::escape_into(out, read_blob_description());
   out += R"(","parameters":)" + read_blob_parameters_schema() + R"(,"strict":false})";
   return out;
+}
+
+bool responses_dialect::serves_path(std::string_view path) const { return path.ends_with("/responses"); }
+
+std::string responses_dialect::request_path(std::string_view) const { return "/v1/responses"; }
+
+upstream_family responses_dialect::upstream() const { return {"openai", "https://api.openai.com"}; }
+
+std::unique_ptr<stream_filter> responses_dialect::make_stream_filter(std::string tool_name) const {
+  return make_responses_stream_filter(std::move(tool_name));
+}
+
+std::optional<nlohmann::json> responses_dialect::assemble_stream(std::string_view sse_text) const {
+  return sse::assemble_responses_stream(sse_text);
 }
 
 }  // namespace gistproxy::rewrite

@@ -7,8 +7,12 @@ namespace gistproxy::rewrite {
 
 class responses_dialect final : public dialect {
  public:
-  api_kind kind() const override { return api_kind::responses; }
   std::string_view name() const override { return "responses"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override;
+  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
+  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
   std::string_view operation_name() const override { return "chat"; }
   std::string_view provider_name() const override { return "openai"; }
   std::optional<request_facts> inspect(std::string_view body) const override;

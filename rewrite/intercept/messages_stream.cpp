@@ -174,16 +174,8 @@ std::string sse_event(std::string_view name, const std::string& data) {
   return out;
 }
 
-std::unique_ptr<stream_filter> make_chat_stream_filter(std::string tool_name);
-std::unique_ptr<stream_filter> make_responses_stream_filter(std::string tool_name);
-
-std::unique_ptr<stream_filter> make_stream_filter(api_kind api, std::string tool_name) {
-  switch (api) {
-    case api_kind::messages: return std::make_unique<messages_stream>(std::move(tool_name));
-    case api_kind::chat: return make_chat_stream_filter(std::move(tool_name));
-    case api_kind::responses: return make_responses_stream_filter(std::move(tool_name));
-  }
-  return nullptr;
+std::unique_ptr<stream_filter> make_messages_stream_filter(std::string tool_name) {
+  return std::make_unique<messages_stream>(std::move(tool_name));
 }
 
 }  // namespace gistproxy::rewrite

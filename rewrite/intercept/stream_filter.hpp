@@ -42,9 +42,10 @@ class stream_filter {
   virtual std::string error_event(std::string_view type, std::string_view message) const = 0;
 };
 
-// The filter for a dialect; nullptr where streaming interception is not
-// supported (the stream then passes through untouched).
-std::unique_ptr<stream_filter> make_stream_filter(api_kind api, std::string tool_name);
+// Each API's filter (its dialect's make_stream_filter returns it).
+std::unique_ptr<stream_filter> make_chat_stream_filter(std::string tool_name);
+std::unique_ptr<stream_filter> make_responses_stream_filter(std::string tool_name);
+std::unique_ptr<stream_filter> make_messages_stream_filter(std::string tool_name);
 
 std::string sse_event(std::string_view name, const std::string& data);
 

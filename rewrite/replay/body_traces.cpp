@@ -31,7 +31,7 @@ void read_claude_trace(const std::vector<ojson>& entries, recorded_trace& t) {
   for (const auto& e : entries) {
     if (!is_obj(e, "request")) continue;
     const auto& r = e["request"];
-    auto api = api_of_path(path_of_url(r.value("url", "")));
+    auto api = dialect_for_path(path_of_url(r.value("url", "")));
     if (!api) {
       t.notes.push_back("not an LLM request: " + path_of_url(r.value("url", "")).substr(0, 80));
       continue;
@@ -51,10 +51,10 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     return std::nullopt;
   };
   for (const auto& line : lines) {
-    auto api = api_of_path(line.value("path", ""));
+    auto api = dialect_for_path(line.value("path", ""));
     auto body = body_of(line, "request_body");
     if (!api || !body) continue;
-    t.requests.push_back({*api, *body, body_of(line, "forwarded_body").value_or(""), line.value("hops", 0)});
+    t.requests.push_back({api, *body, body_of(line, "forwarded_body").value_or(""), line.value("hops", 0)});
   }
 }
 
@@ -63,7 +63,7 @@ void read_har(const ojson& har, recorded_trace& t) {
   for (const auto& e : har["log"].value("entries", ojson::array())) {
     if (!is_obj(e, "request")) continue;
     const auto& r = e["request"];
-    auto api = api_of_path(path_of_url(r.value("url", "")));
+    auto api = dialect_for_path(path_of_url(r.value("url", "")));
     if (!api || !is_obj(r, "postData") || !is_str(r["postData"], "text")) continue;
     std::string text = r["postData"]["text"];
     std::string decoded;
@@ -78,7 +78,7 @@ void read_inspect(const ojson& log, recorded_trace& t) {
     auto attachments = sample.value("attachments", ojson::object());
     for (const auto& ev : sample.value("events", ojson::array())) {
       if (ev.value("event", "") != "model" || !is_obj(ev, "call") || !is_obj(ev["call"], "request")) continue;
-      add_body(t, resolve_attachments(ev["call"]["request"], attachments), std::nullopt);
+      add_body(t, resolve_attachments(ev["call"]["request"], attachments), nullptr);
     }
   }
 }
@@ -90,7 +90,7 @@ void read_openhands(const std::vector<ojson>& calls, recorded_trace& t) {
     if (is_obj(c, "response") && is_str(c["response"], "model")) model = c["response"]["model"];
     ojson body = {{"model", model}, {"messages", c["messages"]}};
     if (is_obj(c, "kwargs") && is_arr(c["kwargs"], "tools")) body["tools"] = c["kwargs"]["tools"];
-    t.requests.push_back({api_kind::chat, dump(body), {}});
+    t.requests.push_back({dialect_named("chat"), dump(body), {}});
   }
 }
 

@@ -33,7 +33,7 @@ void rebuild_chat(const ojson& messages, const std::string& model, const ojson& 
     if (m["role"] == "assistant" && !so_far.empty()) {
       ojson body = {{"model", model}, {"messages", so_far}};
       if (tools.is_array() && !tools.empty()) body["tools"] = tools;
-      t.requests.push_back({api_kind::chat, dump(body), {}});
+      t.requests.push_back({dialect_named("chat"), dump(body), {}});
     }
     so_far.push_back(chat_message(m));
   }
@@ -70,7 +70,7 @@ void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {
     for (std::size_t i = 0; i < k; ++i) list.push_back({{"role", messages[i].role}, {"content", messages[i].content}});
     ojson body = {{"model", messages[k].model.empty() ? "unknown" : messages[k].model}, {"max_tokens", 32000},
                   {"messages", std::move(list)}};
-    t.requests.push_back({api_kind::messages, dump(body), {}});
+    t.requests.push_back({dialect_named("messages"), dump(body), {}});
   }
 }
 

@@ -87,7 +87,7 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
 
   for (const auto& req : trace.requests) {
-    const dialect* d = dialect_for("POST", path_of_api(req.api));
+    const dialect* d = req.api;
     if (!d) continue;
     ++st.turns;
     st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));

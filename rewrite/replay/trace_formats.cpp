@@ -15,34 +15,34 @@ bool is_obj(const ojson& j, const char* key) { return j.is_object() && j.contain
 bool is_arr(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_array(); }
 bool is_str(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string(); }
 
-api_kind guess_api(const ojson& body) {
-  if (body.contains("input") && !body.contains("messages")) return api_kind::responses;
+const dialect* guess_api(const ojson& body) {
+  if (body.contains("input") && !body.contains("messages")) return dialect_named("responses");
   if (body.contains("system") || body.contains("anthropic_version") || body.contains("stop_sequences"))
-    return api_kind::messages;
+    return dialect_named("messages");
   for (const auto& m : body.value("messages", ojson::array())) {
     if (!m.is_object()) continue;
-    if (m.value("role", "") == "system" || m.value("role", "") == "tool" || m.contains("tool_calls")) return api_kind::chat;
+    if (m.value("role", "") == "system" || m.value("role", "") == "tool" || m.contains("tool_calls")) return dialect_named("chat");
     if (m.contains("content") && m["content"].is_array())
       for (const auto& b : m["content"])
         if (b.is_object() && (b.value("type", "") == "tool_use" || b.value("type", "") == "tool_result"))
-          return api_kind::messages;
+          return dialect_named("messages");
   }
-  return api_kind::chat;
+  return dialect_named("chat");
 }
 
 bool looks_like_request_body(const ojson& j) {
   return j.is_object() && (is_arr(j, "messages") || j.contains("input")) && !j.contains("role");
 }
 
-void add_body(recorded_trace& t, const ojson& body, std::optional<api_kind> api) {
+void add_body(recorded_trace& t, const ojson& body, const dialect* api) {
   if (!body.is_object()) return t.notes.push_back("an entry's body is not a JSON object");
-  t.requests.push_back({api.value_or(guess_api(body)), dump(body), {}});
+  t.requests.push_back({api ? api : guess_api(body), dump(body), {}});
 }
 
-void add_body_text(recorded_trace& t, const std::string& text, std::optional<api_kind> api) {
+void add_body_text(recorded_trace& t, const std::string& text, const dialect* api) {
   auto j = checked::parse<ojson>(text);
   if (j.is_discarded() || !j.is_object()) return t.notes.push_back("an LLM request body is not JSON: skipped");
-  t.requests.push_back({api.value_or(guess_api(j)), text, {}});
+  t.requests.push_back({api ? api : guess_api(j), text, {}});
 }
 
 std::string path_of_url(const std::string& url) {
@@ -84,14 +84,14 @@ recorded_trace from_document(const ojson& j) {
     t.format = "vcr";
     for (const auto& it : j["interactions"]) {
       if (!is_obj(it, "request")) continue;
-      auto api = api_of_path(path_of_url(it["request"].value("uri", "")));
+      auto api = dialect_for_path(path_of_url(it["request"].value("uri", "")));
       if (api && is_str(it["request"], "body")) add_body_text(t, it["request"]["body"], api);
     }
     return t;
   }
   if (looks_like_request_body(j)) {
     t.format = "request-bodies";
-    add_body(t, j, std::nullopt);
+    add_body(t, j, nullptr);
     return t;
   }
   if (j.is_array() && !j.empty()) {
@@ -103,7 +103,7 @@ recorded_trace from_document(const ojson& j) {
     }
     if (looks_like_request_body(items.front())) {
       t.format = "request-bodies";
-      for (const auto& b : items) add_body(t, b, std::nullopt);
+      for (const auto& b : items) add_body(t, b, nullptr);
       return t;
     }
     if (is_obj(items.front(), "request")) return read_claude_trace(items, t), t;
@@ -128,7 +128,7 @@ recorded_trace from_lines(const std::vector<ojson>& lines) {
   }
   if (looks_like_request_body(first)) {
     t.format = "request-bodies";
-    for (const auto& b : lines) add_body(t, b, std::nullopt);
+    for (const auto& b : lines) add_body(t, b, nullptr);
     return t;
   }
   throw std::runtime_error("unrecognised JSONL trace (expected a gistproxy recording, claude-trace, a Claude Code "
@@ -136,24 +136,6 @@ recorded_trace from_lines(const std::vector<ojson>& lines) {
 }
 
 }  // namespace
-
-std::optional<api_kind> api_of_path(std::string_view path) {
-  path = path.substr(0, path.find('?'));
-  while (!path.empty() && path.back() == '/') path.remove_suffix(1);
-  if (path.ends_with("/chat/completions")) return api_kind::chat;
-  if (path.ends_with("/responses")) return api_kind::responses;
-  if (path.ends_with("/messages")) return api_kind::messages;
-  return std::nullopt;
-}
-
-std::string_view path_of_api(api_kind api) {
-  switch (api) {
-    case api_kind::chat: return "/v1/chat/completions";
-    case api_kind::responses: return "/v1/responses";
-    case api_kind::messages: return "/v1/messages";
-  }
-  return "/v1/chat/completions";
-}
 
 recorded_trace read_trace(std::string_view text) {
   auto start = text.find_first_not_of(" \t\r\n\xEF\xBB\xBF");

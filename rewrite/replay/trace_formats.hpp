@@ -26,7 +26,7 @@
 namespace gistproxy::rewrite {
 
 struct recorded_request {
-  api_kind api = api_kind::chat;
+  const dialect* api = nullptr;  // set for every request of a trace read
   std::string body;       // the request body as sent (or rebuilt)
   std::string forwarded;  // gistproxy recordings: what serve forwarded (else empty)
   int page_in_hops = 0;   // gistproxy recordings: read_blob hops the model needed
@@ -43,8 +43,5 @@ struct recorded_trace {
 // when the format is not recognised.
 recorded_trace read_trace(std::string_view text);
 
-// The API a request path speaks (…/chat/completions, …/responses, …/messages), if any.
-std::optional<api_kind> api_of_path(std::string_view path);
-std::string_view path_of_api(api_kind api);
 
 }  // namespace gistproxy::rewrite

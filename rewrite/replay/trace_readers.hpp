@@ -27,11 +27,11 @@ bool is_obj(const ojson& j, const char* key);
 bool is_arr(const ojson& j, const char* key);
 bool is_str(const ojson& j, const char* key);
 // The API of a request body from its shape alone (formats that do not record the URL).
-api_kind guess_api(const ojson& body);
+const dialect* guess_api(const ojson& body);
 bool looks_like_request_body(const ojson& j);
 std::string path_of_url(const std::string& url);
-void add_body(recorded_trace& t, const ojson& body, std::optional<api_kind> api);
-void add_body_text(recorded_trace& t, const std::string& text, std::optional<api_kind> api);
+void add_body(recorded_trace& t, const ojson& body, const dialect* api);
+void add_body_text(recorded_trace& t, const std::string& text, const dialect* api);
 
 // message_traces.cpp
 void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t);

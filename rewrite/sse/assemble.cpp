@@ -144,20 +144,32 @@ bool looks_like_sse(std::string_view body) {
   return body.starts_with("data:") || body.starts_with("event:") || body.starts_with(":") || body.starts_with("id:");
 }
 
-std::optional<nlohmann::json> assemble_stream(api_kind api, std::string_view sse_text) {
-  // The events are the upstream's: any shape the assembly does not expect
-  // (a member of another type) means "not assembled", never an exception
-  // escaping into the recorder's thread.
+namespace {
+
+// The events are the upstream's: any shape the assembly does not expect
+// (a member of another type) means "not assembled", never an exception
+// escaping into the recorder's thread.
+template <class Assemble>
+std::optional<nlohmann::json> assemble_guarded(std::string_view sse_text, Assemble assemble) {
   try {
-    auto events = parsed_events(sse_text);
-    switch (api) {
-      case api_kind::chat: return assemble_chat(events);
-      case api_kind::messages: return assemble_messages(events);
-      case api_kind::responses: return assemble_responses(events);
-    }
+    return assemble(parsed_events(sse_text));
   } catch (const nlohmann::json::exception&) {
   }
   return std::nullopt;
 }
+
+}  // namespace
+
+namespace sse {
+std::optional<nlohmann::json> assemble_chat_stream(std::string_view sse_text) {
+  return assemble_guarded(sse_text, [](const auto& events) { return assemble_chat(events); });
+}
+std::optional<nlohmann::json> assemble_messages_stream(std::string_view sse_text) {
+  return assemble_guarded(sse_text, [](const auto& events) { return assemble_messages(events); });
+}
+std::optional<nlohmann::json> assemble_responses_stream(std::string_view sse_text) {
+  return assemble_guarded(sse_text, [](const auto& events) { return assemble_responses(events); });
+}
+}  // namespace sse
 
 }  // namespace gistproxy::rewrite

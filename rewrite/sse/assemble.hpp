@@ -16,7 +16,12 @@
 
 namespace gistproxy::rewrite {
 
-std::optional<nlohmann::json> assemble_stream(api_kind api, std::string_view sse_text);
+namespace sse {
+// Each API's assembly (its dialect's assemble_stream calls it).
+std::optional<nlohmann::json> assemble_chat_stream(std::string_view sse_text);
+std::optional<nlohmann::json> assemble_messages_stream(std::string_view sse_text);
+std::optional<nlohmann::json> assemble_responses_stream(std::string_view sse_text);
+}  // namespace sse
 
 // Whether a response body is an event stream (by its first bytes).
 bool looks_like_sse(std::string_view body);

@@ -14,8 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string answer_text(in.rest());
   auto answer = checked::parse(answer_text);
   std::vector<call_result> results{{"id", "page text", false}, {"id2", "error", true}};
-  for (const char* path : {"/v1/chat/completions", "/v1/responses", "/v1/messages"}) {
-    const auto* d = dialect_for("POST", path);
+  for (const auto* d : all_dialects()) {
     d->usage_from_response(std::string_view(answer_text));
     d->usage_from_event("message_start", answer_text, *std::make_unique<token_usage>());
     d->usage_from_event("response.completed", answer_text, *std::make_unique<token_usage>());

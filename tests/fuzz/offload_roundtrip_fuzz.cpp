@@ -19,8 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cfg.threshold_tokens = 8;
   cfg.min_offload_bytes = 16;
   offload_engine engine(cfg, store, estimator);
-  for (const char* path : {"/v1/chat/completions", "/v1/responses", "/v1/messages"}) {
-    auto result = engine.rewrite(*dialect_for("POST", path), body, "t");
+  for (const auto* d : all_dialects()) {
+    auto result = engine.rewrite(*d, body, "t");
     if (result.report.outcome != rewrite_outcome::rewritten) continue;
     if (nlohmann::json::accept(body) && !nlohmann::json::accept(result.body)) __builtin_trap();
     for (const auto& o : result.report.offloads) {

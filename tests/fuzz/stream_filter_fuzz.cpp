@@ -13,8 +13,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   gistproxy::fuzz::input in(data, size);
   const std::size_t split = 1 + in.byte() % 64;
   const std::string_view stream = in.rest();
-  for (auto api : {api_kind::chat, api_kind::responses, api_kind::messages}) {
-    auto filter = make_stream_filter(api, "read_blob");
+  // Every dialect's filter and assembly: a new API is fuzzed as soon as it is registered.
+  for (const auto* api : all_dialects()) {
+    auto filter = api->make_stream_filter("read_blob");
+    if (!filter) continue;
     sse::event_parser parser;
     std::string out;
     for (std::size_t at = 0; at < stream.size(); at += split)
@@ -22,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto end = filter->end_hop();
     out += filter->finish();
     filter->usage();
-    assemble_stream(api, stream);
+    api->assemble_stream(stream);
   }
   return 0;
 }

@@ -16,7 +16,7 @@ TEST_CASE("defaults are embedded") {
   CHECK(r.cfg->listen == "127.0.0.1:8080");
   CHECK(r.cfg->admin_listen == "127.0.0.1:9464");
   CHECK(r.cfg->max_body_bytes == 64ull << 20);
-  CHECK(r.cfg->anthropic_upstream == "https://api.anthropic.com");
+  CHECK(r.cfg->upstream_for("anthropic") == "https://api.anthropic.com");
 }
 
 TEST_CASE("flags override the config file, which overrides defaults") {
@@ -27,7 +27,7 @@ TEST_CASE("flags override the config file, which overrides defaults") {
   REQUIRE(r.cfg);
   CHECK(r.cfg->listen == "127.0.0.1:7000");
   CHECK(r.cfg->upstream == "http://127.0.0.1:1234");
-  CHECK(r.cfg->anthropic_upstream == "http://127.0.0.1:1234");  // follows an explicit --upstream
+  CHECK(r.cfg->upstream_for("anthropic") == "http://127.0.0.1:1234");  // follows an explicit --upstream
   CHECK(r.cfg->max_body_bytes == 1u << 20);
   CHECK(r.cfg->upstream_timeout == std::chrono::seconds(5));
   std::filesystem::remove(path);

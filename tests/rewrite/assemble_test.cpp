@@ -22,7 +22,7 @@ TEST_CASE("chat chunks merge into one chat.completion: content, tool call argume
                   data(chunk(J::object(), "tool_calls")) +
                   data({{"id", "c-1"}, {"object", "chat.completion.chunk"}, {"choices", J::array()}, {"usage", {{"prompt_tokens", 5}, {"completion_tokens", 2}}}}) +
                   "data: [DONE]\n\n";
-  auto r = assemble_stream(api_kind::chat, s);
+  auto r = dialect_named("chat")->assemble_stream(s);
   REQUIRE(r);
   CHECK((*r)["object"] == "chat.completion");
   CHECK((*r)["model"] == "gpt-4o");
@@ -48,7 +48,7 @@ TEST_CASE("Anthropic events assemble into one message with text, parsed tool inp
       event("content_block_stop", {{"type", "content_block_stop"}, {"index", 1}}) +
       event("message_delta", {{"type", "message_delta"}, {"delta", {{"stop_reason", "tool_use"}, {"stop_sequence", nullptr}}}, {"usage", {{"output_tokens", 42}}}}) +
       event("message_stop", {{"type", "message_stop"}});
-  auto r = assemble_stream(api_kind::messages, s);
+  auto r = dialect_named("messages")->assemble_stream(s);
   REQUIRE(r);
   CHECK((*r)["id"] == "msg_1");
   CHECK((*r)["content"][0]["text"] == "Hi there");
@@ -62,13 +62,13 @@ TEST_CASE("Responses streams assemble into the response of their terminal event,
   std::string s = event("response.created", {{"type", "response.created"}, {"response", {{"id", "r1"}, {"status", "in_progress"}}}}) +
                   event("response.output_text.delta", {{"type", "response.output_text.delta"}, {"delta", "x"}}) +
                   event("response.completed", {{"type", "response.completed"}, {"response", {{"id", "r1"}, {"status", "completed"}, {"output", J::array()}}}});
-  auto r = assemble_stream(api_kind::responses, s);
+  auto r = dialect_named("responses")->assemble_stream(s);
   REQUIRE(r);
   CHECK((*r)["status"] == "completed");
-  auto err = assemble_stream(api_kind::messages, event("error", {{"type", "error"}, {"error", {{"type", "overloaded_error"}}}}));
+  auto err = dialect_named("messages")->assemble_stream(event("error", {{"type", "error"}, {"error", {{"type", "overloaded_error"}}}}));
   REQUIRE(err);
   CHECK((*err)["error"]["type"] == "overloaded_error");
-  CHECK_FALSE(assemble_stream(api_kind::chat, "data: [DONE]\n\n"));
+  CHECK_FALSE(dialect_named("chat")->assemble_stream("data: [DONE]\n\n"));
   CHECK(looks_like_sse("event: x\ndata: 1\n\n"));
   CHECK_FALSE(looks_like_sse("{\"id\":1}"));
 }

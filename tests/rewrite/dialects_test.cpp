@@ -6,10 +6,10 @@
 using namespace gistproxy::rewrite;
 
 TEST_CASE("dialects are chosen by path, ignoring the query string") {
-  CHECK(dialect_for("POST", "/v1/chat/completions")->kind() == api_kind::chat);
-  CHECK(dialect_for("POST", "/openai/v1/chat/completions?x=1")->kind() == api_kind::chat);
-  CHECK(dialect_for("POST", "/v1/responses")->kind() == api_kind::responses);
-  CHECK(dialect_for("POST", "/v1/messages?beta=true")->kind() == api_kind::messages);
+  CHECK(dialect_for("POST", "/v1/chat/completions")->name() == "chat");
+  CHECK(dialect_for("POST", "/openai/v1/chat/completions?x=1")->name() == "chat");
+  CHECK(dialect_for("POST", "/v1/responses")->name() == "responses");
+  CHECK(dialect_for("POST", "/v1/messages?beta=true")->name() == "messages");
   CHECK(dialect_for("GET", "/v1/models") == nullptr);
   CHECK(dialect_for("POST", "/v1/embeddings") == nullptr);
   CHECK(dialect_for("GET", "/v1/chat/completions") == nullptr);

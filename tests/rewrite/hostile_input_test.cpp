@@ -117,8 +117,8 @@ TEST_CASE("read_blob calls the model makes past the hop limit are taken out of t
 }
 
 TEST_CASE("stream filters take odd events without throwing") {
-  auto api = GENERATE(api_kind::chat, api_kind::responses, api_kind::messages);
-  auto filter = make_stream_filter(api, "read_blob");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto filter = dialect_named(api)->make_stream_filter("read_blob");
   REQUIRE(filter);
   const std::vector<std::pair<std::string, std::string>> events = {
       {"", R"({"choices":["x"]})"},
@@ -150,16 +150,16 @@ TEST_CASE("stream filters take odd events without throwing") {
 TEST_CASE("assembling a recorded stream with hostile indices allocates nothing for them") {
   std::string chat = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
                      "[{\"index\":1000000000,\"function\":{\"name\":\"x\"}}]}}]}\n\n";
-  auto assembled = assemble_stream(api_kind::chat, chat);
+  auto assembled = dialect_named("chat")->assemble_stream(chat);
   REQUIRE(assembled);
   CHECK_FALSE((*assembled)["choices"][0]["message"].contains("tool_calls"));
   std::string messages = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n"
                          "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1000000000,"
                          "\"content_block\":{}}\n\n";
-  auto m = assemble_stream(api_kind::messages, messages);
+  auto m = dialect_named("messages")->assemble_stream(messages);
   REQUIRE(m);
   CHECK((*m)["content"].empty());
-  CHECK_NOTHROW(assemble_stream(api_kind::messages, "data: {\"type\":\"message_start\",\"message\":\"x\"}\n\n"
+  CHECK_NOTHROW(dialect_named("messages")->assemble_stream("data: {\"type\":\"message_start\",\"message\":\"x\"}\n\n"
                                                     "data: {\"type\":\"message_delta\",\"delta\":[1]}\n\n"));
 }
 

@@ -60,7 +60,7 @@ TEST_CASE("usage numbers add up, nested details included") {
 }
 
 TEST_CASE("the Anthropic stream filter withholds read_blob blocks and renumbers the rest") {
-  auto f = make_stream_filter(api_kind::messages, "read_blob");
+  auto f = dialect_named("messages")->make_stream_filter("read_blob");
   sse::event_parser parser;
   std::string out;
   auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { out += f->on_event(e); }); };
@@ -90,11 +90,11 @@ TEST_CASE("the Anthropic stream filter withholds read_blob blocks and renumbers 
 }
 
 TEST_CASE("a hop counts as complete only when its own end-of-turn event arrived") {
-  for (auto api : {api_kind::chat, api_kind::responses}) {
-    auto f = make_stream_filter(api, "read_blob");
+  for (std::string_view api : {"chat", "responses"}) {
+    auto f = dialect_named(api)->make_stream_filter("read_blob");
     sse::event_parser parser;
     auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { f->on_event(e); }); };
-    if (api == api_kind::chat) {
+    if (api == "chat") {
       feed("data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n");
       CHECK(f->end_hop().complete);
       feed("data: {\"id\":\"x\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"cut\"},\"finish_reason\":null}]}\n\n");

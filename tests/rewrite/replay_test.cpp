@@ -53,9 +53,9 @@ TEST_CASE("request bodies: a JSON array and JSONL, the API read from each body's
   auto t = read_trace(J::array({chat, messages, responses}).dump());
   CHECK(t.format == "request-bodies");
   REQUIRE(t.requests.size() == 3);
-  CHECK(t.requests[0].api == api_kind::chat);
-  CHECK(t.requests[1].api == api_kind::messages);
-  CHECK(t.requests[2].api == api_kind::responses);
+  CHECK(t.requests[0].api->name() == "chat");
+  CHECK(t.requests[1].api->name() == "messages");
+  CHECK(t.requests[2].api->name() == "responses");
   auto lines = read_trace(chat.dump() + "\n\n" + responses.dump() + "\n");
   REQUIRE(lines.requests.size() == 2);
   CHECK(lines.requests[0].body == chat.dump());  // bytes as they were
@@ -103,7 +103,7 @@ TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecut
   auto t = read_trace(t_text);
   CHECK(t.format == "claude-code");
   REQUIRE(t.requests.size() == 2);
-  CHECK(t.requests[1].api == api_kind::messages);
+  CHECK(t.requests[1].api->name() == "messages");
   auto body = J::parse(t.requests[1].body);
   REQUIRE(body["messages"].size() == 3);
   CHECK(body["messages"][1]["content"].size() == 2);  // text + tool_use of m1
@@ -126,7 +126,7 @@ TEST_CASE("HAR, claude-trace, recordings, OpenHands and Inspect logs keep only L
   auto c = read_trace(ct);
   CHECK(c.format == "claude-trace");
   REQUIRE(c.requests.size() == 1);
-  CHECK(c.requests[0].api == api_kind::messages);
+  CHECK(c.requests[0].api->name() == "messages");
   CHECK(c.notes.size() == 1);
 
   auto rec = read_trace(J{{"gistproxy_record", 1}, {"path", "/v1/chat/completions"}, {"request_body", "{\"a\":1}"}, {"forwarded_body", "{\"a\":2}"}}.dump() + "\n" +
