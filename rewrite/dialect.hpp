@@ -100,6 +100,9 @@ class dialect {
   virtual std::string request_path(std::string_view model) const = 0;
   virtual upstream_family upstream() const = 0;
   virtual credential_fields credentials() const;
+  // The top-level request member that carries the conversation (messages,
+  // input, ...): how replay tells a bare request body's API.
+  virtual std::string_view conversation_member() const = 0;
   // OpenTelemetry GenAI attributes.
   virtual std::string_view operation_name() const = 0;
   virtual std::string_view provider_name() const = 0;
@@ -107,6 +110,9 @@ class dialect {
   // Reads model, stream flag and conversation key; nullopt if the body is not
   // a JSON object this dialect understands (the proxy then forwards untouched).
   virtual std::optional<request_facts> inspect(std::string_view body) const = 0;
+  // What the request target adds to the facts (APIs that name the model or
+  // the streaming mode in the path); nothing by default.
+  virtual void inspect_target(std::string_view target, request_facts& facts) const;
   // Finds the client's tool outputs and tools; false if the body does not parse.
   virtual bool scan(std::string_view body, request_scan& out) const = 0;
   // The read_blob tool definition in this API's format (one JSON object).
@@ -130,7 +136,9 @@ class dialect {
                                                            const std::vector<call_result>& results,
                                                            bool last_hop) const = 0;
 
-  // Usage from a complete JSON response body (only its "usage" member is parsed).
+  // The response member holding usage ("usage"): summed over page-in hops.
+  virtual std::string_view usage_member() const { return "usage"; }
+  // Usage from a complete JSON response body (only its usage member is parsed).
   token_usage usage_from_response(std::string_view body) const;
   // Usage from a parsed JSON object holding "usage".
   virtual token_usage usage_from_response(const nlohmann::json& body) const = 0;

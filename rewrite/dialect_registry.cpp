@@ -24,14 +24,16 @@ token_usage dialect::usage_from_response(std::string_view body) const {
   if (c.peek() != json::kind::object) return {};
   bool ok = c.object([&](std::string_view key, json::cursor& v) {
                 auto r = v.skip_value();
-                if (r && key == "usage") usage = r;
+                if (r && key == usage_member()) usage = r;
                 return r.has_value();
               }).has_value();
   if (!ok || !usage) return {};
   auto parsed = checked::parse(body.substr(usage->begin, usage->size()));
   if (parsed.is_discarded()) return {};
-  return usage_from_response(nlohmann::json{{"usage", std::move(parsed)}});
+  return usage_from_response(nlohmann::json{{std::string(usage_member()), std::move(parsed)}});
 }
+
+void dialect::inspect_target(std::string_view, request_facts&) const {}
 
 credential_fields dialect::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
 

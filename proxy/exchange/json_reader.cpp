@@ -45,7 +45,7 @@ class json_reader final : public hop_reader {
       if (!as_sent_) {
         hop_usage = env_.dialect->usage_from_response(got.response);
         got.calls = env_.dialect->find_blob_calls(got.response, env_.tool).blob_calls;
-        rewrite::add_numbers(usage_sum_, checked::member(got.response, "usage"));
+        rewrite::add_numbers(usage_sum_, checked::member(got.response, env_.dialect->usage_member()));
       }
     } catch (const std::exception&) {
       unparsed();
@@ -62,7 +62,7 @@ class json_reader final : public hop_reader {
       try {
         auto& response = last.response;
         if (!last.calls.empty()) env_.dialect->remove_blob_calls(response, env_.tool);
-        if (hop_index_ > 0) response["usage"] = usage_sum_;  // the final answer carries every hop's usage
+        if (hop_index_ > 0) response[std::string(env_.dialect->usage_member())] = usage_sum_;  // every hop's usage
         if (hop_index_ > 0 || !last.calls.empty()) changed = checked::dump(response);
         usage_ = env_.dialect->usage_from_response(response);
       } catch (const std::exception&) {

@@ -49,6 +49,7 @@ void receive(services& svc, request_context& ctx) {
   if (in.dialect) {
     in.api = in.dialect->name();
     if (decode_body(svc, ctx)) in.facts = in.dialect->inspect(req.body());
+    if (in.facts) in.dialect->inspect_target(std::string_view(req.target()), *in.facts);
   }
   if (auto it = req.find("traceparent"); it != req.end())
     in.client_parent = telemetry::parse_traceparent(std::string_view(it->value()));

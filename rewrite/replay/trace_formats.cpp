@@ -15,8 +15,22 @@ bool is_obj(const ojson& j, const char* key) { return j.is_object() && j.contain
 bool is_arr(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_array(); }
 bool is_str(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string(); }
 
+// A dialect whose conversation member no other dialect shares, when the body has it.
+const dialect* dialect_of_unique_member(const ojson& body) {
+  for (const auto* d : all_dialects()) {
+    const std::string member(d->conversation_member());
+    if (!body.contains(member)) continue;
+    bool shared = false;
+    for (const auto* other : all_dialects()) shared |= other != d && other->conversation_member() == member;
+    if (!shared) return d;
+  }
+  return nullptr;
+}
+
 const dialect* guess_api(const ojson& body) {
   if (body.contains("input") && !body.contains("messages")) return dialect_named("responses");
+  if (!body.contains("messages"))
+    if (const auto* d = dialect_of_unique_member(body)) return d;
   if (body.contains("system") || body.contains("anthropic_version") || body.contains("stop_sequences"))
     return dialect_named("messages");
   for (const auto& m : body.value("messages", ojson::array())) {
@@ -31,7 +45,11 @@ const dialect* guess_api(const ojson& body) {
 }
 
 bool looks_like_request_body(const ojson& j) {
-  return j.is_object() && (is_arr(j, "messages") || j.contains("input")) && !j.contains("role");
+  if (!j.is_object() || j.contains("role")) return false;
+  if (is_arr(j, "messages") || j.contains("input")) return true;
+  for (const auto* d : all_dialects())
+    if (is_arr(j, std::string(d->conversation_member()).c_str())) return true;
+  return false;
 }
 
 void add_body(recorded_trace& t, const ojson& body, const dialect* api) {

@@ -14,9 +14,10 @@ using nlohmann::json;
 // assembled (a hostile index must not make us allocate millions of slots).
 constexpr std::int64_t max_index = 4096;
 
-// Every event's data parsed as JSON (skips [DONE], comments and non-JSON data).
-std::vector<std::pair<std::string, json>> parsed_events(std::string_view text) {
-  std::vector<std::pair<std::string, json>> out;
+}  // namespace
+
+std::vector<std::pair<std::string, nlohmann::json>> sse::parsed_events(std::string_view text) {
+  std::vector<std::pair<std::string, nlohmann::json>> out;
   sse::event_parser parser;
   auto on_event = [&](const sse::event& e) {
     if (e.comment_only || e.data.empty() || e.data == "[DONE]") return;
@@ -27,6 +28,8 @@ std::vector<std::pair<std::string, json>> parsed_events(std::string_view text) {
   parser.feed("\n\n", on_event);  // a last event without its blank line
   return out;
 }
+
+namespace {
 
 void append_string(json& obj, const char* key, const json& piece) {
   if (!piece.is_string()) return;
@@ -144,13 +147,10 @@ bool looks_like_sse(std::string_view body) {
   return body.starts_with("data:") || body.starts_with("event:") || body.starts_with(":") || body.starts_with("id:");
 }
 
-namespace {
-
-// The events are the upstream's: any shape the assembly does not expect
-// (a member of another type) means "not assembled", never an exception
-// escaping into the recorder's thread.
-template <class Assemble>
-std::optional<nlohmann::json> assemble_guarded(std::string_view sse_text, Assemble assemble) {
+namespace sse {
+std::optional<nlohmann::json> assemble_guarded(
+    std::string_view sse_text,
+    const std::function<std::optional<nlohmann::json>(const std::vector<std::pair<std::string, nlohmann::json>>&)>& assemble) {
   try {
     return assemble(parsed_events(sse_text));
   } catch (const nlohmann::json::exception&) {
@@ -158,9 +158,6 @@ std::optional<nlohmann::json> assemble_guarded(std::string_view sse_text, Assemb
   return std::nullopt;
 }
 
-}  // namespace
-
-namespace sse {
 std::optional<nlohmann::json> assemble_chat_stream(std::string_view sse_text) {
   return assemble_guarded(sse_text, [](const auto& events) { return assemble_chat(events); });
 }
