@@ -1,5 +1,6 @@
 #include "rewrite/dialect.hpp"
 #include "rewrite/dialects/chat.hpp"
+#include "rewrite/dialects/gemini.hpp"
 #include "rewrite/dialects/messages.hpp"
 #include "rewrite/dialects/responses.hpp"
 #include "rewrite/json/scanner.hpp"
@@ -41,8 +42,9 @@ std::span<const dialect* const> all_dialects() {
   static const chat_dialect chat;
   static const responses_dialect responses;
   static const messages_dialect messages;
+  static const gemini_dialect gemini;
   // The registry: one line per API. The first dialect's family is the default upstream.
-  static const dialect* const list[] = {&chat, &responses, &messages};
+  static const dialect* const list[] = {&chat, &responses, &messages, &gemini};
   return list;
 }
 

@@ -122,16 +122,20 @@ struct mock_upstream::impl {
       if (req.body().size() <= 65536) j["body"] = req.body();
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
-    if (path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+    const bool gemini = is_gemini_path(path);
+    if (gemini || path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
     }
-    if (path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+    if (gemini || path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
       // JSON answers come from the scripted model (chat streams are below).
       auto request = nlohmann::json::parse(req.body(), nullptr, false);
-      llm_api api = path.ends_with("/responses") ? llm_api::responses
-                    : path.ends_with("/messages") ? llm_api::messages : llm_api::chat;
-      bool stream = request.is_object() && request.value("stream", false);
+      llm_api api = gemini                         ? llm_api::gemini
+                    : path.ends_with("/responses") ? llm_api::responses
+                    : path.ends_with("/messages")  ? llm_api::messages : llm_api::chat;
+      // Gemini names the model and the streaming mode in the path.
+      bool stream = gemini ? path.ends_with(":streamGenerateContent") : request.is_object() && request.value("stream", false);
+      if (gemini && request.is_object()) request["model"] = gemini_model_of(path);
       auto scripted = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
       if (scripted.delay_ms > 0 && !co_await sleep_ms(s, scripted.delay_ms)) co_return false;
       if (scripted.status == 0) {  // hang: wait for the proxy to close, and count that
@@ -147,6 +151,7 @@ struct mock_upstream::impl {
         bool usage = request.contains("stream_options") && request["stream_options"].value("include_usage", false);
         std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
                              : api == llm_api::responses ? render_responses_stream(turn, model)
+                             : api == llm_api::gemini    ? render_gemini_stream(turn, model)
                                                          : render_chat_stream(turn, model, usage);
         if (turn.truncate) {  // cut before the end of the turn (a clean close, no transport error)
           for (std::string_view end : {"event: message_delta", "event: response.completed", "data: [DONE]"})

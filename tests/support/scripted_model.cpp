@@ -11,6 +11,7 @@ struct conversation {
   std::vector<std::string> blob_results;   // contents of results of our rb_ calls
   bool client_result = false;              // a result for the client's tool came back
   bool tools_forbidden = false;            // tool_choice none
+  bool signature_lost = false;             // Gemini: a read_blob call came back without its thoughtSignature
 };
 
 std::string text_of(const nlohmann::json& content) {
@@ -37,6 +38,27 @@ conversation read_conversation(llm_api api, const nlohmann::json& req) {
     else if (id.rfind("run_", 0) == 0) c.client_result = true;
     else find_handle(c, text);
   };
+  if (api == llm_api::gemini) {
+    const auto config = req.value("toolConfig", nlohmann::json::object());
+    c.tools_forbidden = config.is_object() && config.value("functionCallingConfig", nlohmann::json::object()).value("mode", "") == "NONE";
+    for (const auto& content : req.value("contents", nlohmann::json::array())) {
+      const auto parts = content.value("parts", nlohmann::json::array());
+      if (content.value("role", "user") == "user" && c.first_user.empty()) c.first_user = text_of(parts);
+      for (const auto& part : parts) {
+        if (part.contains("functionCall")) {
+          auto id = part["functionCall"].value("id", "");
+          if (id.rfind("rb_", 0) == 0 && part.value("thoughtSignature", "") != gemini_signature_of(id)) c.signature_lost = true;
+        }
+        if (!part.contains("functionResponse")) continue;
+        const auto& r = part["functionResponse"];
+        const auto response = r.value("response", nlohmann::json::object());
+        std::string text;
+        for (const auto& [key, value] : response.items()) text += value.is_string() ? value.get<std::string>() : value.dump();
+        note_result(r.value("id", ""), text);
+      }
+    }
+    return c;
+  }
   if (api == llm_api::responses) {
     if (req.value("input", nlohmann::json()).is_string()) c.first_user = req["input"];
     for (const auto& item : req.value("input", nlohmann::json::array())) {
@@ -77,6 +99,10 @@ std::string needle_line(const std::vector<std::string>& results) {
 model_turn script_model(llm_api api, const nlohmann::json& request) {
   auto c = read_conversation(api, request);
   model_turn t;
+  if (c.signature_lost) {
+    t.status = 400;
+    return t;
+  }
   auto rb = [&](std::string id, nlohmann::json args) { t.calls.push_back({std::move(id), "read_blob", std::move(args)}); };
   const auto& u = c.first_user;
   if (u.find("loop forever") != std::string::npos) {
@@ -116,7 +142,26 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
   return t;
 }
 
+nlohmann::json gemini_parts(const model_turn& turn) {
+  nlohmann::json parts = nlohmann::json::array();
+  if (turn.calls.empty()) parts.push_back({{"text", turn.text}});
+  for (const auto& c : turn.calls) {
+    nlohmann::json part = {{"functionCall", {{"id", c.id}, {"name", c.name}, {"args", c.arguments}}}};
+    if (c.name == "read_blob") part["thoughtSignature"] = gemini_signature_of(c.id);
+    parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+const nlohmann::json gemini_usage = {{"promptTokenCount", 100}, {"candidatesTokenCount", 10}, {"totalTokenCount", 110}};
+
 nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model) {
+  if (api == llm_api::gemini) {
+    if (turn.status != 200)
+      return {{"error", {{"code", turn.status}, {"message", "mock failure"}, {"status", turn.status == 400 ? "INVALID_ARGUMENT" : "INTERNAL"}}}};
+    return {{"candidates", {{{"content", {{"role", "model"}, {"parts", gemini_parts(turn)}}}, {"finishReason", "STOP"}, {"index", 0}}}},
+            {"usageMetadata", gemini_usage}, {"modelVersion", model}, {"responseId", "mock-response"}};
+  }
   if (turn.status != 200) {
     if (api == llm_api::messages) return {{"type", "error"}, {"error", {{"type", "api_error"}, {"message", "mock failure"}}}};
     return {{"error", {{"message", "mock failure"}, {"type", "server_error"}, {"code", nullptr}}}};
@@ -263,5 +308,32 @@ std::string render_responses_stream(const model_turn& turn, const std::string& m
   out += ev("response.completed", {{"response", full}});
   return out;
 }
+
+std::string render_gemini_stream(const model_turn& turn, const std::string& model) {
+  auto event = [&](nlohmann::json parts, bool last) {
+    nlohmann::json candidate = {{"content", {{"role", "model"}, {"parts", std::move(parts)}}}, {"index", 0}};
+    if (last) candidate["finishReason"] = "STOP";
+    nlohmann::json r = {{"candidates", {candidate}}, {"modelVersion", model}, {"responseId", "mock-response"}};
+    r["usageMetadata"] = last ? gemini_usage : nlohmann::json{{"promptTokenCount", 100}, {"totalTokenCount", 100}};
+    return "data: " + r.dump() + "\r\n\r\n";
+  };
+  if (turn.calls.empty()) {
+    auto half = turn.text.size() / 2;
+    return event({{{"text", turn.text.substr(0, half)}}}, false) + event({{{"text", turn.text.substr(half)}}}, true);
+  }
+  return event(gemini_parts(turn), true);
+}
+
+bool is_gemini_path(const std::string& path) {
+  return path.find("/models/") != std::string::npos &&
+         (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"));
+}
+
+std::string gemini_model_of(const std::string& path) {
+  auto start = path.find("/models/") + 8;
+  return path.substr(start, path.rfind(':') - start);
+}
+
+std::string gemini_signature_of(const std::string& call_id) { return "c2lnbmF0dXJl-" + call_id; }
 
 }  // namespace gistproxy::testing

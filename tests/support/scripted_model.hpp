@@ -13,6 +13,8 @@
 //   "hang second hop"   read_blob, then no answer until the proxy gives up
 //   "slow second hop"   read_blob, then the answer after 1.5 s
 //   "truncate second hop" read_blob, then a stream cut before its end-of-turn events
+// Gemini: a model turn whose read_blob call lost its thoughtSignature is
+// answered with HTTP 400.
 // Anything else: a plain text answer.
 #pragma once
 
@@ -22,7 +24,7 @@
 
 namespace gistproxy::testing {
 
-enum class llm_api { chat, responses, messages };
+enum class llm_api { chat, responses, messages, gemini };
 
 struct model_turn {
   std::string text;  // final text, if no calls
@@ -48,5 +50,16 @@ std::string render_messages_stream(const model_turn& turn, const std::string& mo
 std::string render_chat_stream(const model_turn& turn, const std::string& model, bool include_usage);
 // As Responses events with sequence numbers (no [DONE]).
 std::string render_responses_stream(const model_turn& turn, const std::string& model);
+// As Gemini streamGenerateContent?alt=sse events (CRLF-separated partial
+// responses; calls in one event, the end of the turn with usage in the last).
+std::string render_gemini_stream(const model_turn& turn, const std::string& model);
+
+// Gemini: which API a path speaks, and the model it names.
+bool is_gemini_path(const std::string& path);
+std::string gemini_model_of(const std::string& path);
+// Every read_blob call the mock's Gemini model makes carries this thoughtSignature;
+// a continued conversation that does not pass it back on the same part is
+// refused with HTTP 400, as Gemini 3 does.
+std::string gemini_signature_of(const std::string& call_id);
 
 }  // namespace gistproxy::testing

@@ -1,0 +1,71 @@
+// The official Google Gen AI SDK (@google/genai) through gistproxy, JSON and
+// streamed: a 200 KB function response is offloaded, the model's read_blob
+// call is answered inside the proxy (its thoughtSignature passed back: the
+// mock upstream refuses the next hop otherwise, as Gemini 3 does), and the SDK
+// gets a normal answer that never mentions read_blob.
+import test, { after, before } from "node:test";
+import assert from "node:assert/strict";
+import { GoogleGenAI } from "@google/genai";
+import { startStack } from "./harness.mjs";
+
+let stack;
+before(async () => { stack = await startStack(); });
+after(async () => { await stack.stop(); });
+
+function haystack() {
+  const lines = [];
+  for (let i = 0; lines.join("\n").length < 200 * 1024; i++) {
+    if (i === 2500) lines.push("config line 2500: NEEDLE secret_port=48213");
+    lines.push(`config line ${i}: key_${i}=value_${(i * 31) % 977}`);
+  }
+  return lines.join("\n") + "\n";
+}
+const expected = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+const output = haystack();
+
+function request(ask) {
+  return {
+    model: "gemini-2.5-flash",
+    contents: [
+      { role: "user", parts: [{ text: ask }] },
+      { role: "model", parts: [{ functionCall: { name: "cat", args: {} } }] },
+      { role: "user", parts: [{ functionResponse: { name: "cat", response: { result: output } } }] },
+    ],
+    config: { tools: [{ functionDeclarations: [{ name: "cat", parameters: { type: "object", properties: {} } }] }] },
+  };
+}
+
+function client() {
+  return new GoogleGenAI({ apiKey: "gm-test", httpOptions: { baseUrl: stack.proxyUrl } });
+}
+
+test("google genai models.generateContent", async () => {
+  const r = await client().models.generateContent(request("find the needle"));
+  assert.equal(r.text, expected);
+  assert.equal(r.usageMetadata.promptTokenCount, 200);
+  assert.equal(r.functionCalls, undefined);
+  assert.ok(!JSON.stringify(r).includes("read_blob"));
+});
+
+test("google genai models.generateContentStream", async () => {
+  const stream = await client().models.generateContentStream(request("find the needle"));
+  let text = "";
+  let last;
+  for await (const chunk of stream) {
+    assert.ok(!JSON.stringify(chunk).includes("read_blob"));
+    text += chunk.text ?? "";
+    last = chunk;
+  }
+  assert.equal(text, expected);
+  assert.equal(last.candidates[0].finishReason, "STOP");
+  assert.equal(last.usageMetadata.promptTokenCount, 200);
+});
+
+test("google genai: the client's own call reaches it once, read_blob never", async () => {
+  const r = await client().models.generateContent(request("with client call"));
+  assert.deepEqual(r.functionCalls.map((c) => c.name), ["run"]);
+  const stream = await client().models.generateContentStream(request("with client call"));
+  const calls = [];
+  for await (const chunk of stream) for (const c of chunk.functionCalls ?? []) calls.push(c.name);
+  assert.deepEqual(calls, ["run"]);
+});
