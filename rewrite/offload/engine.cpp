@@ -73,29 +73,135 @@ offload_engine::offload_engine(offload_config cfg, blob_store& store, const toke
   if (cfg_.budget_tokens && !cfg_.floor_tokens) cfg_.floor_tokens = cfg_.budget_tokens * 6 / 10;
 }
 
-rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant) const {
-  rewrite_result result;
-  auto& report = result.report;
-  request_scan scan;
-  if (!d.scan(body, scan)) {
-    report.outcome = rewrite_outcome::unparsable;
-    return result;
+// One request's rewrite: scan → choose (threshold, per-tool rules, budget) →
+// store and build references → offer read_blob → splice. Each step is one
+// method; `rewrite` below runs them in order.
+class offload_engine::pass {
+ public:
+  pass(const offload_engine& e, const dialect& d, std::string_view body, std::string_view tenant, rewrite_result& out)
+      : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), result_(out), report_(out.report) {}
+
+  bool scan() {
+    if (!d_.scan(body_, scan_)) return false;
+    report_.outputs_seen = scan_.outputs.size();
+    report_.tool_name = declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
+    ref_cfg_ = cfg_.reference;
+    ref_cfg_.tool_name = report_.tool_name;
+    cands_.reserve(scan_.outputs.size());
+    for (const auto& o : scan_.outputs) cands_.push_back({&o, {}, false, false, {}});
+    return true;
   }
-  report.outputs_seen = scan.outputs.size();
 
-  auto declared = [&](std::string_view n) {
-    return std::find(scan.declared_tools.begin(), scan.declared_tools.end(), n) != scan.declared_tools.end();
-  };
-  report.tool_name = declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
-  reference_config ref_cfg = cfg_.reference;
-  ref_cfg.tool_name = report.tool_name;
+  // 1. Threshold and per-tool rules. The escaped size bounds the token
+  //    estimate from above (at most one token per two bytes), so small
+  //    outputs are skipped without decoding them.
+  void choose_by_rules() {
+    for (auto& c : cands_) {
+      auto rule = rule_of(*c.out);
+      if (rule.what == tool_rule::action::never) continue;
+      // Images cost tokens by their pixels, not their bytes: always offloaded.
+      if (c.out->image) {
+        c.chosen = decode(c);
+        continue;
+      }
+      if (c.out->raw.size() < cfg_.min_offload_bytes) continue;
+      if (rule.what == tool_rule::action::threshold && c.out->raw.size() <= rule.tokens * 2) continue;
+      if (!decode(c) || c.bytes.size() < cfg_.min_offload_bytes) continue;
+      if (rule.what == tool_rule::action::always ||
+          e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_)->shape.tokens > rule.tokens)
+        c.chosen = true;
+    }
+  }
 
-  std::vector<candidate> cands;
-  cands.reserve(scan.outputs.size());
-  for (const auto& o : scan.outputs) cands.push_back({&o, {}, false, false, {}});
+  // 2. Budget mode: outputs offloaded on an earlier turn stay offloaded (their
+  //    bytes are in the store), then the oldest go until the request fits the floor.
+  void apply_budget() {
+    const std::uint64_t total = rough_tokens(body_.size());
+    const auto preview = cfg_.reference.preview_tokens;
+    std::uint64_t saved = 0;
+    auto choose = [&](candidate& c) {
+      c.chosen = true;
+      saved += rough_saving(c.out->raw.size(), preview);
+    };
+    for (auto& c : cands_)
+      if (c.chosen) saved += rough_saving(c.out->raw.size(), preview);
+    for (auto& c : cands_)
+      if (budget_eligible(c) && decode(c) && e_.store_.contains(tenant_, hash_of(c))) choose(c);
+    if (total - std::min(total, saved) <= cfg_.budget_tokens) return;
+    for (auto& c : cands_) {
+      if (total - std::min(total, saved) <= cfg_.floor_tokens) break;
+      if (budget_eligible(c) && decode(c)) choose(c);
+    }
+  }
+
+  // 3. Store each chosen output and build the reference that replaces it.
+  //    A store failure leaves the output inline (fail-open).
+  void store_and_replace() {
+    for (auto& c : cands_) {
+      if (!c.chosen) continue;
+      if (c.bytes.size() > cfg_.max_blob_bytes) {
+        ++report_.skipped_too_large;
+        continue;
+      }
+      offload_record rec = record_of(c);
+      std::string reference = reference_for(c, rec);
+      auto put = e_.store_.put(c.bytes, blob_meta{rec.hash, c.bytes.size(), rec.kind, 0, std::string(tenant_), rec.tool_name});
+      if (put.error != blob_error::none) {
+        if (put.error == blob_error::too_large) ++report_.skipped_too_large;
+        else ++report_.store_failures;
+        continue;
+      }
+      rec.deduplicated = put.deduplicated;
+      rec.tokens_after = e_.estimator_.estimate(reference, content_kind::text);
+      edits_.push_back({c.out->value, replacement_for(c, reference)});
+      rec.end_ns = e_.now_ns_();
+      report_.offloads.push_back(std::move(rec));
+    }
+  }
+
+  // 4. read_blob joins the tools: always (so the tools prefix never changes
+  //    mid-conversation) or only when this request holds a reference.
+  void offer_read_blob() {
+    bool inject = !report_.offloads.empty() || (cfg_.inject == inject_mode::always && scan_.tools.has_value());
+    if (!inject || declared(report_.tool_name)) return;
+    auto def = d_.read_blob_tool(report_.tool_name);
+    if (scan_.tools) {
+      // Append after the client's tools: their bytes (and cache breakpoints) stay put.
+      bool empty = scan_.tools->size() >= 2 &&
+                   body_.substr(scan_.tools->begin + 1, scan_.tools->size() - 2).find_first_not_of(" \t\r\n") ==
+                       std::string_view::npos;
+      edits_.push_back({{scan_.tools->end - 1, scan_.tools->end - 1}, (empty ? "" : ",") + def});
+    } else {
+      edits_.push_back({{scan_.object_end, scan_.object_end}, ",\"tools\":[" + def + "]"});
+    }
+    report_.tool_injected = true;
+  }
+
+  // 5. Splice: copy the untouched bytes around each edit.
+  void splice() {
+    if (edits_.empty()) return;
+    std::sort(edits_.begin(), edits_.end(), [](const edit& a, const edit& b) { return a.at.begin < b.at.begin; });
+    std::size_t size = body_.size();
+    for (const auto& e : edits_) size = size - e.at.size() + e.replacement.size();
+    auto& out = result_.body;
+    out.reserve(size);
+    std::size_t pos = 0;
+    for (const auto& e : edits_) {
+      out.append(body_.substr(pos, e.at.begin - pos));
+      out.append(e.replacement);
+      pos = e.at.end;
+    }
+    out.append(body_.substr(pos));
+    report_.outcome = rewrite_outcome::rewritten;
+  }
+
+ private:
+  bool declared(std::string_view n) const {
+    return std::find(scan_.declared_tools.begin(), scan_.declared_tools.end(), n) != scan_.declared_tools.end();
+  }
 
   // Exact bytes of an output, decoded once: JSON-unescaped text or base64-decoded image.
-  auto decode = [&](candidate& c) -> bool {
+  bool decode(candidate& c) {
     if (c.decoded) return !c.bytes.empty() || c.out->raw.empty();
     c.decoded = true;
     bool lossy = false;
@@ -105,146 +211,87 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     if (ok && !c.out->image && !text::is_valid_utf8(c.bytes)) lossy = true;
     if (!ok || lossy) {
       c.bytes.clear();
-      ++report.skipped_lossy;
+      ++report_.skipped_lossy;
       return false;
     }
     return true;
-  };
-  auto hash_of = [](candidate& c) -> const std::string& {
+  }
+
+  static const std::string& hash_of(candidate& c) {
     if (c.hash.empty()) c.hash = sha256_hex(c.bytes);
     return c.hash;
-  };
-  auto rule_of = [&](const tool_output& o) -> tool_rule {
+  }
+
+  tool_rule rule_of(const tool_output& o) const {
     auto it = cfg_.tool_rules.find(o.tool_name);
     if (it != cfg_.tool_rules.end()) return it->second;
     return {tool_rule::action::threshold, cfg_.threshold_tokens};
-  };
-
-  // 1. Threshold and per-tool rules. The escaped size bounds the token
-  //    estimate from above (at most one token per two bytes), so small
-  //    outputs are skipped without decoding them.
-  for (auto& c : cands) {
-    auto rule = rule_of(*c.out);
-    if (rule.what == tool_rule::action::never) continue;
-    // Images cost tokens by their pixels, not their bytes: always offloaded.
-    if (c.out->image) {
-      c.chosen = decode(c);
-      continue;
-    }
-    if (c.out->raw.size() < cfg_.min_offload_bytes) continue;
-    if (rule.what == tool_rule::action::threshold && c.out->raw.size() <= rule.tokens * 2 && !c.out->image) continue;
-    if (!decode(c)) continue;
-    if (c.bytes.size() < cfg_.min_offload_bytes) continue;
-    if (rule.what == tool_rule::action::always || gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg)->shape.tokens > rule.tokens)
-      c.chosen = true;
   }
 
-  // 2. Budget mode: outputs offloaded on an earlier turn stay offloaded (their
-  //    bytes are in the store), then the oldest go until the request fits the floor.
-  if (cfg_.budget_tokens) {
-    std::uint64_t total = rough_tokens(body.size()), saved = 0;
-    const auto preview = cfg_.reference.preview_tokens;
-    for (auto& c : cands)
-      if (c.chosen) saved += rough_saving(c.out->raw.size(), preview);
-    for (auto& c : cands) {
-      if (c.chosen || rule_of(*c.out).what == tool_rule::action::never || c.out->raw.size() < cfg_.min_offload_bytes)
-        continue;
-      if (decode(c) && store_.contains(tenant, hash_of(c))) {
-        c.chosen = true;
-        saved += rough_saving(c.out->raw.size(), preview);
-      }
-    }
-    if (total - std::min(total, saved) > cfg_.budget_tokens) {
-      for (auto& c : cands) {
-        if (total - std::min(total, saved) <= cfg_.floor_tokens) break;
-        if (c.chosen || rule_of(*c.out).what == tool_rule::action::never ||
-            c.out->raw.size() < cfg_.min_offload_bytes || !decode(c))
-          continue;
-        c.chosen = true;
-        saved += rough_saving(c.out->raw.size(), preview);
-      }
-    }
+  bool budget_eligible(const candidate& c) const {
+    return !c.chosen && rule_of(*c.out).what != tool_rule::action::never && c.out->raw.size() >= cfg_.min_offload_bytes;
   }
 
-  // 3. Store and build the replacements.
-  std::vector<edit> edits;
-  for (auto& c : cands) {
-    if (!c.chosen) continue;
-    if (c.bytes.size() > cfg_.max_blob_bytes) {
-      ++report.skipped_too_large;
-      continue;
-    }
+  offload_record record_of(candidate& c) const {
     offload_record rec;
-    rec.start_ns = now_ns_();
+    rec.start_ns = e_.now_ns_();
     rec.hash = hash_of(c);
     rec.tool_name = c.out->tool_name;
     rec.call_id = c.out->call_id;
     rec.order = c.out->order;
     rec.bytes = c.bytes.size();
-    std::string reference;
+    return rec;
+  }
+
+  // The reference text for an output; fills in its kind and tokens before.
+  std::string reference_for(const candidate& c, offload_record& rec) const {
     if (c.out->image) {
       rec.kind = c.out->media_type.empty() ? "image" : c.out->media_type;
       rec.tokens_before = rough_tokens(c.out->raw.size());
-      reference = render_image_reference(c.out->media_type, c.bytes.size(), c.out->tool_name, rec.hash, ref_cfg);
-    } else {
-      auto g = gist_of(c.bytes, rec.hash, c.out->tool_name, ref_cfg);
-      rec.kind = std::string(kind_name(g->shape.kind));
-      rec.tokens_before = g->shape.tokens;
-      reference = g->reference;
+      return render_image_reference(c.out->media_type, c.bytes.size(), c.out->tool_name, rec.hash, ref_cfg_);
     }
-    auto put = store_.put(c.bytes, blob_meta{rec.hash, c.bytes.size(), rec.kind, 0, std::string(tenant), rec.tool_name});
-    if (put.error != blob_error::none) {
-      if (put.error == blob_error::too_large) ++report.skipped_too_large;
-      else ++report.store_failures;
-      continue;  // fail-open: the output stays inline
-    }
-    rec.deduplicated = put.deduplicated;
-    rec.tokens_after = estimator_.estimate(reference, content_kind::text);
-    std::string replacement;
-    if (c.out->image) {
-      replacement = d.image_replacement(reference);
-    } else {
-      replacement.reserve(reference.size() + 16);
-      replacement += '"';
-      json::escape_into(replacement, reference);
-      replacement += '"';
-    }
-    edits.push_back({c.out->value, std::move(replacement)});
-    rec.end_ns = now_ns_();
-    report.offloads.push_back(std::move(rec));
+    auto g = e_.gist_of(c.bytes, rec.hash, c.out->tool_name, ref_cfg_);
+    rec.kind = std::string(kind_name(g->shape.kind));
+    rec.tokens_before = g->shape.tokens;
+    return g->reference;
   }
 
-  // 4. read_blob joins the tools: always (so the tools prefix never changes
-  //    mid-conversation) or only when this request holds a reference.
-  bool inject = !report.offloads.empty() || (cfg_.inject == inject_mode::always && scan.tools.has_value());
-  if (inject && !declared(report.tool_name)) {
-    auto def = d.read_blob_tool(report.tool_name);
-    if (scan.tools) {
-      // Append after the client's tools: their bytes (and cache breakpoints) stay put.
-      bool empty = scan.tools->size() >= 2 &&
-                   body.substr(scan.tools->begin + 1, scan.tools->size() - 2).find_first_not_of(" \t\r\n") ==
-                       std::string_view::npos;
-      edits.push_back({{scan.tools->end - 1, scan.tools->end - 1}, (empty ? "" : ",") + def});
-    } else {
-      edits.push_back({{scan.object_end, scan.object_end}, ",\"tools\":[" + def + "]"});
-    }
-    report.tool_injected = true;
+  // The JSON value that takes the output's place.
+  std::string replacement_for(const candidate& c, const std::string& reference) const {
+    if (c.out->image) return d_.image_replacement(reference);
+    std::string out;
+    out.reserve(reference.size() + 16);
+    out += '"';
+    json::escape_into(out, reference);
+    out += '"';
+    return out;
   }
-  if (edits.empty()) return result;
 
-  // 5. Splice: copy the untouched bytes around each edit.
-  std::sort(edits.begin(), edits.end(), [](const edit& a, const edit& b) { return a.at.begin < b.at.begin; });
-  std::size_t size = body.size();
-  for (const auto& e : edits) size = size - e.at.size() + e.replacement.size();
-  result.body.reserve(size);
-  std::size_t pos = 0;
-  for (const auto& e : edits) {
-    result.body.append(body.substr(pos, e.at.begin - pos));
-    result.body.append(e.replacement);
-    pos = e.at.end;
+  const offload_engine& e_;
+  const offload_config& cfg_;
+  const dialect& d_;
+  std::string_view body_;
+  std::string_view tenant_;
+  rewrite_result& result_;
+  rewrite_report& report_;
+  request_scan scan_;
+  reference_config ref_cfg_;
+  std::vector<candidate> cands_;
+  std::vector<edit> edits_;
+};
+
+rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant) const {
+  rewrite_result result;
+  pass p(*this, d, body, tenant, result);
+  if (!p.scan()) {
+    result.report.outcome = rewrite_outcome::unparsable;
+    return result;
   }
-  result.body.append(body.substr(pos));
-  report.outcome = rewrite_outcome::rewritten;
+  p.choose_by_rules();
+  if (cfg_.budget_tokens) p.apply_budget();
+  p.store_and_replace();
+  p.offer_read_blob();
+  p.splice();
   return result;
 }
 

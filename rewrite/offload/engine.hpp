@@ -72,6 +72,7 @@ class offload_engine {
   };
 
  private:
+  class pass;  // one request's rewrite, step by step (engine.cpp)
   static constexpr std::size_t max_cached_gists = 4096;
   std::shared_ptr<const gist> gist_of(std::string_view bytes, const std::string& hash, std::string_view tool_name,
                                       const reference_config& ref) const;

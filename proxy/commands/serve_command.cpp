@@ -1,0 +1,146 @@
+#include "proxy/commands/serve_command.hpp"
+
+#include <functional>
+#include <iostream>
+#include <memory>
+
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include "proxy/commands/wiring.hpp"
+#include "proxy/config.hpp"
+#include "proxy/net/server.hpp"
+#include "proxy/recorder.hpp"
+#include "proxy/store/fs_blob_store.hpp"
+#include "rewrite/offload/engine.hpp"
+#include "telemetry/exporters.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+// One upstream per API family: --upstream, --anthropic-upstream, --gemini-upstream, ...
+std::vector<upstream_target> upstream_targets(const config& cfg, bool& any_tls) {
+  std::vector<upstream_target> out;
+  for (const auto& family : rewrite::upstream_families()) {
+    std::string error;
+    auto url = parse_http_url(cfg.upstream_for(family.name), error);
+    const std::string flag = out.empty() ? "--upstream" : "--" + std::string(family.name) + "-upstream";
+    if (!url) throw std::runtime_error(flag + ": " + error);
+    any_tls |= url->tls;
+    out.push_back({std::string(family.name), std::move(*url)});
+  }
+  return out;
+}
+
+// The blob store, the offload engine, and their hourly gc; nothing with --offload off.
+class offload_services {
+ public:
+  offload_services(const config& cfg, services& svc, asio::thread_pool& store_pool, telemetry::clock& clock) {
+    if (!cfg.offload) return;
+    store::fs_store_options so;
+    so.root = cfg.store;
+    so.zstd_level = cfg.zstd_level;
+    so.max_blob_bytes = cfg.max_blob_bytes;
+    so.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
+    store_ = std::make_unique<store::fs_blob_store>(so);
+    engine_ = std::make_unique<rewrite::offload_engine>(offload_config_of(cfg), *store_, estimator_,
+                                                         [&clock] { return clock.now_unix_nano(); });
+    svc.offload = engine_.get();
+    svc.store = store_.get();
+    svc.churn = &churn_;
+    svc.store_pool = &store_pool;
+    svc.registry.add_callback_gauge("gistproxy_store_objects", "Blobs in the store.",
+                                    [s = store_.get()] { return double(s->stats().objects); });
+    svc.registry.add_callback_gauge("gistproxy_store_bytes", "Bytes the store uses on disk (compressed).",
+                                    [s = store_.get()] { return double(s->stats().stored_bytes); });
+    start_gc(store_pool);
+  }
+  void stop_gc() { gc_.reset(); }
+
+ private:
+  // Hourly, bounded gc of expired blobs, off the I/O threads.
+  void start_gc(asio::thread_pool& store_pool) {
+    auto timer = std::make_shared<asio::steady_timer>(store_pool);
+    gc_ = std::make_shared<std::function<void()>>();
+    *gc_ = [timer, weak = std::weak_ptr<std::function<void()>>(gc_), s = store_.get()] {
+      timer->expires_after(std::chrono::hours(1));
+      timer->async_wait([weak, s](error_code ec) {
+        if (ec) return;
+        s->gc(10000);
+        if (auto again = weak.lock()) (*again)();
+      });
+    };
+    (*gc_)();
+  }
+
+  std::unique_ptr<store::fs_blob_store> store_;
+  rewrite::char_ratio_estimator estimator_;
+  std::unique_ptr<rewrite::offload_engine> engine_;
+  rewrite::churn_tracker churn_;
+  std::shared_ptr<std::function<void()>> gc_;
+};
+
+void log_listening(telemetry::logger& log, const server& srv, const services& svc, unsigned threads) {
+  auto ep = srv.listen_endpoint(), admin = srv.admin_endpoint();
+  log.log(telemetry::log_level::warn, "listening",
+          "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +
+              admin.address().to_string() + ":" + std::to_string(admin.port()) + "\",\"upstream\":\"" +
+              svc.upstreams.front().url.host_header() + "\",\"threads\":" + std::to_string(threads));
+}
+
+int run(const config& cfg, telemetry::logger& log) {
+  bool any_tls = false;
+  auto upstreams = upstream_targets(cfg, any_tls);
+  telemetry::registry registry;
+  telemetry::metric_catalogue metrics(registry);
+  std::vector<std::string_view> apis;
+  for (const auto* d : rewrite::all_dialects()) apis.push_back(d->name());
+  metrics.initialise_api_series(apis);
+  auto pipeline = make_exporters(cfg, metrics);
+  telemetry::system_clock clock;
+  telemetry::random_id_generator ids;
+  telemetry::tracer tracer(clock, ids, pipeline.get());
+  std::unique_ptr<asio::ssl::context> tls;
+  if (any_tls) tls = make_upstream_tls_context(cfg.upstream_ca);
+  services svc{cfg, registry, metrics, tracer, log, std::move(upstreams), tls.get()};
+
+  asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
+  offload_services offload(cfg, svc, store_pool, clock);
+  std::unique_ptr<recorder> rec;
+  if (!cfg.record.empty()) {
+    rec = std::make_unique<recorder>(recorder_options{cfg.record, cfg.record_max_bytes, 64ull << 20}, metrics);
+    svc.recorder = rec.get();
+  }
+  const unsigned threads = cfg.threads ? cfg.threads : available_cores();
+  {
+    server srv(svc, threads);
+    srv.bind();
+    log_listening(log, srv, svc, threads);
+    srv.run();
+  }
+  offload.stop_gc();
+  store_pool.stop();
+  store_pool.join();
+  if (pipeline) pipeline->shutdown();
+  log.log(telemetry::log_level::warn, "stopped");
+  return 0;
+}
+
+}  // namespace
+
+int serve_command(const std::vector<std::string>& args, const char* const* environ) {
+  auto parsed = parse_serve_args(args, environ);
+  if (!parsed.cfg) {
+    (parsed.exit_code == 0 ? std::cout : std::cerr) << parsed.message << (parsed.exit_code ? "\n" : "");
+    return parsed.exit_code;
+  }
+  telemetry::logger log(*telemetry::parse_log_level(parsed.cfg->log_level));
+  try {
+    return run(*parsed.cfg, log);
+  } catch (const std::exception& e) {
+    std::cerr << "gistproxy: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gistproxy::proxy
