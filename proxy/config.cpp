@@ -257,7 +257,8 @@ std::string serve_help() {
   std::string out =
       "usage: gistproxy serve [--config FILE] [options]\n\n"
       "A transparent reverse proxy in front of LLM APIs (OpenAI Chat Completions,\n"
-      "OpenAI Responses, Anthropic Messages). Clients change only their base URL.\n\n"
+      "OpenAI Responses, Anthropic Messages, Google Gemini). Clients change only\n"
+      "their base URL.\n\n"
       "options (also keys of the --config JSON file, e.g. {\"listen\": \"0.0.0.0:8080\"}):\n"
       "  --config FILE                 read options from a JSON object\n";
   for (const auto& o : options()) {
