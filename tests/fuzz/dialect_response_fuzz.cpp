@@ -19,6 +19,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     d->usage_from_event("message_start", answer_text, *std::make_unique<token_usage>());
     d->usage_from_event("response.completed", answer_text, *std::make_unique<token_usage>());
     d->inspect(body);
+    request_facts facts;
+    d->inspect_target(body, facts);  // the body's bytes as a request target
     if (answer.is_discarded()) continue;
     d->find_blob_calls(answer, "read_blob");
     d->usage_from_response(answer);

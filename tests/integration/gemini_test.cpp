@@ -3,6 +3,7 @@
 // thoughtSignature passed back (the mock answers 400 otherwise, as Gemini 3
 // does), usage summed, routing to --gemini-upstream.
 #include <catch2/catch.hpp>
+#include <set>
 
 #include "tests/integration/harness.hpp"
 #include "tests/support/scripted_model.hpp"
@@ -168,4 +169,17 @@ TEST_CASE("gemini requests go to --gemini-upstream, the others to --upstream") {
               .status == 200);
   CHECK(gemini_side.llm_bodies().size() == 1);
   CHECK(s.upstream.llm_bodies().size() == 1);
+}
+
+TEST_CASE("gemini: the key names the tenant, from x-goog-api-key or ?key= alike") {
+  stack s;
+  const auto body = gemini_request("hello", haystack()).dump();
+  REQUIRE(http_request(s.proxy.port(), "POST", path(false), body, {{"x-goog-api-key", "gm-one"}}).status == 200);
+  REQUIRE(http_request(s.proxy.port(), "POST", path(false) + "?key=gm-one", body, {}).status == 200);
+  REQUIRE(http_request(s.proxy.port(), "POST", path(false) + "?alt=json&key=gm-two", body, {}).status == 200);
+  std::set<std::string> tenants;
+  for (auto& e : std::filesystem::directory_iterator(s.proxy.store_dir()))
+    if (e.is_directory()) tenants.insert(e.path().filename().string());
+  CHECK(tenants.size() == 2);  // gm-one (both ways) and gm-two; never the shared anonymous tenant
+  CHECK_FALSE(tenants.contains("anonymous"));
 }
