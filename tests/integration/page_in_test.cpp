@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <map>
 
 #include "tests/integration/harness.hpp"
 
@@ -17,11 +18,31 @@ std::string haystack() {
   return s;
 }
 
-std::string path_for(const std::string& api) {
+// Gemini chooses streaming by the path; the others by "stream": true in the body.
+std::string path_for(const std::string& api, bool stream = false) {
+  if (api == "gemini")
+    return stream ? "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" : "/v1beta/models/gemini-2.5-flash:generateContent";
   return api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
 }
 
+std::map<std::string, std::string> key_header(const std::string& api) {
+  if (api == "messages") return {{"x-api-key", "sk-test"}};
+  if (api == "gemini") return {{"x-goog-api-key", "sk-test"}};
+  return {{"Authorization", "sk-test"}};
+}
+
+// Whether a forwarded body forbids tool calls (the last hop).
+bool forbids_tools(const std::string& api, const std::string& body) {
+  auto j = nlohmann::json::parse(body);
+  return api == "gemini" ? j.contains("toolConfig") : j.contains("tool_choice");
+}
+
 nlohmann::json request_for(const std::string& api, const std::string& ask, const std::string& output) {
+  if (api == "gemini")
+    return {{"contents", {{{"role", "user"}, {"parts", {{{"text", ask}}}}},
+                          {{"role", "model"}, {"parts", {{{"functionCall", {{"name", "cat"}, {"args", nlohmann::json::object()}}}}}}},
+                          {{"role", "user"}, {"parts", {{{"functionResponse", {{"name", "cat"}, {"response", {{"result", output}}}}}}}}}}},
+            {"tools", {{{"functionDeclarations", {{{"name", "cat"}}, {{"name", "run"}}}}}}}};
   if (api == "chat")
     return {{"model", "gpt-4o"},
             {"messages", {{{"role", "user"}, {"content", ask}},
@@ -46,6 +67,12 @@ nlohmann::json request_for(const std::string& api, const std::string& ask, const
 
 // The final answer's text, whatever the API.
 std::string answer_text(const std::string& api, const nlohmann::json& r) {
+  if (api == "gemini") {
+    std::string out;
+    for (auto& p : r["candidates"][0]["content"]["parts"])
+      if (p.contains("text")) out += p["text"].get<std::string>();
+    return out;
+  }
   if (api == "chat") return r["choices"][0]["message"].value("content", "");
   if (api == "responses") {
     for (auto& item : r["output"])
@@ -80,15 +107,14 @@ struct stack {
           return a;
         }()) {}
   http_result ask(const std::string& api, const std::string& question, const std::string& output) {
-    return http_request(proxy.port(), "POST", path_for(api), request_for(api, question, output).dump(),
-                        {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+    return http_request(proxy.port(), "POST", path_for(api), request_for(api, question, output).dump(), key_header(api));
   }
 };
 
 }  // namespace
 
 TEST_CASE("a line buried in an offloaded 200 KB output comes back through one read_blob call") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto res = s.ask(api, "find the needle", haystack());
   REQUIRE(res.status == 200);
@@ -96,9 +122,9 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
   auto j = nlohmann::json::parse(res.body);
   CHECK(answer_text(api, j) == "found: 2501: config line 2500: NEEDLE secret_port=48213");
   // Usage is summed over both hops (the mock reports 100 in / 10 out per hop).
-  auto& u = j["usage"];
-  CHECK(u.value(api == "chat" ? "prompt_tokens" : "input_tokens", 0) == 200);
-  CHECK(u.value(api == "chat" ? "completion_tokens" : "output_tokens", 0) == 20);
+  auto& u = j[api == "gemini" ? "usageMetadata" : "usage"];
+  CHECK(u.value(api == "chat" ? "prompt_tokens" : api == "gemini" ? "promptTokenCount" : "input_tokens", 0) == 200);
+  CHECK(u.value(api == "chat" ? "completion_tokens" : api == "gemini" ? "candidatesTokenCount" : "output_tokens", 0) == 20);
 
   auto seen = s.upstream.llm_bodies();
   REQUIRE(seen.size() == 2);
@@ -137,7 +163,7 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
 }
 
 TEST_CASE("two read_blob calls in one turn are both answered") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto res = s.ask(api, "two calls", haystack());
   REQUIRE(res.status == 200);
@@ -148,7 +174,7 @@ TEST_CASE("two read_blob calls in one turn are both answered") {
 }
 
 TEST_CASE("a turn mixing read_blob with the client's own call gives the client only its own call, once") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto res = s.ask(api, "with client call", haystack());
   REQUIRE(res.status == 200);
@@ -159,19 +185,19 @@ TEST_CASE("a turn mixing read_blob with the client's own call gives the client o
 }
 
 TEST_CASE("at the hop limit the last hop forbids tool calls and the model answers") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s({"--max-page-in-hops", "2"});
   auto res = s.ask(api, "loop forever", haystack());
   REQUIRE(res.status == 200);
   CHECK(answer_text(api, nlohmann::json::parse(res.body)) == "gave up after 2 reads");
   auto seen = s.upstream.llm_bodies();
   REQUIRE(seen.size() == 3);
-  CHECK(nlohmann::json::parse(seen[0]).contains("tool_choice") == false);
-  CHECK(nlohmann::json::parse(seen[2]).contains("tool_choice"));
+  CHECK_FALSE(forbids_tools(api, seen[0]));
+  CHECK(forbids_tools(api, seen[2]));
 }
 
 TEST_CASE("an unknown handle goes back to the model as a tool error it can act on") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto res = s.ask(api, "unknown handle", haystack());
   REQUIRE(res.status == 200);
@@ -181,7 +207,7 @@ TEST_CASE("an unknown handle goes back to the model as a tool error it can act o
 }
 
 TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error and it is counted") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto output = haystack();
   REQUIRE(s.ask(api, "hello", output).status == 200);  // offloads and stores the output
@@ -211,7 +237,7 @@ TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error
 }
 
 TEST_CASE("an upstream error on a later hop reaches the client as that API's error") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto res = s.ask(api, "fail second hop", haystack());
   CHECK(res.status == 500);
@@ -338,16 +364,15 @@ TEST_CASE("streamed responses: one response.created, monotonic sequence numbers,
 }
 
 TEST_CASE("an upstream error on a later hop of a stream becomes that API's SSE error event") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto req = request_for(api, "fail second hop", haystack());
-  req["stream"] = true;
-  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
-                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  if (api != "gemini") req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api, true), req.dump(), key_header(api));
   REQUIRE(res.ok());  // the stream ends properly (last chunk), it does not hang
   CHECK(res.status == 200);
   CHECK(res.body.find("read_blob") == std::string::npos);
-  if (api == "chat") CHECK(res.body.find("data: {\"error\"") != std::string::npos);
+  if (api == "chat" || api == "gemini") CHECK(res.body.find("data: {\"error\"") != std::string::npos);
   else CHECK(res.body.find("event: error") != std::string::npos);
   CHECK(res.body.find("HTTP 500") != std::string::npos);
 }
@@ -382,7 +407,13 @@ streamed read_stream(const std::string& api, const std::string& body) {
   for (const auto& data : sse_data(body)) {
     if (data == "[DONE]") continue;
     auto e = nlohmann::json::parse(data);
-    if (api == "chat") {
+    if (api == "gemini") {
+      if (!e.contains("candidates")) continue;
+      for (auto& part : e["candidates"][0]["content"]["parts"]) {
+        if (part.contains("text")) out.text += part["text"].get<std::string>();
+        if (part.contains("functionCall")) out.client_calls.push_back(part["functionCall"]["id"]);
+      }
+    } else if (api == "chat") {
       if (e["choices"].empty()) continue;
       auto& d = e["choices"][0]["delta"];
       if (d.contains("content") && d["content"].is_string()) out.text += d["content"].get<std::string>();
@@ -410,12 +441,12 @@ TEST_CASE("streamed per API: two calls and mixed calls and the hop limit and an 
       {"chat", "with client call"}, {"responses", "with client call"}, {"messages", "with client call"},
       {"chat", "loop forever"}, {"responses", "loop forever"}, {"messages", "loop forever"},
       {"chat", "unknown handle"}, {"responses", "unknown handle"}, {"messages", "unknown handle"},
+      {"gemini", "two calls"}, {"gemini", "with client call"}, {"gemini", "loop forever"}, {"gemini", "unknown handle"},
   }));
   stack s({"--max-page-in-hops", "2"});
   auto req = request_for(api, script, haystack());
-  req["stream"] = true;
-  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
-                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  if (api != "gemini") req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api, true), req.dump(), key_header(api));
   REQUIRE(res.ok());
   CHECK(res.status == 200);
   // (The unknown-handle model quotes the tool's error text, which names read_blob.)
@@ -426,13 +457,13 @@ TEST_CASE("streamed per API: two calls and mixed calls and the hop limit and an 
   if (script == "with client call") CHECK(got.client_calls == std::vector<std::string>{"run_1"});
   if (script == "loop forever") {
     CHECK(got.text == "gave up after 2 reads");
-    CHECK(nlohmann::json::parse(s.upstream.llm_bodies().back()).contains("tool_choice"));
+    CHECK(forbids_tools(api, s.upstream.llm_bodies().back()));
   }
   if (script == "unknown handle") CHECK(got.text.find("no stored output has handle") != std::string::npos);
 }
 
 TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never bytes") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto output = haystack();
   REQUIRE(s.ask(api, "hello", output).status == 200);
@@ -443,9 +474,8 @@ TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never 
     f.put('\x01');
   }
   auto req = request_for(api, "find the needle", output);
-  req["stream"] = true;
-  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
-                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  if (api != "gemini") req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api, true), req.dump(), key_header(api));
   REQUIRE(res.ok());
   CHECK(read_stream(api, res.body).text == "found: no needle found");
   CHECK(s.upstream.llm_bodies().back().find("failed its integrity check") != std::string::npos);
@@ -471,12 +501,11 @@ TEST_CASE("while a streamed page-in hop waits, keep-alive events keep flowing") 
 }
 
 TEST_CASE("a later hop's stream that ends before its turn does becomes an error event, not a clean end") {
-  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto req = request_for(api, "truncate second hop", haystack());
-  req["stream"] = true;
-  auto res = http_request(s.proxy.port(), "POST", path_for(api), req.dump(),
-                          {{api == "messages" ? "x-api-key" : "Authorization", "sk-test"}});
+  if (api != "gemini") req["stream"] = true;
+  auto res = http_request(s.proxy.port(), "POST", path_for(api, true), req.dump(), key_header(api));
   REQUIRE(res.ok());
   CHECK(res.body.find("ended before the end of the turn") != std::string::npos);
   CHECK(res.body.find("message_stop") == std::string::npos);

@@ -157,6 +157,7 @@ struct mock_upstream::impl {
           for (std::string_view end : {"event: message_delta", "event: response.completed", "data: [DONE]"})
             if (auto at = events.find(end); at != std::string::npos) events.resize(at);
           if (api == llm_api::chat) events.resize(events.rfind("data: ", events.size() - 3));  // the finish chunk
+          if (api == llm_api::gemini) events.resize(events.rfind("data: "));  // the event with finishReason
         }
         const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                                 "Connection: close\r\n\r\n" + events;
