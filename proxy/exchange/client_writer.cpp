@@ -108,8 +108,11 @@ awaitable<void> client_writer::error(const proxy_error& e) {
   res.set(http::field::content_type, "application/json");
   res.set("x-gistproxy-error", std::string(e.type()));
   if (e.retryable()) res.set(http::field::retry_after, "1");
-  const std::string body = e.json_body();
-  res.content_length(body.size());
+  // A HEAD response states the length of the body it would have, and sends none
+  // (RFC 9110 §9.3.2): a body here would be read as the next response.
+  const std::string error_body = e.json_body();
+  const std::string_view body = head_request_ ? std::string_view() : std::string_view(error_body);
+  res.content_length(error_body.size());
   res.keep_alive(reply_.keep_alive);
   const std::string head = response_head(res);
   reply_.started = true;

@@ -58,7 +58,9 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
   switch (body_kind_of(first.head())) {
     case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
     case rewrite::usage_observer::body_kind::sse:
-      if (ctx.in.dialect->make_stream_filter("")) return make_sse_reader(std::move(env));
+      // One filter, made once: null where the dialect cannot splice streams (relayed as sent).
+      if (auto filter = ctx.in.dialect->make_stream_filter(ctx.rw.intercept_tool))
+        return make_sse_reader(std::move(env), std::move(filter));
       break;
     case rewrite::usage_observer::body_kind::other: break;
   }

@@ -65,7 +65,8 @@ struct reader_env {
 
 std::unique_ptr<hop_reader> make_relay_reader(reader_env env);
 std::unique_ptr<hop_reader> make_json_reader(reader_env env);
-std::unique_ptr<hop_reader> make_sse_reader(reader_env env);
+// `filter` is the dialect's stream filter for the offered read_blob (never null).
+std::unique_ptr<hop_reader> make_sse_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter);
 
 // What an answer's body is (JSON, SSE or other), from its head.
 rewrite::usage_observer::body_kind body_kind_of(const http::response_header<>& h);

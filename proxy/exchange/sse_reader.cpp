@@ -10,8 +10,8 @@ namespace {
 
 class sse_reader final : public hop_reader {
  public:
-  explicit sse_reader(reader_env env)
-      : env_(std::move(env)), filter_(env_.dialect->make_stream_filter(env_.tool)) {}
+  sse_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter)
+      : env_(std::move(env)), filter_(std::move(filter)) {}
 
   awaitable<hop_read> read(upstream_answer& hop, int hop_index) override {
     if (hop_index == 0) {
@@ -47,7 +47,9 @@ class sse_reader final : public hop_reader {
     if (!end.complete) {
       // The stream closed before the end of the turn: the client's stream must
       // not end as if it were complete.
-      co_await fail({error_kind::upstream_reset, "upstream stream ended before the end of the turn"});
+      // Named, not a temporary in the co_await expression (GCC 12 bug 100611 destroys those twice).
+      const proxy_error cut{error_kind::upstream_reset, "upstream stream ended before the end of the turn"};
+      co_await fail(cut);
       co_return hop_read::stopped();
     }
     hop_read got;
@@ -109,6 +111,8 @@ class sse_reader final : public hop_reader {
 
 }  // namespace
 
-std::unique_ptr<hop_reader> make_sse_reader(reader_env env) { return std::make_unique<sse_reader>(std::move(env)); }
+std::unique_ptr<hop_reader> make_sse_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter) {
+  return std::make_unique<sse_reader>(std::move(env), std::move(filter));
+}
 
 }  // namespace gistproxy::proxy

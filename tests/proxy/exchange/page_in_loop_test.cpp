@@ -128,7 +128,7 @@ struct harness {
 
   void run(kind k, upstream_answer& first, int max_hops = 3) {
     reader_env env{out, stats, dialect, "read_blob"};
-    auto reader = k == kind::json ? make_json_reader(env) : k == kind::sse ? make_sse_reader(env) : make_relay_reader(env);
+    auto reader = k == kind::json ? make_json_reader(env) : k == kind::sse ? make_sse_reader(env, dialect->make_stream_filter("read_blob")) : make_relay_reader(env);
     asio::io_context io;
     asio::co_spawn(
         io,
@@ -287,4 +287,19 @@ TEST_CASE("the relay is the degenerate reader: bytes as sent, no calls looked fo
   CHECK(h.source.resolved == 0);
   CHECK(h.body() == sent);
   CHECK(h.usage.input_tokens == 100);
+}
+
+TEST_CASE("an error answer to a HEAD request states its length and sends no body") {
+  harness h;
+  h.request.method(http::verb::head);
+  client_writer out{h.channel, h.request, true, false};
+  asio::io_context io;
+  // A named error, not a temporary in the co_await expression (GCC 12 bug 100611).
+  const proxy_error failure{error_kind::upstream_reset, "gone"};
+  asio::co_spawn(io, [&]() -> awaitable<void> { co_await out.error(failure); }, asio::detached);
+  io.run();
+  REQUIRE(h.channel.received.starts_with("HTTP/1.1 502"));
+  CHECK(h.channel.received.ends_with("\r\n\r\n"));  // the head, and nothing after it
+  CHECK(h.channel.received.find("Content-Length: 0") == std::string::npos);
+  CHECK(out.reply().bytes_out == 0);
 }
