@@ -12,6 +12,10 @@ namespace {
 constexpr std::size_t header_limit = 256 * 1024;
 constexpr std::size_t large_body = 16 * 1024;
 constexpr std::size_t large_read_buffer = 256 * 1024;
+// Beast reads at most the buffer's spare capacity (512 bytes when empty): a
+// 1 KB request would take three reads. The buffer is sized for a typical
+// request while one is read, and given back once it is read (see below).
+constexpr std::size_t request_read_buffer = 8 * 1024;
 
 // Errors that just mean the client is gone or idle: close quietly.
 bool is_benign(const error_code& ec) {
@@ -130,6 +134,7 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
     parser.body_limit(cfg.max_body_bytes);
     parser.header_limit(header_limit);
     stream.expires_after(cfg.idle_timeout);
+    if (buffer.capacity() < request_read_buffer) buffer.reserve(request_read_buffer);
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     handle.busy = true;
     exchange ex(sh, stream);
@@ -183,10 +188,12 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
       }
     }
     auto request = parser.release();
+    // An exchange can last minutes (a stream): an empty read buffer is not
+    // kept across it, so an open stream holds no request-sized memory.
+    if (buffer.size() == 0) buffer.shrink_to_fit();
     drop_trailer_fields(request, header_fields);
     if (direct_body) request.body() = std::move(*direct_body);
     if (!co_await ex.run(request)) break;
-    if (buffer.capacity() > large_read_buffer && buffer.size() == 0) buffer.shrink_to_fit();
   }
   stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
   stream.socket().close(ignored);
