@@ -46,7 +46,7 @@ struct services {
 
 // What a client session exposes so a drain can close it while it is idle.
 struct session_handle {
-  tcp::socket* socket = nullptr;
+  tcp_socket* socket = nullptr;
   bool busy = false;
 };
 

@@ -32,7 +32,7 @@ void shard::close_idle() {
   for (auto& s : sessions_) {
     if (!s.busy && s.socket) {
       error_code ignored;
-      s.socket->shutdown(tcp::socket::shutdown_both, ignored);
+      s.socket->shutdown(tcp_socket::shutdown_both, ignored);
       s.socket->close(ignored);
     }
   }

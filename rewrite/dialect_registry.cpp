@@ -4,6 +4,7 @@
 #include "rewrite/dialects/messages.hpp"
 #include "rewrite/dialects/responses.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/json/tree.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,9 +30,11 @@ token_usage dialect::usage_from_response(std::string_view body) const {
                 return r.has_value();
               }).has_value();
   if (!ok || !usage) return {};
-  auto parsed = checked::parse(body.substr(usage->begin, usage->size()));
-  if (parsed.is_discarded()) return {};
-  return usage_from_response(nlohmann::json{{std::string(usage_member()), std::move(parsed)}});
+  auto parsed = json::parse_tree(body.substr(usage->begin, usage->size()));
+  if (!parsed) return {};
+  auto wrapper = nlohmann::json::object();
+  wrapper.emplace(usage_member(), std::move(*parsed));
+  return usage_from_response(wrapper);
 }
 
 void dialect::inspect_target(std::string_view, request_facts&) const {}

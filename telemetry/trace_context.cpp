@@ -28,8 +28,12 @@ std::string format_traceparent(const trace_id& trace, const span_id& parent, std
 }
 
 trace_id derive_trace_id(std::string_view key) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest);
+  std::array<std::uint8_t, SHA256_DIGEST_LENGTH> digest;
+  SHA256(reinterpret_cast<const unsigned char*>(key.data()), key.size(), digest.data());
+  return trace_id_from_sha256(digest);
+}
+
+trace_id trace_id_from_sha256(std::span<const std::uint8_t, 32> digest) {
   trace_id id;
   for (std::size_t i = 0; i < id.bytes.size(); ++i) id.bytes[i] = digest[i];
   if (!id.valid()) id.bytes[15] = 1;  // astronomically unlikely, but all-zero is invalid

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -25,5 +26,8 @@ std::string format_traceparent(const trace_id& trace, const span_id& parent, std
 // The first 16 bytes of SHA-256 over the conversation key (API name, system
 // prompt, first user message as the client sent them): same opening, same trace.
 trace_id derive_trace_id(std::string_view conversation_key);
+// The same from a SHA-256 already computed (the request path hashes with a
+// reused OpenSSL context: rewrite::sha256).
+trace_id trace_id_from_sha256(std::span<const std::uint8_t, 32> digest);
 
 }  // namespace gistproxy::telemetry

@@ -23,7 +23,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
   auto& tracer = svc_.tracer;
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
-      [&]() -> awaitable<void> {
+      [&]() -> asio::awaitable<void> {
         for (const auto& call : calls) {
           if (auto seen = answered_.find(call.arguments); seen != answered_.end()) {
             results.push_back({call.id, seen->second.text, seen->second.is_error});
@@ -43,7 +43,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
         }
         co_return;
       },
-      asio::use_awaitable);
+      use_awaitable);
   for (const auto& [page, start] : pages) record(page, start);
   co_return results;
 }

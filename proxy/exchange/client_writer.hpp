@@ -30,12 +30,12 @@ class client_channel {
 // The client's TCP stream.
 class socket_channel final : public client_channel {
  public:
-  socket_channel(beast::tcp_stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+  socket_channel(tcp_stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
   awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override;
-  beast::tcp_stream& stream() { return stream_; }
+  tcp_stream& stream() { return stream_; }
 
  private:
-  beast::tcp_stream& stream_;
+  tcp_stream& stream_;
   std::chrono::milliseconds timeout_;
 };
 

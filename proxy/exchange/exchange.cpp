@@ -4,7 +4,7 @@
 
 namespace gistproxy::proxy {
 
-exchange::exchange(shard& s, beast::tcp_stream& client)
+exchange::exchange(shard& s, tcp_stream& client)
     : shard_(s), svc_(s.svc()), channel_(client, s.svc().cfg.client_timeout) {}
 
 awaitable<bool> exchange::run(client_request& request) {

@@ -21,7 +21,7 @@ namespace gistproxy::proxy {
 
 class exchange {
  public:
-  exchange(shard& s, beast::tcp_stream& client);
+  exchange(shard& s, tcp_stream& client);
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);

@@ -15,7 +15,7 @@ namespace {
 class upstream_source final : public hop_source {
  public:
   upstream_source(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch,
-                  beast::tcp_stream& client)
+                  tcp_stream& client)
       : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
 
   awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
@@ -45,7 +45,7 @@ class upstream_source final : public hop_source {
   upstream_pool& pool_;
   request_context& ctx_;
   client_watch& watch_;
-  beast::tcp_stream& client_;
+  tcp_stream& client_;
   blob_pager pager_;
 };
 

@@ -4,6 +4,7 @@
 // trace, so every turn of it shares one trace id.
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "rewrite/blob/digest.hpp"
 #include "rewrite/body_encoding.hpp"
 
 namespace gistproxy::proxy {
@@ -35,7 +36,7 @@ telemetry::trace_id trace_of(services& svc, const received& in, telemetry::span_
     parent = in.client_parent->parent;
     return in.client_parent->trace;
   }
-  if (in.facts) return telemetry::derive_trace_id(in.facts->conversation_key);
+  if (in.facts) return telemetry::trace_id_from_sha256(rewrite::sha256(in.facts->conversation_key));
   return svc.tracer.new_trace_id();
 }
 

@@ -108,8 +108,8 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
-        [&]() -> awaitable<rewrite::rewrite_result> { co_return engine->rewrite(dialect, body, tenant); },
-        asio::use_awaitable);
+        [&]() -> asio::awaitable<rewrite::rewrite_result> { co_return engine->rewrite(dialect, body, tenant); },
+        use_awaitable);
   }
   if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());
   record_rewrite(svc, ctx, result.report);

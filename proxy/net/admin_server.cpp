@@ -38,8 +38,8 @@ http::response<http::string_body> route(services& svc, const http::request<http:
   return res;
 }
 
-awaitable<void> admin_session(services& svc, tcp::socket socket) {
-  beast::tcp_stream stream(std::move(socket));
+awaitable<void> admin_session(services& svc, tcp_socket socket) {
+  tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
@@ -52,12 +52,12 @@ awaitable<void> admin_session(services& svc, tcp::socket socket) {
     if (wec || !res.keep_alive()) break;
   }
   error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+  stream.socket().shutdown(tcp_socket::shutdown_both, ignored);
 }
 
 }  // namespace
 
-awaitable<void> run_admin(services& svc, tcp::acceptor& acceptor) {
+awaitable<void> run_admin(services& svc, tcp_acceptor& acceptor) {
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;

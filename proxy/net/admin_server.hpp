@@ -7,6 +7,6 @@
 namespace gistproxy::proxy {
 
 // Accepts admin connections until the acceptor is closed.
-awaitable<void> run_admin(services& svc, tcp::acceptor& acceptor);
+awaitable<void> run_admin(services& svc, tcp_acceptor& acceptor);
 
 }  // namespace gistproxy::proxy

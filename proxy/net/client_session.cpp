@@ -33,9 +33,9 @@ proxy_error read_error(const error_code& ec, std::string_view part, std::uint64_
 
 // After an error response, stop sending and drain what the client still sends
 // for a moment, so it reads our response instead of a reset.
-awaitable<void> lingering_close(beast::tcp_stream& stream) {
+awaitable<void> lingering_close(tcp_stream& stream) {
   error_code ignored;
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().shutdown(tcp_socket::shutdown_send, ignored);
   char sink[16384];
   std::size_t drained = 0;
   stream.expires_after(std::chrono::seconds(2));
@@ -50,7 +50,7 @@ awaitable<void> lingering_close(beast::tcp_stream& stream) {
 // Reads exactly `length` body bytes (some may already be in `buffer`) into
 // `body`, growing it geometrically as data arrives, never ahead of it by more
 // than one read. The caller sets the deadline.
-awaitable<error_code> read_declared_body(beast::tcp_stream& stream, beast::flat_buffer& buffer, std::string& body,
+awaitable<error_code> read_declared_body(tcp_stream& stream, beast::flat_buffer& buffer, std::string& body,
                                          std::uint64_t length) {
   const std::size_t have = std::min<std::size_t>(buffer.size(), length);
   body.reserve(std::min<std::uint64_t>(length, std::max(have, large_read_buffer)));
@@ -104,7 +104,7 @@ void drop_trailer_fields(http::request<http::string_body>& r, std::size_t header
 struct session_registration {
   shard& owner;
   std::list<session_handle>::iterator handle;
-  session_registration(shard& s, tcp::socket* socket) : owner(s) {
+  session_registration(shard& s, tcp_socket* socket) : owner(s) {
     handle = s.sessions().insert(s.sessions().end(), session_handle{socket, false});
     s.svc().metrics.active_connections.get().add(1);
     s.svc().live_connections.fetch_add(1);
@@ -118,12 +118,12 @@ struct session_registration {
 
 }  // namespace
 
-awaitable<void> serve_client(shard& sh, tcp::socket socket) {
+awaitable<void> serve_client(shard& sh, tcp_socket socket) {
   auto& svc = sh.svc();
   const auto& cfg = svc.cfg;
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  beast::tcp_stream stream(std::move(socket));
+  tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   session_registration registration(sh, &stream.socket());
   auto& handle = *registration.handle;
@@ -195,7 +195,7 @@ awaitable<void> serve_client(shard& sh, tcp::socket socket) {
     if (direct_body) request.body() = std::move(*direct_body);
     if (!co_await ex.run(request)) break;
   }
-  stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
+  stream.socket().shutdown(tcp_socket::shutdown_send, ignored);
   stream.socket().close(ignored);
 }
 

@@ -7,6 +7,6 @@
 
 namespace gistproxy::proxy {
 
-awaitable<void> serve_client(shard& s, tcp::socket socket);
+awaitable<void> serve_client(shard& s, tcp_socket socket);
 
 }  // namespace gistproxy::proxy

@@ -7,7 +7,7 @@
 
 namespace gistproxy::proxy {
 
-client_watch::client_watch(tcp::socket& client) : client_(client), state_(std::make_shared<state>()) { arm(); }
+client_watch::client_watch(tcp_socket& client) : client_(client), state_(std::make_shared<state>()) { arm(); }
 
 client_watch::~client_watch() {
   state_->active = false;
@@ -17,7 +17,7 @@ client_watch::~client_watch() {
 
 void client_watch::arm() {
   client_.async_wait(
-      tcp::socket::wait_read,
+      tcp_socket::wait_read,
       asio::bind_cancellation_slot(cancel_.slot(), [this, s = state_](error_code ec) {
         if (!s->active || ec) return;  // finished or cancelled: `this` may be gone
         char byte;

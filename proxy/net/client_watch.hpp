@@ -14,7 +14,7 @@ namespace gistproxy::proxy {
 
 class client_watch {
  public:
-  explicit client_watch(tcp::socket& client);
+  explicit client_watch(tcp_socket& client);
   ~client_watch();  // stops watching
   client_watch(const client_watch&) = delete;
   client_watch& operator=(const client_watch&) = delete;
@@ -30,7 +30,7 @@ class client_watch {
     upstream_connection* upstream = nullptr;
   };
   void arm();
-  tcp::socket& client_;
+  tcp_socket& client_;
   std::shared_ptr<state> state_;  // shared with the pending handler, which may outlive us
   asio::cancellation_signal cancel_;
 };

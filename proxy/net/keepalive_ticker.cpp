@@ -4,7 +4,7 @@
 
 namespace gistproxy::proxy {
 
-keepalive_ticker::keepalive_ticker(beast::tcp_stream& client, std::string framed_chunk,
+keepalive_ticker::keepalive_ticker(tcp_stream& client, std::string framed_chunk,
                                    std::chrono::milliseconds interval)
     : state_(std::make_shared<state>(client, std::move(framed_chunk), interval)) {}
 

@@ -14,7 +14,7 @@ namespace gistproxy::proxy {
 
 class keepalive_ticker {
  public:
-  keepalive_ticker(beast::tcp_stream& client, std::string framed_chunk, std::chrono::milliseconds interval);
+  keepalive_ticker(tcp_stream& client, std::string framed_chunk, std::chrono::milliseconds interval);
   ~keepalive_ticker();
   void start();
   // Stops ticking and waits for a keep-alive write still in flight, so the
@@ -25,12 +25,12 @@ class keepalive_ticker {
  private:
   struct state {
     asio::steady_timer tick, write_done;
-    beast::tcp_stream& client;
+    tcp_stream& client;
     std::string frame;
     std::chrono::milliseconds interval;
     bool running = false, writing = false, failed = false;
     std::uint64_t sent = 0;
-    state(beast::tcp_stream& c, std::string f, std::chrono::milliseconds i)
+    state(tcp_stream& c, std::string f, std::chrono::milliseconds i)
         : tick(c.get_executor()), write_done(c.get_executor()), client(c), frame(std::move(f)), interval(i) {}
   };
   static void arm(const std::shared_ptr<state>& s);

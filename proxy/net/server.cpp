@@ -15,7 +15,7 @@
 namespace gistproxy::proxy {
 namespace {
 
-std::unique_ptr<tcp::acceptor> bind_acceptor(asio::io_context& io, const std::string& host_port, const char* what) {
+std::unique_ptr<tcp_acceptor> bind_acceptor(asio::io_context& io, const std::string& host_port, const char* what) {
   std::string host, port;
   if (!split_host_port(host_port, host, port))
     throw std::runtime_error(std::string(what) + " '" + host_port + "' is not HOST:PORT");
@@ -23,7 +23,7 @@ std::unique_ptr<tcp::acceptor> bind_acceptor(asio::io_context& io, const std::st
   auto address = asio::ip::make_address(host, ec);
   if (ec) throw std::runtime_error(std::string(what) + " '" + host_port + "': '" + host + "' is not an IP address");
   tcp::endpoint ep(address, std::uint16_t(std::stoi(port)));
-  auto acceptor = std::make_unique<tcp::acceptor>(io);
+  auto acceptor = std::make_unique<tcp_acceptor>(io);
   acceptor->open(ep.protocol(), ec);
   if (!ec) acceptor->set_option(asio::socket_base::reuse_address(true), ec);
   if (!ec) acceptor->bind(ep, ec);

@@ -29,8 +29,8 @@ class server {
 
   services& svc_;
   std::vector<std::unique_ptr<shard>> shards_;
-  std::unique_ptr<tcp::acceptor> acceptor_;
-  std::unique_ptr<tcp::acceptor> admin_acceptor_;
+  std::unique_ptr<tcp_acceptor> acceptor_;
+  std::unique_ptr<tcp_acceptor> admin_acceptor_;
   std::size_t next_shard_ = 0;
 };
 

@@ -23,7 +23,7 @@ bool upstream_connection::looks_alive() {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-upstream_pool::upstream_pool(asio::any_io_executor ex, http_url target, asio::ssl::context* tls,
+upstream_pool::upstream_pool(executor ex, http_url target, asio::ssl::context* tls,
                              upstream_timeouts timeouts, telemetry::metric_catalogue& metrics)
     : executor_(std::move(ex)), target_(std::move(target)), tls_(tls), timeouts_(timeouts), metrics_(metrics) {}
 

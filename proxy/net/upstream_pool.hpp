@@ -18,13 +18,13 @@
 namespace gistproxy::proxy {
 
 struct upstream_connection {
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> tls;
+  std::optional<tcp_stream> plain;
+  std::optional<beast::ssl_stream<tcp_stream>> tls;
   beast::flat_buffer buffer;  // bytes read past the last response (normally none)
   bool reused = false;
   std::chrono::steady_clock::time_point idle_since;
 
-  beast::tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
   // Calls f with the stream to use (plain or TLS); both branches return the same type.
   template <class F>
   auto with_stream(F&& f) {
@@ -41,7 +41,7 @@ struct upstream_timeouts {
 
 class upstream_pool {
  public:
-  upstream_pool(asio::any_io_executor ex, http_url target, asio::ssl::context* tls, upstream_timeouts timeouts,
+  upstream_pool(executor ex, http_url target, asio::ssl::context* tls, upstream_timeouts timeouts,
                 telemetry::metric_catalogue& metrics);
 
   struct lease {
@@ -58,7 +58,7 @@ class upstream_pool {
  private:
   awaitable<lease> connect();
 
-  asio::any_io_executor executor_;
+  executor executor_;
   http_url target_;
   asio::ssl::context* tls_;
   upstream_timeouts timeouts_;

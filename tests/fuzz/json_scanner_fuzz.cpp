@@ -1,12 +1,13 @@
 // The position-preserving JSON scanner against nlohmann as an oracle: every
 // valid document (within the scanner's depth limit) is accepted, a string
 // unescapes to the same bytes, and each top-level member's byte range holds
-// the same value nlohmann sees.
+// the same value nlohmann sees; json::parse_tree builds the same tree.
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/json/tree.hpp"
 
 using namespace gistproxy::rewrite;
 
@@ -39,6 +40,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       if (seen != 1 || it == theirs.end()) continue;
       if (nlohmann::json::parse(doc.substr(value.begin, value.size()), nullptr, false) != *it) __builtin_trap();
     }
+  }
+  if (checked::within_depth(doc, 16)) {
+    auto tree = json::parse_tree(doc, 16);
+    if (!tree || *tree != theirs) __builtin_trap();
   }
   checked::parse(doc);
   return 0;

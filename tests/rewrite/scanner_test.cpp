@@ -1,4 +1,5 @@
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/json/tree.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -80,4 +81,41 @@ TEST_CASE("deep nesting is bounded, not a stack overflow") {
   std::string deep(100000, '[');
   json::cursor c(deep);
   CHECK_FALSE(c.skip_value());
+}
+
+TEST_CASE("parse_tree builds the tree nlohmann's parser builds") {
+  const char* docs[] = {
+      R"({"prompt_tokens":250,"completion_tokens":1,"total_tokens":251})",
+      R"({"input_tokens":12,"cache_creation":{"ephemeral_5m_input_tokens":0},"service_tier":"standard"})",
+      R"({"promptTokenCount":9,"promptTokensDetails":[{"modality":"TEXT","tokenCount":9}],"thoughtsTokenCount":null})",
+      R"({"big":18446744073709551615,"neg":-9223372036854775808,"huge":1e400,"f":-1.5e3,"z":-0,"zero":0})",
+      R"({"a\u00e9\n":"\ud83d\ude00 caf\u00e9","a\u00e9\n":"last wins","t":true,"f":false})",
+      R"( [ 1 , [ ] , { } , "" ] )",
+      R"("just a string")",
+      R"(123456789012345678901234567890)",
+  };
+  for (const char* d : docs) {
+    INFO(d);
+    auto theirs = nlohmann::json::parse(d, nullptr, false);
+    if (theirs.is_discarded()) {  // nlohmann refuses 1e400 (out of range): so must we
+      CHECK_FALSE(json::parse_tree(d));
+      continue;
+    }
+    auto ours = json::parse_tree(d);
+    REQUIRE(ours);
+    CHECK(*ours == theirs);
+    CHECK(ours->dump() == theirs.dump());  // same number types, not just equal values
+  }
+}
+
+TEST_CASE("parse_tree refuses what is not JSON, too deep, or not UTF-8") {
+  for (std::string bad : {std::string(R"({"a":01})"), std::string(R"({"a":nul})"), std::string(R"({"a":1,})"),
+                          std::string(R"({"a":1} x)"), std::string(R"({"a":"\x"})"), std::string("{\"a\":\"\xff\"}"),
+                          std::string(R"({"a":-})"), std::string(R"({"a":1.})"), std::string("")}) {
+    INFO(bad);
+    CHECK_FALSE(json::parse_tree(bad));
+  }
+  std::string deep = std::string(17, '[') + std::string(17, ']');
+  CHECK_FALSE(json::parse_tree(deep, 16));
+  CHECK(json::parse_tree(deep, 17));
 }
