@@ -5,10 +5,14 @@
 //                  from the *scheduled* send time, so queueing is not hidden
 //   --mode upload  large request bodies, reports MB/s
 //   --mode ttfb    time to the first body byte of a streamed response
+//   --mode streams --conns N: N long-lived streamed requests held open at
+//                  once (opened over --ramp seconds), each read to its end;
+//                  reports how many completed and how many SSE events arrived
 //
 // Prints one JSON object. Requests are pre-serialized; responses are parsed
 // only as far as framing needs (Content-Length or chunked).
 #include <algorithm>
+#include <array>
 #include <boost/asio.hpp>
 #include <chrono>
 #include <cstdio>
@@ -18,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asio = boost::asio;
@@ -30,9 +35,12 @@ namespace {
 struct options {
   std::string host = "127.0.0.1", port = "8080", path = "/v1/chat/completions", mode = "closed";
   std::size_t body_bytes = 1024, conns = 64;
-  double duration_s = 5, rate = 1000, warmup_s = 1;
+  double duration_s = 5, rate = 1000, warmup_s = 1, ramp_s = 5;
   std::size_t count = 100;
 };
+
+constexpr std::string_view stream_body =
+    R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
 
 std::string make_body(std::size_t n) {
   std::string head = R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":")";
@@ -80,6 +88,7 @@ class response_reader {
   }
   bool first_body() const { return first_body_; }
   int status() const { return status_; }
+  std::string_view received() const { return buf_; }
 
  private:
   std::string buf_;
@@ -105,9 +114,14 @@ struct connection : std::enable_shared_from_this<connection> {
 class runner {
  public:
   runner(options o) : opt_(std::move(o)) {
-    std::string body = opt_.mode == "ttfb" ? std::string() : make_body(opt_.body_bytes);
-    request_ = (opt_.mode == "ttfb" ? "GET " : "POST ") + opt_.path + " HTTP/1.1\r\nHost: " + opt_.host +
-               "\r\nContent-Type: application/json\r\nAuthorization: Bearer sk-bench\r\n";
+    // ttfb on a chat path POSTs a streamed chat request (what the proxy
+    // intercepts); on any other path it GETs a plain event stream.
+    const bool chat_stream = opt_.mode == "ttfb" && opt_.path.find("/chat/completions") != std::string::npos;
+    std::string body = chat_stream          ? std::string(stream_body)
+                       : opt_.mode == "ttfb" ? std::string()
+                                             : make_body(opt_.body_bytes);
+    request_ = (opt_.mode == "ttfb" && !chat_stream ? "GET " : "POST ") + opt_.path + " HTTP/1.1\r\nHost: " +
+               opt_.host + "\r\nContent-Type: application/json\r\nAuthorization: Bearer sk-bench\r\n";
     if (!body.empty() || opt_.mode != "ttfb") request_ += "Content-Length: " + std::to_string(body.size()) + "\r\n";
     request_ += "\r\n" + body;
   }
@@ -225,6 +239,103 @@ class runner {
   stats st_;
 };
 
+// N streams open at once: the memory and CPU an open stream costs a proxy.
+class stream_runner {
+ public:
+  explicit stream_runner(options o) : opt_(std::move(o)) {
+    std::string body(stream_body);
+    request_ = "POST " + opt_.path + " HTTP/1.1\r\nHost: " + opt_.host +
+               "\r\nContent-Type: application/json\r\nAuthorization: Bearer sk-bench\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
+  }
+
+  int run() {
+    tcp::resolver resolver(io_);
+    endpoint_ = *resolver.resolve(opt_.host, opt_.port).begin();
+    start_ = clk::now();
+    deadline_.expires_after(std::chrono::duration_cast<clk::duration>(std::chrono::duration<double>(opt_.duration_s)));
+    deadline_.async_wait([this](boost::system::error_code ec) {
+      if (!ec) io_.stop();  // whatever has not completed by now is reported as not completed
+    });
+    open_next();
+    io_.run();
+    std::printf("{\"mode\":\"streams\",\"streams\":%zu,\"opened\":%zu,\"completed\":%zu,\"non_2xx\":%zu,\"errors\":%zu,"
+                "\"events\":%zu,\"open_s\":%.2f,\"took_s\":%.2f}\n",
+                opt_.conns, opened_, completed_, non_2xx_, errors_, events_, open_s_,
+                std::chrono::duration<double>(clk::now() - start_).count());
+    return 0;
+  }
+
+ private:
+  struct stream {
+    tcp::socket socket;
+    response_reader reader;
+    std::array<char, 4096> buf;
+    explicit stream(asio::io_context& io) : socket(io) {}
+  };
+
+  // Opens the streams evenly over the ramp, so no listen backlog overflows.
+  void open_next() {
+    if (started_ == opt_.conns) {
+      open_s_ = std::chrono::duration<double>(clk::now() - start_).count();
+      return;
+    }
+    auto s = std::make_shared<stream>(io_);
+    ++started_;
+    s->socket.async_connect(endpoint_, [this, s](boost::system::error_code ec) {
+      if (ec) return fail(s);
+      ++opened_;
+      s->socket.set_option(tcp::no_delay(true));
+      asio::async_write(s->socket, asio::buffer(request_), [this, s](boost::system::error_code wec, std::size_t) {
+        if (wec) return fail(s);
+        read(s);
+      });
+    });
+    auto at = start_ + std::chrono::duration_cast<clk::duration>(
+                           std::chrono::duration<double>(opt_.ramp_s * double(started_) / double(opt_.conns)));
+    ramp_.expires_at(at);
+    ramp_.async_wait([this](boost::system::error_code ec) {
+      if (!ec) open_next();
+    });
+  }
+
+  void read(const std::shared_ptr<stream>& s) {
+    s->socket.async_read_some(asio::buffer(s->buf), [this, s](boost::system::error_code ec, std::size_t n) {
+      if (ec) return fail(s);
+      int r = s->reader.feed(s->buf.data(), n);
+      if (r < 0) return fail(s);
+      if (r == 0) return read(s);
+      if (s->reader.status() / 100 != 2) ++non_2xx_;
+      else if (s->reader.received().find("data: [DONE]") != std::string_view::npos) ++completed_;
+      else ++errors_;
+      for (auto at = s->reader.received().find("\ndata: "); at != std::string_view::npos;
+           at = s->reader.received().find("\ndata: ", at + 1))
+        ++events_;
+      finish(s);
+    });
+  }
+
+  void fail(const std::shared_ptr<stream>& s) {
+    ++errors_;
+    finish(s);
+  }
+
+  void finish(const std::shared_ptr<stream>& s) {
+    boost::system::error_code ignored;
+    s->socket.close(ignored);
+    if (++finished_ == opt_.conns) io_.stop();
+  }
+
+  options opt_;
+  asio::io_context io_{1};
+  asio::steady_timer ramp_{io_}, deadline_{io_};
+  tcp::endpoint endpoint_;
+  std::string request_;
+  clk::time_point start_;
+  std::size_t started_ = 0, opened_ = 0, finished_ = 0, completed_ = 0, non_2xx_ = 0, errors_ = 0, events_ = 0;
+  double open_s_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -241,6 +352,7 @@ int main(int argc, char** argv) {
     else if (k == "--warmup") o.warmup_s = std::stod(v);
     else if (k == "--rate") o.rate = std::stod(v);
     else if (k == "--count") o.count = std::stoull(v);
+    else if (k == "--ramp") o.ramp_s = std::stod(v);
     else {
       std::cerr << "loadgen: unknown option " << k << "\n";
       return 2;
@@ -251,6 +363,7 @@ int main(int argc, char** argv) {
     o.duration_s = 600;
   }
   try {
+    if (o.mode == "streams") return stream_runner(o).run();
     return runner(o).run();
   } catch (const std::exception& e) {
     std::cerr << "loadgen: " << e.what() << "\n";

@@ -94,6 +94,33 @@ struct mock_upstream::impl {
   }
 
   template <class Stream>
+  asio::awaitable<bool> tick_stream(Stream& s, long ticks, long tick_ms, bool keep_alive) {
+    http::response<http::empty_body> head{http::status::ok, 11};
+    head.set(http::field::content_type, "text/event-stream");
+    head.chunked(true);
+    http::response_serializer<http::empty_body> sr{head};
+    auto [ec, n] = co_await http::async_write_header(s, sr, nothrow);
+    if (ec) co_return false;
+    auto chunk = [](std::string_view delta, std::string_view finish) {
+      std::string ev = R"(data: {"id":"chatcmpl-tick","object":"chat.completion.chunk","created":1700000000,)"
+                       R"("model":"gpt-4o-mini","choices":[{"index":0,"delta":)" + std::string(delta) +
+                       R"(,"finish_reason":)" + std::string(finish) + "}]}\n\n";
+      std::ostringstream framed;
+      framed << std::hex << ev.size() << "\r\n" << ev << "\r\n";
+      return framed.str();
+    };
+    for (long i = 0; i < ticks; ++i) {
+      if (i > 0 && !co_await sleep_ms(s, tick_ms)) co_return false;
+      const std::string tick = chunk(R"({"content":"tick )" + std::to_string(i) + R"( "})", "null");  // named: GCC bug 100611
+      co_await write_string(s, tick);
+    }
+    std::string done = chunk("{}", R"("stop")");
+    done += "e\r\ndata: [DONE]\n\n\r\n0\r\n\r\n";
+    co_await write_string(s, done);
+    co_return keep_alive;
+  }
+
+  template <class Stream>
   asio::awaitable<bool> respond(Stream& s, beast::flat_buffer& buffer, http::request<http::string_body>& req) {
     std::string target(req.target());
     std::string path = target.substr(0, target.find('?'));
@@ -143,6 +170,11 @@ struct mock_upstream::impl {
         auto [ec, n] = co_await s.async_read_some(asio::buffer(&byte, 1), nothrow);
         if (ec) cancelled++;
         co_return false;
+      }
+      if (stream && api == llm_api::chat && q_int(q, "ticks", 0) > 0) {
+        // A long-lived chat stream for the bench: `ticks` small content chunks,
+        // `tick_ms` apart, then the finish chunk and [DONE] (chunked framing).
+        co_return co_await tick_stream(s, q_int(q, "ticks", 0), q_int(q, "tick_ms", 1000), req.keep_alive());
       }
       if (stream && scripted.status == 200) {
         // Close-delimited SSE (no Content-Length, no chunking), as some servers do.
