@@ -6,6 +6,7 @@
 #include "proxy/exchange/hop_readers.hpp"
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -40,7 +41,7 @@ class json_reader final : public hop_reader {
     hop_read got;
     rewrite::token_usage hop_usage;
     try {
-      got.response = checked::parse(body_);
+      got.response = rewrite::json::parse_checked(body_);
       as_sent_ = !got.response.is_object();  // not ours to touch
       if (!as_sent_) {
         hop_usage = env_.dialect->usage_from_response(got.response);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
@@ -57,7 +58,7 @@ token_usage chat_dialect::usage_from_response(const nlohmann::json& body) const 
 void chat_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
   // Only the include_usage chunk has a non-null usage; skip parsing the rest.
   if (data.find("\"usage\"") == std::string_view::npos || data.find("_tokens") == std::string_view::npos) return;
-  auto u = usage_from_response(checked::parse(data));
+  auto u = usage_from_response(json::parse_checked(data));
   if (u.known()) usage = u;
 }
 

@@ -7,6 +7,7 @@
 #include "rewrite/dialects/gemini.hpp"
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -106,7 +107,7 @@ token_usage gemini_dialect::usage_from_response(const nlohmann::json& body) cons
 void gemini_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
   // Every chunk may carry usageMetadata; the counts are cumulative.
   if (data.find("\"usageMetadata\"") == std::string_view::npos) return;
-  auto got = usage_from_response(checked::parse(data));
+  auto got = usage_from_response(json::parse_checked(data));
   if (got.input_tokens >= 0) usage.input_tokens = got.input_tokens;
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
 }

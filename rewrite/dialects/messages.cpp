@@ -7,6 +7,7 @@
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 #include <map>
 
@@ -64,7 +65,7 @@ token_usage messages_dialect::usage_from_response(const nlohmann::json& body) co
 
 void messages_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   if (event != "message_start" && event != "message_delta") return;
-  auto j = checked::parse(data);
+  auto j = json::parse_checked(data);
   if (!j.is_object()) return;
   // message_start carries input tokens; message_delta's usage is cumulative.
   const auto& u = event == "message_start" ? checked::member(checked::member(j, "message"), "usage")

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
@@ -63,7 +64,7 @@ token_usage responses_dialect::usage_from_response(const nlohmann::json& body) c
 void responses_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   // Usage arrives once, on the terminal event's full response object.
   if (event != "response.completed" && event != "response.incomplete" && event != "response.failed") return;
-  auto u = usage_from_response(checked::member(checked::parse(data), "response"));
+  auto u = usage_from_response(checked::member(json::parse_checked(data), "response"));
   if (u.known()) usage = u;
 }
 

@@ -7,6 +7,7 @@
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -20,7 +21,7 @@ class chat_stream final : public stream_filter {
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
     if (e.data == "[DONE]") return {};
-    auto chunk = checked::parse(e.data);
+    auto chunk = json::parse_checked(e.data);
     if (!chunk.is_object() || chunk.contains("error")) return std::string(e.raw);
     if (id_.is_null()) {
       id_ = checked::member(chunk, "id");

@@ -2,6 +2,7 @@
 
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 #include "rewrite/sse/assemble.hpp"
 
 namespace gistproxy::rewrite {
@@ -19,7 +20,7 @@ class gemini_stream final : public stream_filter {
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only || e.data.empty()) return std::string(e.raw);
-    auto event = checked::parse(e.data);
+    auto event = rewrite::json::parse_checked(e.data);
     if (!event.is_object() || event.contains("error")) return std::string(e.raw);
     if (hop_ended_) start_hop();
     if (const auto& u = checked::member(event, "usageMetadata"); u.is_object()) hop_usage_ = u;

@@ -8,6 +8,7 @@
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -18,7 +19,7 @@ class messages_stream final : public stream_filter {
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
-    auto data = checked::parse(e.data);
+    auto data = json::parse_checked(e.data);
     if (!data.is_object()) return std::string(e.raw);
     const std::string type = checked::string_at(data, "type", e.name);
     if (type == "message_start") {
@@ -148,7 +149,7 @@ class messages_stream final : public stream_filter {
       block["thinking"] = checked::string_at(block, "thinking") + b.thinking;
       block["signature"] = checked::string_at(block, "signature") + b.signature;
     } else if (kind == "tool_use") {
-      auto input = checked::parse(b.input_json.empty() ? "{}" : b.input_json);
+      auto input = json::parse_checked(b.input_json.empty() ? "{}" : b.input_json);
       block["input"] = input.is_discarded() ? nlohmann::json::object() : input;
     }
     return block;

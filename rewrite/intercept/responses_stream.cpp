@@ -8,6 +8,7 @@
 #include "rewrite/intercept/splice.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -22,7 +23,7 @@ class responses_stream final : public stream_filter {
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
-    auto data = checked::parse(e.data);
+    auto data = json::parse_checked(e.data);
     if (!data.is_object()) return std::string(e.raw);
     const std::string type = checked::string_at(data, "type", e.name);
     if (type == "response.created" || type == "response.in_progress" || type == "response.queued") {

@@ -37,8 +37,18 @@ std::optional<nlohmann::json> number(std::string_view t) {
   return j;
 }
 
+// As strict as nlohmann: no raw control characters, no lone surrogates
+// (which have no UTF-8 form), only valid UTF-8.
+bool unescape_strict(std::string_view raw, std::string& out) {
+  for (char ch : raw)
+    if (static_cast<unsigned char>(ch) < 0x20) return false;
+  bool lossy = false;
+  return unescape(raw, out, &lossy) && !lossy && text::is_valid_utf8(out);
+}
+
 bool string_of(cursor& c, std::string& out) {
-  return c.string_value(out) && text::is_valid_utf8(out);
+  auto raw = c.string_raw();
+  return raw && unescape_strict(*raw, out);
 }
 
 bool build(cursor& c, nlohmann::json& out, std::size_t depth) {
@@ -49,7 +59,7 @@ bool build(cursor& c, nlohmann::json& out, std::size_t depth) {
       std::string key;
       return c.object([&](std::string_view raw_key, cursor& v) {
                 key.clear();
-                if (!unescape(raw_key, key) || !text::is_valid_utf8(key)) return false;
+                if (!unescape_strict(raw_key, key)) return false;
                 nlohmann::json value;
                 if (!build(v, value, depth - 1)) return false;
                 out[key] = std::move(value);  // a repeated key keeps its last value, as nlohmann does
@@ -105,6 +115,11 @@ std::optional<nlohmann::json> parse_tree(std::string_view text, std::size_t max_
   nlohmann::json out;
   if (!build(c, out, max_depth) || c.failed() || !c.at_end()) return std::nullopt;
   return out;
+}
+
+nlohmann::json parse_checked(std::string_view text, std::size_t max_depth) {
+  auto tree = parse_tree(text, max_depth);
+  return tree ? std::move(*tree) : nlohmann::json(nlohmann::json::value_t::discarded);
 }
 
 }  // namespace gistproxy::rewrite::json

@@ -12,9 +12,15 @@
 
 namespace gistproxy::rewrite::json {
 
-// The same value nlohmann's parser gives for valid JSON (integers as
-// unsigned when not negative, as it does). nullopt for malformed text, for
-// nesting deeper than max_depth, and for strings that are not valid UTF-8.
+// Exactly what nlohmann's parser accepts and the value it gives (integers as
+// unsigned when not negative, as it does): nullopt for malformed text, raw
+// control characters or lone surrogates in strings, invalid UTF-8, and for
+// nesting deeper than max_depth. Differential-fuzzed against nlohmann.
 std::optional<nlohmann::json> parse_tree(std::string_view text, std::size_t max_depth = 16);
+
+// checked::parse's contract (a discarded value for anything refused, never a
+// throw, nesting bounded at checked::default_max_depth) on parse_tree: what
+// the request path uses for every stream event and answer it reads.
+nlohmann::json parse_checked(std::string_view text, std::size_t max_depth = 128);
 
 }  // namespace gistproxy::rewrite::json

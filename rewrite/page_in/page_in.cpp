@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/text/utf8.hpp"
 
@@ -246,7 +247,7 @@ std::string_view page_mode_name(page_mode m) {
 }
 
 std::optional<page_request> parse_page_request(std::string_view arguments_json, std::string& error) {
-  auto j = checked::parse(arguments_json);
+  auto j = json::parse_checked(arguments_json);
   if (!j.is_object()) {
     error = "read_blob error: arguments must be a JSON object like {\"handle\": \"…\"}.";
     return std::nullopt;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
 #include "rewrite/sse/event_parser.hpp"
 
 namespace gistproxy::rewrite {
@@ -21,7 +22,7 @@ std::vector<std::pair<std::string, nlohmann::json>> sse::parsed_events(std::stri
   sse::event_parser parser;
   auto on_event = [&](const sse::event& e) {
     if (e.comment_only || e.data.empty() || e.data == "[DONE]") return;
-    auto j = checked::parse(e.data);
+    auto j = rewrite::json::parse_checked(e.data);
     if (!j.is_discarded() && j.is_object()) out.emplace_back(std::string(e.name), std::move(j));
   };
   parser.feed(text, on_event);
@@ -113,7 +114,7 @@ std::optional<json> assemble_messages(const std::vector<std::pair<std::string, j
         block["citations"].push_back(d["citation"]);
       }
     } else if (type == "content_block_stop" && partial_json.count(index) && index < std::int64_t(content.size())) {
-      auto input = checked::parse(partial_json[index]);
+      auto input = rewrite::json::parse_checked(partial_json[index]);
       content[std::size_t(index)]["input"] = input.is_discarded() ? json(partial_json[index]) : input;
     } else if (type == "message_delta") {
       const auto delta = e.value("delta", json::object());  // items() must not outlive it

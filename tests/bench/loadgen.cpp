@@ -39,8 +39,11 @@ struct options {
   std::size_t count = 100;
 };
 
+// A streamed chat request with a tool, as agents send: gistproxy offers
+// read_blob beside it and so splices the answer stream (interception armed).
 constexpr std::string_view stream_body =
-    R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}]})";
+    R"({"model":"gpt-4o-mini","stream":true,"messages":[{"role":"user","content":"hi"}],)"
+    R"("tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{}}}}]})";
 
 std::string make_body(std::size_t n) {
   std::string head = R"({"model":"gpt-4o-mini","messages":[{"role":"user","content":")";

@@ -119,3 +119,12 @@ TEST_CASE("parse_tree refuses what is not JSON, too deep, or not UTF-8") {
   CHECK_FALSE(json::parse_tree(deep, 16));
   CHECK(json::parse_tree(deep, 17));
 }
+
+TEST_CASE("parse_tree is as strict as nlohmann about strings") {
+  for (std::string bad : {std::string("{\"a\":\"line\nbreak\"}"), std::string(R"({"a":"\ud800"})"),
+                          std::string(R"({"\udc00":1})"), std::string("[\"\x01\"]")}) {
+    INFO(bad);
+    CHECK(nlohmann::json::parse(bad, nullptr, false).is_discarded());
+    CHECK_FALSE(json::parse_tree(bad));
+  }
+}
