@@ -1,6 +1,7 @@
 #include "telemetry/metrics.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 
@@ -63,7 +64,18 @@ class callback_gauge final : public family_base {
   std::function<double()> read_;
 };
 
+// Lets the per-thread series caches be searched with a string_view.
+struct view_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+};
+
 }  // namespace
+
+std::uint64_t next_family_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 histogram::histogram(const std::vector<double>& upper_bounds)
     : bounds_(upper_bounds), buckets_(new std::atomic<std::uint64_t>[upper_bounds.size()]) {
@@ -107,6 +119,23 @@ std::string family_base::label_text(const std::vector<std::string>& values, std:
 
 template <class M>
 M& family<M>::labels(std::initializer_list<std::string_view> values) {
+  // Series are never removed, so a remembered pointer stays valid for as long
+  // as its family lives; keys carry the family's id, never reused.
+  thread_local std::unordered_map<std::string, M*, view_hash, std::equal_to<>> seen;
+  thread_local std::string key;
+  key.assign(reinterpret_cast<const char*>(&id_), sizeof id_);
+  for (auto v : values) {
+    key.append(v);
+    key.push_back('\x1f');
+  }
+  if (auto it = seen.find(std::string_view(key)); it != seen.end()) return *it->second;
+  M& series = find_or_create(values);
+  seen.emplace(key, &series);
+  return series;
+}
+
+template <class M>
+M& family<M>::find_or_create(std::initializer_list<std::string_view> values) {
   auto key = series_key(values);
   std::lock_guard lock(mutex_);
   auto it = series_.find(key);

@@ -54,6 +54,8 @@ class histogram {
 
 enum class metric_type { counter, gauge, histogram };
 
+std::uint64_t next_family_id();
+
 class family_base {
  public:
   family_base(std::string name, std::string help, metric_type type, std::vector<std::string> labels)
@@ -80,11 +82,17 @@ class family final : public family_base {
          std::vector<double> bounds = {})
       : family_base(std::move(name), std::move(help), type, std::move(labels)), bounds_(std::move(bounds)) {}
 
+  // The series for these label values. Each thread remembers the series it
+  // has looked up, so a request's dozen metric updates take no lock (the
+  // family's mutex is shared by every I/O thread) once a series exists.
   M& labels(std::initializer_list<std::string_view> values);
   M& get() { return labels({}); }
   void render(std::string& out) const override;
 
  private:
+  M& find_or_create(std::initializer_list<std::string_view> values);
+  // Names this family in the per-thread caches; never reused, unlike an address.
+  const std::uint64_t id_ = next_family_id();
   std::vector<double> bounds_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::pair<std::vector<std::string>, std::unique_ptr<M>>> series_;

@@ -2,7 +2,7 @@
 
 namespace gistproxy::telemetry {
 
-void span::set(std::string key, attribute_value value) {
+void span::set(std::string_view key, attribute_value value) {
   if (!recording) return;
   for (auto& a : attributes) {
     if (a.key == key) {
@@ -10,7 +10,7 @@ void span::set(std::string key, attribute_value value) {
       return;
     }
   }
-  attributes.push_back({std::move(key), std::move(value)});
+  attributes.push_back({std::string(key), std::move(value)});
 }
 
 const attribute_value* span::find(std::string_view key) const {

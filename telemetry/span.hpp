@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -38,12 +39,17 @@ struct span {
   bool recording = true;
 
   // Sets or replaces an attribute. Integers of any width become int64, as OTLP stores them.
-  void set(std::string key, attribute_value value);
-  void set(std::string key, const char* value) { set(std::move(key), std::string(value)); }
+  // Keys are views: an unobserved proxy builds no key strings either.
+  void set(std::string_view key, attribute_value value);
+  void set(std::string_view key, const char* value) { set_text(key, value); }
+  // A text attribute from a view: the string is built only when recording.
+  void set_text(std::string_view key, std::string_view value) {
+    if (recording) set(key, attribute_value(std::string(value)));
+  }
   template <class I>
     requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
-  void set(std::string key, I value) {
-    set(std::move(key), attribute_value(std::int64_t(value)));
+  void set(std::string_view key, I value) {
+    set(key, attribute_value(std::int64_t(value)));
   }
   const attribute_value* find(std::string_view key) const;
   void fail(std::string message) {

@@ -153,7 +153,7 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
     if (!tracer) return;
     auto trace = telemetry::derive_trace_id(r.conversation_key);
     auto s = tracer->start("gistproxy.request", telemetry::span_kind::server, trace, {});
-    s.set("gistproxy.api", std::string(r.api->name()));
+    s.set_text("gistproxy.api", r.api->name());
     s.set("gistproxy.replay", true);
     std::uint64_t saved = 0;
     for (const auto& o : r.report.offloads) {

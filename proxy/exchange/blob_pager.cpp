@@ -55,8 +55,8 @@ void blob_pager::record(const rewrite::page_result& r, std::uint64_t start_ns) {
   s.set("gistproxy.handle", r.hash);
   s.set("gistproxy.bytes_returned", r.bytes_returned);
   s.set("gistproxy.integrity_ok", r.integrity_ok);
-  s.set("gistproxy.mode", std::string(rewrite::page_mode_name(r.mode)));
-  s.set("gistproxy.result", std::string(result));
+  s.set_text("gistproxy.mode", rewrite::page_mode_name(r.mode));
+  s.set_text("gistproxy.result", result);
   if (!r.tool_name.empty()) s.set("gen_ai.tool.name", r.tool_name);
   bool churn = false;
   if (svc_.churn && !r.hash.empty()) {

@@ -38,8 +38,8 @@ void end_span(services& svc, request_context& ctx, int status) {
   if (usage.input_tokens >= 0) s.set("gen_ai.usage.input_tokens", usage.input_tokens);
   if (usage.output_tokens >= 0) s.set("gen_ai.usage.output_tokens", usage.output_tokens);
   if (reply.error) {
-    s.set("error.type", std::string(reply.error->type()));
-    s.set("gistproxy.error.source", std::string(source_name(reply.error->source())));
+    s.set_text("error.type", reply.error->type());
+    s.set_text("gistproxy.error.source", source_name(reply.error->source()));
     s.fail(reply.error->detail);
   } else if (status >= 500) {
     s.fail("upstream status " + std::to_string(status));

@@ -59,19 +59,19 @@ void receive(services& svc, request_context& ctx) {
   const auto trace = trace_of(svc, in, parent);
   auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
   auto target = std::string_view(req.target());
-  s.set("http.request.method", std::string(req.method_string()));
-  s.set("url.path", std::string(target.substr(0, target.find('?'))));
-  s.set("gistproxy.api", std::string(in.api));
+  s.set_text("http.request.method", req.method_string());
+  s.set_text("url.path", target.substr(0, target.find('?')));
+  s.set_text("gistproxy.api", in.api);
   s.set("http.request.body.size", std::int64_t(in.bytes_in));
   if (in.dialect) {
-    s.set("gen_ai.operation.name", std::string(in.dialect->operation_name()));
-    s.set("gen_ai.provider.name", std::string(in.dialect->provider_name()));
+    s.set_text("gen_ai.operation.name", in.dialect->operation_name());
+    s.set_text("gen_ai.provider.name", in.dialect->provider_name());
     s.set("gistproxy.body_parsed", in.facts.has_value());
   }
   if (in.facts) {
-    s.set("gen_ai.request.model", in.facts->model);
+    s.set_text("gen_ai.request.model", in.facts->model);
     s.set("gistproxy.stream", in.facts->stream);
-    s.set("gen_ai.conversation.id", trace.hex());
+    if (s.recording) s.set("gen_ai.conversation.id", trace.hex());
   }
 }
 

@@ -54,12 +54,13 @@ std::string upstream_request_head(const request_context& ctx, const http_url& ta
 upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop)
     : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch) {
   span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
+  if (!span_.recording) return;  // no exporter: nothing below would be kept
   if (auto* d = ctx.in.dialect) {
     span_.name = std::string(d->operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
-    span_.set("gen_ai.operation.name", std::string(d->operation_name()));
-    span_.set("gen_ai.provider.name", std::string(d->provider_name()));
+    span_.set_text("gen_ai.operation.name", d->operation_name());
+    span_.set_text("gen_ai.provider.name", d->provider_name());
   }
-  if (ctx.in.facts) span_.set("gen_ai.request.model", ctx.in.facts->model);
+  if (ctx.in.facts) span_.set_text("gen_ai.request.model", ctx.in.facts->model);
   span_.set("server.address", pool.target().host);
   span_.set("server.port", std::int64_t(std::stoi(pool.target().port)));
   span_.set("gistproxy.hop", std::int64_t(hop + 1));
@@ -214,7 +215,7 @@ void upstream_hop::fail(std::string_view reason) {
   if (ended_) return;
   ended_ = true;
   span_.fail(std::string(reason));
-  span_.set("error.type", std::string(reason));
+  span_.set_text("error.type", reason);
   svc_.tracer.end(span_);
 }
 

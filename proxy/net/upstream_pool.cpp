@@ -64,16 +64,16 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
   c->buffer.reserve(64 * 1024);  // Beast reads at most the spare capacity per syscall
   if (tls_) c->tls.emplace(executor_, *tls_);
   else c->plain.emplace(executor_);
-  auto& tcp_stream = c->tcp();
-  tcp_stream.expires_after(timeouts_.connect);
-  auto [ec, endpoint] = co_await tcp_stream.async_connect(*resolved_, use_nothrow);
+  auto& stream = c->tcp();
+  stream.expires_after(timeouts_.connect);
+  auto [ec, endpoint] = co_await stream.async_connect(*resolved_, use_nothrow);
   if (ec) {
     resolved_.reset();  // re-resolve next time: the address may have moved
     auto kind = ec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_unreachable;
     co_return lease{nullptr, proxy_error{kind, "cannot connect to upstream " + target_.host_header() + ": " +
                                                    (ec == beast::error::timeout ? "timed out" : ec.message())}};
   }
-  tcp_stream.socket().set_option(tcp::no_delay(true));
+  stream.socket().set_option(tcp::no_delay(true));
 
   if (c->tls) {
     // SNI, then verify the chain and that the certificate names this host.
