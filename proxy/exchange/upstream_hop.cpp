@@ -170,7 +170,7 @@ awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& fail
 awaitable<upstream_answer::piece> upstream_hop::read_piece() {
   if (!stream_) {
     stream_ = std::make_unique<http::response_parser<http::buffer_body>>(std::move(*head_));
-    buffer_.resize(relay_buffer_size);
+    buffer_.reset(new char[relay_buffer_size]);  // default-initialised: no memset
   }
   piece out;
   if (stream_->is_done() || !conn_) {
@@ -178,8 +178,8 @@ awaitable<upstream_answer::piece> upstream_hop::read_piece() {
     co_return out;
   }
   auto& body = stream_->get().body();
-  body.data = buffer_.data();
-  body.size = buffer_.size();
+  body.data = buffer_.get();
+  body.size = relay_buffer_size;
   auto& conn = *conn_;
   conn.tcp().expires_after(svc_.cfg.stream_idle_timeout);
   auto [ec, n] = co_await timed([&] {
@@ -193,7 +193,7 @@ awaitable<upstream_answer::piece> upstream_hop::read_piece() {
     fail(out.failure->type());
     co_return out;
   }
-  out.bytes = std::string_view(buffer_.data(), buffer_.size() - body.size);
+  out.bytes = std::string_view(buffer_.get(), relay_buffer_size - body.size);
   out.done = stream_->is_done();
   if (out.done) release_if_clean(stream_->keep_alive());
   co_return out;

@@ -88,7 +88,8 @@ class upstream_hop final : public upstream_answer {
   std::unique_ptr<http::response_parser<http::empty_body>> head_;  // Beast parsers do not move
   std::unique_ptr<http::response_parser<http::string_body>> whole_;
   std::unique_ptr<http::response_parser<http::buffer_body>> stream_;
-  std::vector<char> buffer_;
+  // Not zero-filled: an open stream's memory is only the pages its events touch.
+  std::unique_ptr<char[]> buffer_;
   std::optional<std::uint64_t> length_;
   bool reusable_ = false;
 };
