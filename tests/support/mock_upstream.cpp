@@ -93,14 +93,21 @@ struct mock_upstream::impl {
     co_return !ec;
   }
 
+  // The head of a chunked event stream; false when the client is gone.
   template <class Stream>
-  asio::awaitable<bool> tick_stream(Stream& s, long ticks, long tick_ms, bool keep_alive) {
+  asio::awaitable<bool> start_event_stream(Stream& s) {
     http::response<http::empty_body> head{http::status::ok, 11};
     head.set(http::field::content_type, "text/event-stream");
     head.chunked(true);
     http::response_serializer<http::empty_body> sr{head};
     auto [ec, n] = co_await http::async_write_header(s, sr, nothrow);
     if (ec) co_return false;
+    co_return true;
+  }
+
+  template <class Stream>
+  asio::awaitable<bool> tick_stream(Stream& s, long ticks, long tick_ms, bool keep_alive) {
+    if (!co_await start_event_stream(s)) co_return false;
     auto chunk = [](std::string_view delta, std::string_view finish) {
       std::string ev = R"(data: {"id":"chatcmpl-tick","object":"chat.completion.chunk","created":1700000000,)"
                        R"("model":"gpt-4o-mini","choices":[{"index":0,"delta":)" + std::string(delta) +
@@ -203,12 +210,7 @@ struct mock_upstream::impl {
     }
     if (path == "/sse") {
       long events = q_int(q, "events", 10), delay = q_int(q, "delay_ms", 10), size = q_int(q, "size", 32);
-      http::response<http::empty_body> head{http::status::ok, 11};
-      head.set(http::field::content_type, "text/event-stream");
-      head.chunked(true);
-      http::response_serializer<http::empty_body> sr{head};
-      auto [ec, n] = co_await http::async_write_header(s, sr, nothrow);
-      if (ec) co_return false;
+      if (!co_await start_event_stream(s)) co_return false;
       for (long i = 0; i < events; ++i) {
         std::string ev = "event: tick\ndata: {\"i\":" + std::to_string(i) + ",\"pad\":\"" + std::string(size, 'x') + "\"}\n\n";
         std::ostringstream framed;
