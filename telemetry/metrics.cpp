@@ -30,13 +30,12 @@ void append_escaped(std::string& out, std::string_view v) {
   }
 }
 
-std::string series_key(std::initializer_list<std::string_view> values) {
-  std::string key;
+// A series' key: its label values, each ended by a unit separator.
+void append_series_key(std::string& key, std::initializer_list<std::string_view> values) {
   for (auto v : values) {
     key.append(v);
     key.push_back('\x1f');
   }
-  return key;
 }
 
 const char* type_name(metric_type t) {
@@ -124,19 +123,16 @@ M& family<M>::labels(std::initializer_list<std::string_view> values) {
   thread_local std::unordered_map<std::string, M*, view_hash, std::equal_to<>> seen;
   thread_local std::string key;
   key.assign(reinterpret_cast<const char*>(&id_), sizeof id_);
-  for (auto v : values) {
-    key.append(v);
-    key.push_back('\x1f');
-  }
+  append_series_key(key, values);
   if (auto it = seen.find(std::string_view(key)); it != seen.end()) return *it->second;
-  M& series = find_or_create(values);
+  M& series = find_or_create(values, std::string_view(key).substr(sizeof id_));
   seen.emplace(key, &series);
   return series;
 }
 
 template <class M>
-M& family<M>::find_or_create(std::initializer_list<std::string_view> values) {
-  auto key = series_key(values);
+M& family<M>::find_or_create(std::initializer_list<std::string_view> values, std::string_view series_key) {
+  std::string key(series_key);
   std::lock_guard lock(mutex_);
   auto it = series_.find(key);
   if (it != series_.end()) return *it->second.second;

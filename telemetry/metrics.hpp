@@ -90,7 +90,7 @@ class family final : public family_base {
   void render(std::string& out) const override;
 
  private:
-  M& find_or_create(std::initializer_list<std::string_view> values);
+  M& find_or_create(std::initializer_list<std::string_view> values, std::string_view series_key);
   // Names this family in the per-thread caches; never reused, unlike an address.
   const std::uint64_t id_ = next_family_id();
   std::vector<double> bounds_;

@@ -1,6 +1,8 @@
 #include "telemetry/metrics.hpp"
 
 #include <catch2/catch.hpp>
+#include <memory>
+#include <thread>
 
 #include "telemetry/metric_catalogue.hpp"
 
@@ -59,4 +61,22 @@ TEST_CASE("the catalogue declares the metrics the dashboards rely on") {
                     "gistproxy_upstream_duration_seconds", "gistproxy_proxy_overhead_seconds",
                     "gistproxy_active_connections", "gistproxy_exporter_dropped_spans_total", "gistproxy_build_info"})
     CHECK(r.has(name));
+}
+
+TEST_CASE("series looked up from several threads and registries never alias (per-thread series caches)") {
+  for (int round = 0; round < 50; ++round) {
+    // A new registry can land where the last one was freed: the per-thread
+    // caches must hand out its own series, not a freed one.
+    auto r = std::make_unique<registry>();
+    auto& c = r->add_counter("x_total", "X.", {"api"});
+    CHECK(c.labels({"chat"}).value() == 0);
+    std::thread other([&] {
+      for (int i = 0; i < 1000; ++i) c.labels({"chat"}).inc();
+    });
+    for (int i = 0; i < 1000; ++i) c.labels({"chat"}).inc();
+    other.join();
+    c.labels({"chat\x1f"}).inc();  // a value holding the separator is its own series
+    CHECK(c.labels({"chat"}).value() == 2000);
+    CHECK(&c.labels({"chat"}) != &c.labels({"messages"}));
+  }
 }
