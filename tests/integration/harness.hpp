@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 #include <cstring>
+#include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,10 +24,16 @@
 
 namespace gistproxy::testing {
 
+// A path no other test process has used: the directory is made fresh by
+// mkdtemp once per process. (Named by pid alone, a reused pid reopened an
+// earlier run's span log, which the proxy appends to: foreign spans.)
 inline std::filesystem::path temp_path(const std::string& name) {
   static int counter = 0;
-  auto dir = std::filesystem::temp_directory_path() / ("gistproxy-test-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
+  static const std::filesystem::path dir = [] {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gistproxy-test-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
+    return std::filesystem::path(pattern);
+  }();
   return dir / (std::to_string(++counter) + "-" + name);
 }
 
