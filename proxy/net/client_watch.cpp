@@ -1,9 +1,6 @@
 #include "proxy/net/client_watch.hpp"
 
-#include <sys/socket.h>
-
 #include <boost/asio/bind_cancellation_slot.hpp>
-#include <cerrno>
 
 namespace gistproxy::proxy {
 
@@ -15,16 +12,18 @@ client_watch::~client_watch() {
   cancel_.emit(asio::cancellation_type::all);
 }
 
+// A one-byte peek rather than a wait-for-readable: Asio starts a wait without
+// trying it first, so every wait re-registers the descriptor with epoll (a
+// syscall per request), while a receive is queued for free when the last read
+// drained the socket, which is the usual case once a request has been read.
 void client_watch::arm() {
-  client_.async_wait(
-      tcp_socket::wait_read,
-      asio::bind_cancellation_slot(cancel_.slot(), [this, s = state_](error_code ec) {
-        if (!s->active || ec) return;  // finished or cancelled: `this` may be gone
-        char byte;
-        ssize_t n = ::recv(client_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-        if (n > 0) return;  // bytes of a pipelined next request: the client is still there
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return arm();
-        s->gone = true;  // orderly close (0) or reset
+  auto s = state_;
+  client_.async_receive(
+      asio::buffer(&s->peeked, 1), tcp_socket::message_peek,
+      asio::bind_cancellation_slot(cancel_.slot(), [s](error_code ec, std::size_t n) {
+        if (!s->active || ec == asio::error::operation_aborted) return;  // finished or cancelled
+        if (!ec && n > 0) return;  // bytes of a pipelined next request: the client is still there
+        s->gone = true;            // orderly close (eof) or reset
         if (s->upstream) {
           error_code ignored;
           s->upstream->tcp().socket().close(ignored);

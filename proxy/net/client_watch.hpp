@@ -1,5 +1,5 @@
 // Notices a client that goes away while its request is upstream, without a
-// second coroutine: one cancellable wait-for-readable on the client socket.
+// second coroutine: one cancellable one-byte peek on the client socket.
 // When the peer has closed, the upstream connection in use is closed too, so
 // every pending upstream operation ends at once (the request is cancelled).
 #pragma once
@@ -28,6 +28,7 @@ class client_watch {
     bool active = true;
     bool gone = false;
     upstream_connection* upstream = nullptr;
+    char peeked = 0;  // the peek's target; owned here because the handler may outlive us
   };
   void arm();
   tcp_socket& client_;
