@@ -4,11 +4,11 @@
 
 namespace gistproxy::proxy {
 
-exchange::exchange(shard& s, tcp_stream& client)
-    : shard_(s), svc_(s.svc()), channel_(client, s.svc().cfg.client_timeout) {}
+exchange::exchange(shard& s, tcp_stream& client, connection_memo& memo)
+    : shard_(s), svc_(s.svc()), channel_(client, s.svc().cfg.client_timeout), memo_(memo) {}
 
 awaitable<bool> exchange::run(client_request& request) {
-  request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr);
+  request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
   receive(svc_, ctx);
   std::optional<proxy_error> internal;
   try {
@@ -35,7 +35,7 @@ awaitable<bool> exchange::run(client_request& request) {
 }
 
 awaitable<void> exchange::reject(client_request& request, proxy_error e) {
-  request_context ctx(request, channel_, false, svc_.recorder != nullptr);
+  request_context ctx(request, channel_, false, svc_.recorder != nullptr, memo_);
   receive(svc_, ctx);
   co_await ctx.out.error(e);
   finish(svc_, ctx);

@@ -21,7 +21,7 @@ namespace gistproxy::proxy {
 
 class exchange {
  public:
-  exchange(shard& s, tcp_stream& client);
+  exchange(shard& s, tcp_stream& client, connection_memo& memo);
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);
@@ -32,6 +32,7 @@ class exchange {
   shard& shard_;
   services& svc_;
   socket_channel channel_;
+  connection_memo& memo_;
 };
 
 // The phases, each in its own file.

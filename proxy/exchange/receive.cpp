@@ -31,12 +31,23 @@ bool decode_body(services& svc, request_context& ctx) {
   return true;
 }
 
-telemetry::trace_id trace_of(services& svc, const received& in, telemetry::span_id& parent) {
+telemetry::trace_id conversation_trace(const std::string& key, connection_memo& memo) {
+  if (key.size() <= connection_memo::limit && key == memo.conversation_key) return memo.trace;
+  auto trace = telemetry::trace_id_from_sha256(rewrite::sha256(key));
+  if (key.size() <= connection_memo::limit) {
+    memo.conversation_key = key;
+    memo.trace = trace;
+  }
+  return trace;
+}
+
+telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::span_id& parent) {
+  const auto& in = ctx.in;
   if (in.client_parent) {
     parent = in.client_parent->parent;
     return in.client_parent->trace;
   }
-  if (in.facts) return telemetry::trace_id_from_sha256(rewrite::sha256(in.facts->conversation_key));
+  if (in.facts) return conversation_trace(in.facts->conversation_key, ctx.memo);
   return svc.tracer.new_trace_id();
 }
 
@@ -56,7 +67,7 @@ void receive(services& svc, request_context& ctx) {
     in.client_parent = telemetry::parse_traceparent(std::string_view(it->value()));
 
   telemetry::span_id parent;
-  const auto trace = trace_of(svc, in, parent);
+  const auto trace = trace_of(svc, ctx, parent);
   auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
   auto target = std::string_view(req.target());
   s.set_text("http.request.method", req.method_string());

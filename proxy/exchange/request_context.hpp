@@ -40,14 +40,27 @@ struct upstream_tally {
   rewrite::token_usage usage;                // as the client was told (summed over hops)
 };
 
+// What a connection's last request derived that its next one will likely
+// derive again: an agent keeps one connection for one conversation and one
+// key. Entries are keyed by the exact input bytes, so a hit gives exactly what
+// recomputing would; inputs larger than `limit` are not kept (their hash is
+// small next to the rest of such a request's work).
+struct connection_memo {
+  static constexpr std::size_t limit = 4096;
+  std::string api_key, tenant;
+  std::string conversation_key;
+  telemetry::trace_id trace;
+};
+
 struct request_context {
-  request_context(client_request& r, client_channel& channel, bool keep_alive, bool record)
-      : in(r), out(channel, r, keep_alive, record) {}
+  request_context(client_request& r, client_channel& channel, bool keep_alive, bool record, connection_memo& m)
+      : in(r), out(channel, r, keep_alive, record), memo(m) {}
 
   received in;
   rewritten rw;
   upstream_tally upstream;
   client_writer out;  // respond: every byte to the client, and what it got
+  connection_memo& memo;
   telemetry::span span;  // gistproxy.request, ended by finish
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 

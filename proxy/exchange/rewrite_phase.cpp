@@ -59,6 +59,17 @@ std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) 
   return {};
 }
 
+std::string tenant_of(request_context& ctx) {
+  const auto key = api_key_of(ctx.in.request, *ctx.in.dialect);
+  auto& memo = ctx.memo;
+  if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
+  if (key != memo.api_key || memo.tenant.empty()) {
+    memo.tenant = rewrite::tenant_of(key);
+    memo.api_key = key;
+  }
+  return memo.tenant;
+}
+
 // Turns the engine's report into metrics and one compaction span per offload.
 void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
   exchange_stats stats(svc.metrics, ctx.in.api);
@@ -97,7 +108,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     stats.rewrite_outcome(rewrite_outcome_label::failed);
     co_return;
   }
-  ctx.rw.tenant = rewrite::tenant_of(api_key_of(ctx.in.request, *ctx.in.dialect));
+  ctx.rw.tenant = tenant_of(ctx);
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.rw.tenant;

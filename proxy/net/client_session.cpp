@@ -126,6 +126,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
   tcp_stream stream(std::move(socket));
   beast::flat_buffer buffer;
   session_registration registration(sh, &stream.socket());
+  connection_memo memo;
   auto& handle = *registration.handle;
 
   while (!svc.draining) {
@@ -137,7 +138,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     if (buffer.capacity() < request_read_buffer) buffer.reserve(request_read_buffer);
     auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     handle.busy = true;
-    exchange ex(sh, stream);
+    exchange ex(sh, stream, memo);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
       auto failure = read_error(ec, "headers", cfg.max_body_bytes);
