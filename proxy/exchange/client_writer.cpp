@@ -2,7 +2,6 @@
 
 #include <boost/asio/write.hpp>
 
-#include "proxy/net/hop_by_hop.hpp"
 #include "proxy/net/http_writer.hpp"
 
 namespace gistproxy::proxy {
@@ -39,44 +38,39 @@ void client_writer::counted(std::string_view body) {
 }
 
 awaitable<bool> client_writer::whole(const http::response_header<>& from, std::string_view body) {
-  http::response<http::empty_body> out{from.result(), version()};
-  out.reason(from.reason());
-  copy_end_to_end_fields(from, out);
   const unsigned status = from.result_int();
+  auto head = head_builder::response(version(), status, from.reason(), head_size_hint(from));
+  head.end_to_end_fields_of(from);
   if (head_request_) {
-    if (auto it = from.find(http::field::content_length); it != from.end())
-      out.set(http::field::content_length, it->value());
+    if (auto it = from.find(http::field::content_length); it != from.end()) head.field("Content-Length", it->value());
     body = {};
   } else if (status != 204 && status != 304) {
-    out.content_length(body.size());
+    head.content_length(body.size());
   }
-  out.keep_alive(reply_.keep_alive);
-  const std::string head = response_head(out);
+  const std::string bytes_of_head = std::move(head.connection(version(), reply_.keep_alive)).finish();
   reply_.status = int(status);
   reply_.started = true;
-  std::array<asio::const_buffer, 2> bytes{asio::buffer(head), asio::buffer(body)};
+  std::array<asio::const_buffer, 2> bytes{asio::buffer(bytes_of_head), asio::buffer(body)};
   if (!co_await send(bytes, "while receiving the response")) co_return false;
   counted(body);
   co_return true;
 }
 
 awaitable<bool> client_writer::stream_head(const http::response_header<>& from, std::optional<std::uint64_t> length) {
-  http::response<http::empty_body> out{from.result(), version()};
-  out.reason(from.reason());
-  copy_end_to_end_fields(from, out);
+  auto head = head_builder::response(version(), from.result_int(), from.reason(), head_size_hint(from));
+  head.end_to_end_fields_of(from);
   if (length) {
-    out.content_length(*length);
+    head.content_length(*length);
   } else if (request_version_ >= 11) {
     chunked_ = true;
-    out.chunked(true);
+    head.field("Transfer-Encoding", "chunked");
   } else {
     reply_.keep_alive = false;  // HTTP/1.0 has no chunked coding: the body ends when we close
   }
-  out.keep_alive(reply_.keep_alive);
-  const std::string head = response_head(out);
+  const std::string bytes_of_head = std::move(head.connection(version(), reply_.keep_alive)).finish();
   reply_.status = int(from.result_int());
   reply_.started = true;
-  std::array<asio::const_buffer, 1> bytes{asio::buffer(head)};
+  std::array<asio::const_buffer, 1> bytes{asio::buffer(bytes_of_head)};
   co_return co_await send(bytes, "before the response headers");
 }
 

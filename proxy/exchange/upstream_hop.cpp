@@ -4,7 +4,6 @@
 #include <boost/asio/write.hpp>
 
 #include "proxy/net/client_watch.hpp"
-#include "proxy/net/hop_by_hop.hpp"
 #include "proxy/net/http_writer.hpp"
 
 namespace gistproxy::proxy {
@@ -29,6 +28,27 @@ proxy_error upstream_failure(const error_code& ec, std::string_view while_doing)
   return {error_kind::upstream_reset, "upstream connection failed " + what + ": " + ec.message()};
 }
 
+// Adds the time from its construction to stop() (or its end) to a request's
+// upstream wait. Not a coroutine wrapping the operation: that cost a frame
+// allocation and a resumption per upstream read.
+class wait_clock {
+ public:
+  explicit wait_clock(std::chrono::nanoseconds& total) : total_(total), started_(std::chrono::steady_clock::now()) {}
+  ~wait_clock() { stop(); }
+  wait_clock(const wait_clock&) = delete;
+  wait_clock& operator=(const wait_clock&) = delete;
+  void stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    total_ += std::chrono::steady_clock::now() - started_;
+  }
+
+ private:
+  std::chrono::nanoseconds& total_;
+  std::chrono::steady_clock::time_point started_;
+  bool stopped_ = false;
+};
+
 // RFC 9110 §9.2.2.
 bool idempotent(http::verb v) {
   return v == http::verb::get || v == http::verb::head || v == http::verb::options || v == http::verb::put ||
@@ -38,15 +58,17 @@ bool idempotent(http::verb v) {
 std::string upstream_request_head(const request_context& ctx, const http_url& target, const telemetry::span& span,
                                   std::size_t body_size) {
   const auto& req = ctx.in.request;
-  http::request<http::empty_body> up{req.method(), target.join(std::string_view(req.target())), 11};
-  copy_end_to_end_fields(req, up);
-  up.set(http::field::host, target.host_header());
+  // Our traceparent (a child of the client's) replaces the client's.
+  const std::string_view replaced = ctx.in.client_parent ? "traceparent" : "";
+  auto head = head_builder::request(req.method_string(), target.join(std::string_view(req.target())),
+                                    head_size_hint(req));
+  head.end_to_end_fields_of(req, replaced).field("Host", target.host_header());
   if (body_size || req.method() == http::verb::post || req.method() == http::verb::put ||
       req.method() == http::verb::patch)
-    up.content_length(body_size);
+    head.content_length(body_size);
   if (ctx.in.client_parent)
-    up.set("traceparent", telemetry::format_traceparent(span.trace, span.id, ctx.in.client_parent->flags));
-  return request_head(up);
+    head.field("traceparent", telemetry::format_traceparent(span.trace, span.id, ctx.in.client_parent->flags));
+  return std::move(head).finish();
 }
 
 }  // namespace
@@ -70,14 +92,6 @@ upstream_hop::~upstream_hop() {
   if (!ended_) fail(watch_.client_gone() ? "client disconnected" : "abandoned");
 }
 
-template <class Op>
-auto upstream_hop::timed(Op&& op) -> decltype(op()) {
-  auto t0 = std::chrono::steady_clock::now();
-  auto result = co_await op();
-  ctx_.upstream.wait += std::chrono::steady_clock::now() - t0;
-  co_return result;
-}
-
 awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body) {
   const auto method = ctx_.in.request.method();
   const std::string head = upstream_request_head(ctx_, pool_.target(), span_, body.size());
@@ -86,7 +100,9 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
   // response byte: the request was never processed, so it is retried once on
   // a fresh connection.
   for (int attempt = 0; attempt < 2 && !watch_.client_gone(); ++attempt) {
-    auto lease = co_await timed([&] { return pool_.acquire(attempt > 0); });
+    wait_clock acquiring(ctx_.upstream.wait);
+    auto lease = co_await pool_.acquire(attempt > 0);
+    acquiring.stop();
     if (lease.error) {
       failure = lease.error;
       break;
@@ -97,9 +113,9 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     auto& conn = *conn_;
     conn.tcp().expires_after(svc_.cfg.upstream_timeout);
     std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
-    auto [wec, wn] = co_await timed([&] {
-      return conn.with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
-    });
+    wait_clock writing(ctx_.upstream.wait);
+    auto [wec, wn] = co_await conn.with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
+    writing.stop();
     error_code rec = wec;
     if (!wec) {
       // Skip interim 1xx responses (we never send Expect, but an upstream may still).
@@ -108,9 +124,10 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
         head_->body_limit(boost::none);
         head_->header_limit(64 * 1024);
         if (method == http::verb::head) head_->skip(true);
-        auto [ec, n] = co_await timed([&] {
-          return conn.with_stream([&](auto& s) { return http::async_read_header(s, conn.buffer, *head_, use_nothrow); });
-        });
+        wait_clock reading(ctx_.upstream.wait);
+        auto [ec, n] =
+            co_await conn.with_stream([&](auto& s) { return http::async_read_header(s, conn.buffer, *head_, use_nothrow); });
+        reading.stop();
         rec = ec;
       } while (!rec && head_->get().result_int() / 100 == 1 && head_->get().result_int() != 101);
     }
@@ -154,9 +171,9 @@ awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& fail
   conn_->tcp().expires_after(svc_.cfg.stream_idle_timeout);
   if (!whole_->is_done()) {
     auto& conn = *conn_;
-    auto [ec, n] = co_await timed([&] {
-      return conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
-    });
+    wait_clock reading(ctx_.upstream.wait);
+    auto [ec, n] = co_await conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
+    reading.stop();
     if (ec) {
       failure = upstream_failure(ec, "while sending the response body");
       fail(failure.type());
@@ -182,9 +199,10 @@ awaitable<upstream_answer::piece> upstream_hop::read_piece() {
   body.size = relay_buffer_size;
   auto& conn = *conn_;
   conn.tcp().expires_after(svc_.cfg.stream_idle_timeout);
-  auto [ec, n] = co_await timed([&] {
-    return conn.with_stream([&](auto& s) { return http::async_read_some(s, conn.buffer, *stream_, use_nothrow); });
-  });
+  wait_clock reading(ctx_.upstream.wait);
+  auto [ec, n] =
+      co_await conn.with_stream([&](auto& s) { return http::async_read_some(s, conn.buffer, *stream_, use_nothrow); });
+  reading.stop();
   if (ec == http::error::need_buffer) ec = {};
   if (ec) {
     out.failure = watch_.client_gone()

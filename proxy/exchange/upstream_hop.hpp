@@ -74,8 +74,6 @@ class upstream_hop final : public upstream_answer {
   void fail(std::string_view reason) override;
 
  private:
-  template <class Op>
-  auto timed(Op&& op) -> decltype(op());
   void release_if_clean(bool clean);
 
   services& svc_;

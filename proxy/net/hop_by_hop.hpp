@@ -32,9 +32,10 @@ inline bool is_hop_by_hop(boost::beast::http::field f) {
   }
 }
 
-// Copies every end-to-end header of `from` into `to`, in order.
-template <class From, class To>
-void copy_end_to_end_fields(const From& from, To& to) {
+// Calls `visit` with every end-to-end field of `from`, in order: neither
+// hop-by-hop nor named by its Connection field.
+template <class Fields, class Visit>
+void for_each_end_to_end_field(const Fields& from, Visit&& visit) {
   namespace http = boost::beast::http;
   auto connection = from.find(http::field::connection);
   std::string_view listed = connection == from.end() ? std::string_view() : std::string_view(connection->value());
@@ -46,7 +47,7 @@ void copy_end_to_end_fields(const From& from, To& to) {
         if (boost::beast::iequals(token, f.name_string())) named = true;
       if (named) continue;
     }
-    to.insert(f.name_string(), f.value());
+    visit(f);
   }
 }
 

@@ -1,6 +1,9 @@
 #include "proxy/net/http_writer.hpp"
 
+#include <charconv>
 #include <cstdio>
+
+#include "proxy/net/hop_by_hop.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -15,17 +18,17 @@ void append_fields(std::string& out, const http::fields& f) {
   out += "\r\n";
 }
 
-std::size_t estimate(const http::fields& f) {
+}  // namespace
+
+std::size_t head_size_hint(const http::fields& f) {
   std::size_t n = 64;
   for (const auto& field : f) n += field.name_string().size() + field.value().size() + 4;
   return n;
 }
 
-}  // namespace
-
 std::string request_head(const http::request_header<>& h) {
   std::string out;
-  out.reserve(estimate(h) + h.target().size());
+  out.reserve(head_size_hint(h) + h.target().size());
   out.append(h.method_string());
   out += ' ';
   out.append(h.target());
@@ -36,7 +39,7 @@ std::string request_head(const http::request_header<>& h) {
 
 std::string response_head(const http::response_header<>& h) {
   std::string out;
-  out.reserve(estimate(h));
+  out.reserve(head_size_hint(h));
   char line[48];
   std::snprintf(line, sizeof line, "HTTP/%u.%u %u ", h.version() / 10, h.version() % 10, h.result_int());
   out += line;
@@ -45,6 +48,61 @@ std::string response_head(const http::response_header<>& h) {
   out += "\r\n";
   append_fields(out, h);
   return out;
+}
+
+head_builder head_builder::request(std::string_view method, std::string_view target, std::size_t fields_hint) {
+  head_builder b;
+  b.out_.reserve(fields_hint + target.size() + 128);
+  b.out_.append(method);
+  b.out_ += ' ';
+  b.out_.append(target);
+  b.out_ += " HTTP/1.1\r\n";
+  return b;
+}
+
+head_builder head_builder::response(unsigned version, unsigned status, std::string_view reason,
+                                    std::size_t fields_hint) {
+  head_builder b;
+  b.out_.reserve(fields_hint + 64);
+  char line[48];
+  std::snprintf(line, sizeof line, "HTTP/%u.%u %u ", version / 10, version % 10, status);
+  b.out_ += line;
+  b.out_.append(reason.empty() ? std::string_view(http::obsolete_reason(http::status(status))) : reason);
+  b.out_ += "\r\n";
+  return b;
+}
+
+head_builder& head_builder::end_to_end_fields_of(const http::fields& from, std::string_view replaced) {
+  for_each_end_to_end_field(from, [&](const auto& f) {
+    if (!replaced.empty() && beast::iequals(f.name_string(), replaced)) return;
+    field(f.name_string(), f.value());
+  });
+  return *this;
+}
+
+head_builder& head_builder::field(std::string_view name, std::string_view value) {
+  out_.append(name);
+  out_ += ": ";
+  out_.append(value);
+  out_ += "\r\n";
+  return *this;
+}
+
+head_builder& head_builder::content_length(std::uint64_t n) {
+  char digits[24];
+  auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  return field("Content-Length", std::string_view(digits, std::size_t(end - digits)));
+}
+
+head_builder& head_builder::connection(unsigned version, bool keep_alive) {
+  if (version >= 11 && !keep_alive) return field("Connection", "close");
+  if (version < 11 && keep_alive) return field("Connection", "keep-alive");
+  return *this;
+}
+
+std::string head_builder::finish() && {
+  out_ += "\r\n";
+  return std::move(out_);
 }
 
 std::string chunk_prefix(std::size_t size) {
