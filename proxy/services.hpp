@@ -60,6 +60,7 @@ class shard {
   asio::io_context& io() { return *io_; }
   bool stopping() const { return stopping_; }
   services& svc() { return services_; }
+  deadline_sweeper& deadlines() { return deadlines_; }
   // The pool of the upstream serving this dialect's family (no dialect: the default family).
   upstream_pool& pool_for(const rewrite::dialect* d);
   std::list<session_handle>& sessions() { return sessions_; }
@@ -68,6 +69,7 @@ class shard {
 
  private:
   services& services_;
+  deadline_sweeper deadlines_;  // outlives io_: sockets destroyed with it unlink from it
   std::unique_ptr<asio::io_context> io_;
   bool stopping_ = false;
   std::vector<std::unique_ptr<upstream_pool>> pools_;  // one per services::upstreams entry

@@ -8,14 +8,16 @@ upstream_timeouts timeouts_of(const config& c) { return {c.connect_timeout, c.ma
 }  // namespace
 
 shard::shard(services& s) : services_(s), io_(std::make_unique<asio::io_context>(1)) {
+  deadlines_.start(io_->get_executor());
   for (const auto& u : s.upstreams)
-    pools_.push_back(std::make_unique<upstream_pool>(io_->get_executor(), u.url, u.url.tls ? s.tls : nullptr,
-                                                     timeouts_of(s.cfg), s.metrics));
+    pools_.push_back(std::make_unique<upstream_pool>(io_->get_executor(), deadlines_, u.url,
+                                                     u.url.tls ? s.tls : nullptr, timeouts_of(s.cfg), s.metrics));
 }
 
 shard::~shard() {
   for (auto& p : pools_) p->close_idle();
   stopping_ = true;
+  deadlines_.stop();
   io_.reset();
 }
 

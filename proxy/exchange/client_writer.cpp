@@ -7,9 +7,9 @@
 namespace gistproxy::proxy {
 
 awaitable<error_code> socket_channel::write(std::span<const asio::const_buffer> bytes) {
-  stream_.expires_after(timeout_);
-  auto [ec, n] = co_await asio::async_write(stream_, bytes, use_nothrow);
-  co_return ec;
+  auto bounded = deadline_.arm(timeout_);
+  auto [ec, n] = co_await asio::async_write(socket_, bytes, use_nothrow);
+  co_return deadline_.verdict(ec);
 }
 
 client_writer::client_writer(client_channel& channel, const client_request& request, bool keep_alive, bool record)

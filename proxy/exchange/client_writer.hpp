@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "proxy/net/beast.hpp"
+#include "proxy/net/deadlines.hpp"
 #include "proxy/proxy_error.hpp"
 
 namespace gistproxy::proxy {
@@ -27,15 +28,19 @@ class client_channel {
   virtual awaitable<error_code> write(std::span<const asio::const_buffer> bytes) = 0;
 };
 
-// The client's TCP stream.
+// The client's TCP socket; each write must finish within `timeout`.
 class socket_channel final : public client_channel {
  public:
-  socket_channel(tcp_stream& stream, std::chrono::milliseconds timeout) : stream_(stream), timeout_(timeout) {}
+  socket_channel(tcp_socket& socket, socket_deadline& deadline, std::chrono::milliseconds timeout)
+      : socket_(socket), deadline_(deadline), timeout_(timeout) {}
   awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override;
-  tcp_stream& stream() { return stream_; }
+  tcp_socket& socket() { return socket_; }
+  socket_deadline& deadline() { return deadline_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
-  tcp_stream& stream_;
+  tcp_socket& socket_;
+  socket_deadline& deadline_;
   std::chrono::milliseconds timeout_;
 };
 

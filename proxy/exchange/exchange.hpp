@@ -21,7 +21,7 @@ namespace gistproxy::proxy {
 
 class exchange {
  public:
-  exchange(shard& s, tcp_stream& client, connection_memo& memo);
+  exchange(shard& s, tcp_socket& client, socket_deadline& deadline, connection_memo& memo);
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);

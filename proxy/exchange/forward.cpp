@@ -15,7 +15,7 @@ namespace {
 class upstream_source final : public hop_source {
  public:
   upstream_source(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch,
-                  tcp_stream& client)
+                  socket_channel& client)
       : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
 
   awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
@@ -23,7 +23,8 @@ class upstream_source final : public hop_source {
     if (!keepalive.empty()) {
       // While the next hop waits for its first byte, keep-alive events keep
       // clients with idle timeouts from giving up.
-      ticker.emplace(client_, ctx_.out.framed(keepalive), svc_.cfg.stream_keepalive);
+      ticker.emplace(client_.socket(), client_.deadline(), client_.timeout(), ctx_.out.framed(keepalive),
+                     svc_.cfg.stream_keepalive);
       ticker->start();
     }
     auto answer = std::make_unique<upstream_hop>(svc_, pool_, ctx_, watch_, hop);
@@ -45,7 +46,7 @@ class upstream_source final : public hop_source {
   upstream_pool& pool_;
   request_context& ctx_;
   client_watch& watch_;
-  tcp_stream& client_;
+  socket_channel& client_;
   blob_pager pager_;
 };
 
@@ -71,7 +72,7 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
 
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client) {
   auto& pool = sh.pool_for(ctx.in.dialect);
-  client_watch watch(client.stream().socket());
+  client_watch watch(client.socket());
   exchange_stats stats(svc.metrics, ctx.in.api);
   const std::string& body = ctx.forwarded_body();
 
@@ -80,7 +81,7 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_c
     first.fail(failure->type());
     co_await ctx.out.error(*failure);
   } else {
-    upstream_source source(svc, pool, ctx, watch, client.stream());
+    upstream_source source(svc, pool, ctx, watch, client);
     auto reader = reader_for(svc, ctx, first, reader_env{ctx.out, stats, ctx.in.dialect, ctx.rw.intercept_tool});
     const page_in_plan plan{ctx.in.dialect, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
     ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats);

@@ -111,12 +111,12 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     watch_.guard(conn_.get());
     span_.set("gistproxy.connection_reused", conn_->reused);
     auto& conn = *conn_;
-    conn.tcp().expires_after(svc_.cfg.upstream_timeout);
+    conn.deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
     std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
     wait_clock writing(ctx_.upstream.wait);
     auto [wec, wn] = co_await conn.with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
     writing.stop();
-    error_code rec = wec;
+    error_code rec = conn.deadline.verdict(wec);
     if (!wec) {
       // Skip interim 1xx responses (we never send Expect, but an upstream may still).
       do {
@@ -128,7 +128,7 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
         auto [ec, n] =
             co_await conn.with_stream([&](auto& s) { return http::async_read_header(s, conn.buffer, *head_, use_nothrow); });
         reading.stop();
-        rec = ec;
+        rec = conn.deadline.verdict(ec);
       } while (!rec && head_->get().result_int() / 100 == 1 && head_->get().result_int() != 101);
     }
     if (!rec) {
@@ -168,12 +168,14 @@ void upstream_hop::release_if_clean(bool clean) {
 
 awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& failure) {
   whole_ = std::make_unique<http::response_parser<http::string_body>>(std::move(*head_));
-  conn_->tcp().expires_after(svc_.cfg.stream_idle_timeout);
+  conn_->deadline.set(svc_.cfg.stream_idle_timeout);  // for the whole body
   if (!whole_->is_done()) {
     auto& conn = *conn_;
     wait_clock reading(ctx_.upstream.wait);
-    auto [ec, n] = co_await conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
+    auto [read_ec, n] =
+        co_await conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
     reading.stop();
+    const error_code ec = conn.deadline.verdict(read_ec);
     if (ec) {
       failure = upstream_failure(ec, "while sending the response body");
       fail(failure.type());
@@ -198,11 +200,12 @@ awaitable<upstream_answer::piece> upstream_hop::read_piece() {
   body.data = buffer_.get();
   body.size = relay_buffer_size;
   auto& conn = *conn_;
-  conn.tcp().expires_after(svc_.cfg.stream_idle_timeout);
+  conn.deadline.set(svc_.cfg.stream_idle_timeout);
   wait_clock reading(ctx_.upstream.wait);
-  auto [ec, n] =
+  auto [read_ec, n] =
       co_await conn.with_stream([&](auto& s) { return http::async_read_some(s, conn.buffer, *stream_, use_nothrow); });
   reading.stop();
+  error_code ec = conn.deadline.verdict(read_ec);
   if (ec == http::error::need_buffer) ec = {};
   if (ec) {
     out.failure = watch_.client_gone()

@@ -33,24 +33,24 @@ proxy_error read_error(const error_code& ec, std::string_view part, std::uint64_
 
 // After an error response, stop sending and drain what the client still sends
 // for a moment, so it reads our response instead of a reset.
-awaitable<void> lingering_close(tcp_stream& stream) {
+awaitable<void> lingering_close(tcp_socket& socket, socket_deadline& deadline) {
   error_code ignored;
-  stream.socket().shutdown(tcp_socket::shutdown_send, ignored);
+  socket.shutdown(tcp_socket::shutdown_send, ignored);
   char sink[16384];
   std::size_t drained = 0;
-  stream.expires_after(std::chrono::seconds(2));
+  auto bounded = deadline.arm(std::chrono::seconds(2));
   while (drained < (64u << 20)) {
-    auto [ec, n] = co_await stream.async_read_some(asio::buffer(sink), use_nothrow);
+    auto [ec, n] = co_await socket.async_read_some(asio::buffer(sink), use_nothrow);
     if (ec) break;
     drained += n;
   }
-  stream.socket().close(ignored);
+  socket.close(ignored);
 }
 
 // Reads exactly `length` body bytes (some may already be in `buffer`) into
 // `body`, growing it geometrically as data arrives, never ahead of it by more
 // than one read. The caller sets the deadline.
-awaitable<error_code> read_declared_body(tcp_stream& stream, beast::flat_buffer& buffer, std::string& body,
+awaitable<error_code> read_declared_body(tcp_socket& stream, beast::flat_buffer& buffer, std::string& body,
                                          std::uint64_t length) {
   const std::size_t have = std::min<std::size_t>(buffer.size(), length);
   body.reserve(std::min<std::uint64_t>(length, std::max(have, large_read_buffer)));
@@ -123,9 +123,9 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
   const auto& cfg = svc.cfg;
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  tcp_stream stream(std::move(socket));
+  socket_deadline deadline(sh.deadlines(), socket);
   beast::flat_buffer buffer;
-  session_registration registration(sh, &stream.socket());
+  session_registration registration(sh, &socket);
   connection_memo memo;
   auto& handle = *registration.handle;
 
@@ -134,30 +134,31 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(cfg.max_body_bytes);
     parser.header_limit(header_limit);
-    stream.expires_after(cfg.idle_timeout);
     if (buffer.capacity() < request_read_buffer) buffer.reserve(request_read_buffer);
-    auto [ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
+    deadline.set(cfg.idle_timeout);
+    auto [header_ec, n] = co_await http::async_read_header(socket, buffer, parser, use_nothrow);
+    const error_code ec = deadline.verdict(header_ec);
     handle.busy = true;
-    exchange ex(sh, stream, memo);
+    exchange ex(sh, socket, deadline, memo);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
       auto failure = read_error(ec, "headers", cfg.max_body_bytes);
       co_await ex.reject(parser.get(), std::move(failure));
-      co_await lingering_close(stream);
+      co_await lingering_close(socket, deadline);
       co_return;
     }
     // A body whose length we cannot know for certain is refused: forwarding
     // it would let its bytes be read as the next request (smuggling).
     if (auto framing = unsupported_framing(parser)) {
       co_await ex.reject(parser.get(), std::move(*framing));
-      co_await lingering_close(stream);
+      co_await lingering_close(socket, deadline);
       co_return;
     }
     const std::size_t header_fields = field_count(parser.get());
     if (auto it = parser.get().find(http::field::expect);
         it != parser.get().end() && beast::iequals(it->value(), "100-continue")) {
       static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
-      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(cont), use_nothrow);
+      auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(cont), use_nothrow);
       if (wec) break;
     }
     // A body of known length is read straight into its final string, which
@@ -166,8 +167,8 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     std::optional<std::string> direct_body;
     if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
       direct_body.emplace();
-      stream.expires_after(cfg.client_timeout);  // one deadline for the whole body
-      if (auto rec = co_await read_declared_body(stream, buffer, *direct_body, *length)) {
+      deadline.set(cfg.client_timeout);  // one deadline for the whole body
+      if (auto rec = deadline.verdict(co_await read_declared_body(socket, buffer, *direct_body, *length))) {
         if (rec == beast::error::timeout) {  // the client stalled mid-body
           // A named error, not a temporary in the co_await expression: GCC 12
           // destroys such temporaries twice (a double free, GCC bug 100611).
@@ -178,16 +179,20 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
       }
     } else {
       if (parser.chunked()) buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
-      stream.expires_after(cfg.client_timeout);
-      auto [bec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+      deadline.set(cfg.client_timeout);
+      auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
+      const error_code bec = deadline.verdict(body_ec);
       if (bec) {
         if (is_benign(bec)) break;
         auto failure = read_error(bec, "body", cfg.max_body_bytes);
         co_await ex.reject(parser.get(), std::move(failure));
-        co_await lingering_close(stream);
+        co_await lingering_close(socket, deadline);
         co_return;
       }
     }
+    // The request is in: the client owes nothing while the exchange runs
+    // (each write to it arms its own deadline).
+    deadline.disarm();
     auto request = parser.release();
     // An exchange can last minutes (a stream): an empty read buffer is not
     // kept across it, so an open stream holds no request-sized memory.
@@ -196,8 +201,8 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     if (direct_body) request.body() = std::move(*direct_body);
     if (!co_await ex.run(request)) break;
   }
-  stream.socket().shutdown(tcp_socket::shutdown_send, ignored);
-  stream.socket().close(ignored);
+  socket.shutdown(tcp_socket::shutdown_send, ignored);
+  socket.close(ignored);
 }
 
 }  // namespace gistproxy::proxy

@@ -26,7 +26,7 @@ void client_watch::arm() {
         s->gone = true;            // orderly close (eof) or reset
         if (s->upstream) {
           error_code ignored;
-          s->upstream->tcp().socket().close(ignored);
+          s->upstream->tcp().close(ignored);
         }
       }));
 }

@@ -4,9 +4,9 @@
 
 namespace gistproxy::proxy {
 
-keepalive_ticker::keepalive_ticker(tcp_stream& client, std::string framed_chunk,
-                                   std::chrono::milliseconds interval)
-    : state_(std::make_shared<state>(client, std::move(framed_chunk), interval)) {}
+keepalive_ticker::keepalive_ticker(tcp_socket& client, socket_deadline& deadline, std::chrono::milliseconds write_timeout,
+                                   std::string framed_chunk, std::chrono::milliseconds interval)
+    : state_(std::make_shared<state>(client, deadline, write_timeout, std::move(framed_chunk), interval)) {}
 
 keepalive_ticker::~keepalive_ticker() {
   state_->running = false;
@@ -24,7 +24,10 @@ void keepalive_ticker::arm(const std::shared_ptr<state>& s) {
   s->tick.async_wait([s](error_code ec) {
     if (ec || !s->running) return;
     s->writing = true;
-    asio::async_write(s->client.socket(), asio::buffer(s->frame), [s](error_code wec, std::size_t) {
+    // stop() waits for this write, so the deadline (the client's) outlives it.
+    s->deadline.set(s->write_timeout);
+    asio::async_write(s->client, asio::buffer(s->frame), [s](error_code wec, std::size_t) {
+      s->deadline.disarm();
       s->writing = false;
       s->write_done.cancel();  // wakes a stop() waiting for this write
       if (wec) s->failed = true;

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <stdexcept>
 
@@ -13,8 +14,13 @@ constexpr auto max_idle_age = std::chrono::seconds(50);  // below common upstrea
 
 }  // namespace
 
+upstream_connection::upstream_connection(executor ex, deadline_sweeper& sweeper, asio::ssl::context* tls_context)
+    : plain(tls_context ? std::nullopt : std::optional<tcp_socket>(std::in_place, ex)),
+      tls(tls_context ? std::optional<beast::ssl_stream<tcp_socket>>(std::in_place, ex, *tls_context) : std::nullopt),
+      deadline(sweeper, tls ? tls->next_layer() : *plain) {}
+
 bool upstream_connection::looks_alive() {
-  auto& sock = tcp().socket();
+  auto& sock = tcp();
   if (!sock.is_open()) return false;
   char byte;
   ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
@@ -23,9 +29,9 @@ bool upstream_connection::looks_alive() {
   return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
-upstream_pool::upstream_pool(executor ex, http_url target, asio::ssl::context* tls,
+upstream_pool::upstream_pool(executor ex, deadline_sweeper& sweeper, http_url target, asio::ssl::context* tls,
                              upstream_timeouts timeouts, telemetry::metric_catalogue& metrics)
-    : executor_(std::move(ex)), target_(std::move(target)), tls_(tls), timeouts_(timeouts), metrics_(metrics) {}
+    : executor_(std::move(ex)), sweeper_(sweeper), target_(std::move(target)), tls_(tls), timeouts_(timeouts), metrics_(metrics) {}
 
 awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
   auto now = std::chrono::steady_clock::now();
@@ -44,7 +50,7 @@ awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
 void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
   if (idle_.size() >= timeouts_.max_idle) return;  // closes it
   c->idle_since = std::chrono::steady_clock::now();
-  c->tcp().expires_never();
+  c->deadline.disarm();
   idle_.push_back(std::move(c));
 }
 
@@ -60,20 +66,21 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
     resolved_at_ = now;
   }
 
-  auto c = std::make_unique<upstream_connection>();
+  auto c = std::make_unique<upstream_connection>(executor_, sweeper_, tls_);
   c->buffer.reserve(64 * 1024);  // Beast reads at most the spare capacity per syscall
-  if (tls_) c->tls.emplace(executor_, *tls_);
-  else c->plain.emplace(executor_);
-  auto& stream = c->tcp();
-  stream.expires_after(timeouts_.connect);
-  auto [ec, endpoint] = co_await stream.async_connect(*resolved_, use_nothrow);
+  auto& socket = c->tcp();
+  // One deadline for connecting and the TLS handshake.
+  auto connecting = c->deadline.arm(timeouts_.connect);
+  auto [connect_ec, endpoint] = co_await asio::async_connect(socket, *resolved_, use_nothrow);
+  const error_code ec = c->deadline.verdict(connect_ec);
   if (ec) {
     resolved_.reset();  // re-resolve next time: the address may have moved
     auto kind = ec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_unreachable;
     co_return lease{nullptr, proxy_error{kind, "cannot connect to upstream " + target_.host_header() + ": " +
                                                    (ec == beast::error::timeout ? "timed out" : ec.message())}};
   }
-  stream.socket().set_option(tcp::no_delay(true));
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
 
   if (c->tls) {
     // SNI, then verify the chain and that the certificate names this host.
@@ -81,7 +88,8 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
       co_return lease{nullptr, proxy_error{error_kind::upstream_tls, "cannot set TLS SNI for " + target_.host}};
     c->tls->set_verify_mode(asio::ssl::verify_peer);
     c->tls->set_verify_callback(asio::ssl::host_name_verification(target_.host));
-    auto [hec] = co_await c->tls->async_handshake(asio::ssl::stream_base::client, use_nothrow);
+    auto [handshake_ec] = co_await c->tls->async_handshake(asio::ssl::stream_base::client, use_nothrow);
+    const error_code hec = c->deadline.verdict(handshake_ec);
     if (hec) {
       auto kind = hec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_tls;
       co_return lease{nullptr, proxy_error{kind, "TLS handshake with upstream " + target_.host_header() +

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "proxy/net/beast.hpp"
+#include "proxy/net/deadlines.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/proxy_error.hpp"
 #include "telemetry/metric_catalogue.hpp"
@@ -18,13 +19,15 @@
 namespace gistproxy::proxy {
 
 struct upstream_connection {
-  std::optional<tcp_stream> plain;
-  std::optional<beast::ssl_stream<tcp_stream>> tls;
+  upstream_connection(executor ex, deadline_sweeper& sweeper, asio::ssl::context* tls_context);
+  std::optional<tcp_socket> plain;
+  std::optional<beast::ssl_stream<tcp_socket>> tls;
   beast::flat_buffer buffer;  // bytes read past the last response (normally none)
   bool reused = false;
   std::chrono::steady_clock::time_point idle_since;
+  socket_deadline deadline;  // after the sockets: it refers to one
 
-  tcp_stream& tcp() { return tls ? beast::get_lowest_layer(*tls) : *plain; }
+  tcp_socket& tcp() { return tls ? tls->next_layer() : *plain; }
   // Calls f with the stream to use (plain or TLS); both branches return the same type.
   template <class F>
   auto with_stream(F&& f) {
@@ -41,8 +44,8 @@ struct upstream_timeouts {
 
 class upstream_pool {
  public:
-  upstream_pool(executor ex, http_url target, asio::ssl::context* tls, upstream_timeouts timeouts,
-                telemetry::metric_catalogue& metrics);
+  upstream_pool(executor ex, deadline_sweeper& sweeper, http_url target, asio::ssl::context* tls,
+                upstream_timeouts timeouts, telemetry::metric_catalogue& metrics);
 
   struct lease {
     std::unique_ptr<upstream_connection> connection;
@@ -59,6 +62,7 @@ class upstream_pool {
   awaitable<lease> connect();
 
   executor executor_;
+  deadline_sweeper& sweeper_;
   http_url target_;
   asio::ssl::context* tls_;
   upstream_timeouts timeouts_;

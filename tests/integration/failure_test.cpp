@@ -42,6 +42,39 @@ TEST_CASE("a slow upstream gives 504 after the upstream timeout") {
   CHECK(elapsed < std::chrono::milliseconds(2500));
 }
 
+TEST_CASE("an upstream silent mid-response is cut at --stream-idle-timeout: the client's response ends abnormally") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url(), "--stream-idle-timeout", "300ms"});
+  auto start = std::chrono::steady_clock::now();
+  auto res = http_request(proxy.port(), "GET", "/sse?events=3&delay_ms=5000");
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  CHECK(res.status == 200);
+  CHECK_FALSE(res.ok());  // never a clean end that looks complete
+  CHECK(elapsed < std::chrono::milliseconds(4000));
+  auto metrics = metrics_with(proxy.admin_port(), {"type=\"upstream_timeout\"} 1"});
+  CHECK(metrics.find("type=\"upstream_timeout\"} 1") != std::string::npos);
+}
+
+TEST_CASE("client deadlines bound reading a request and idling between requests, never the wait for the upstream") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url(), "--client-timeout", "300ms", "--idle-timeout", "300ms"});
+  SECTION("an upstream slower than both client deadlines still answers") {
+    http_connection conn(proxy.port());
+    auto res = conn.request("GET", "/slow?ms=900");
+    REQUIRE(res.ok());
+    CHECK(res.status == 200);
+    auto again = conn.request("GET", "/slow?ms=10");  // the connection is still good
+    CHECK(again.status == 200);
+  }
+  SECTION("a connection that sends nothing is closed at the idle deadline") {
+    auto start = std::chrono::steady_clock::now();
+    auto answer = raw_exchange(proxy.port(), "", std::chrono::seconds(5));
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    CHECK(answer.empty());
+    CHECK(elapsed < std::chrono::milliseconds(2500));
+  }
+}
+
 TEST_CASE("a body over the limit gives 413, and malformed HTTP gives 400") {
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url(), "--max-body", "1KiB"});

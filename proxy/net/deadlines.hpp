@@ -1,0 +1,100 @@
+// Timeouts for a shard's sockets without a timer per operation.
+//
+// Beast's basic_stream arms an Asio timer at the start of every read and
+// write and cancels it at the end: a timer-queue insert, a removal, a clock
+// read and a cancelled handler to run, per operation (a few per request, one
+// per streamed upstream read). Here each socket has one `socket_deadline`;
+// arming it is a clock read and a list link, and one timer per shard sweeps
+// the armed ones every `resolution`, closing the sockets whose deadline has
+// passed. The pending operations then end (operation_aborted or a closed
+// descriptor) and `verdict` turns that into beast::error::timeout, as Beast
+// would. A timeout fires up to one resolution late: timeouts here are seconds.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include "proxy/net/beast.hpp"
+
+namespace gistproxy::proxy {
+
+class socket_deadline;
+
+class deadline_sweeper {
+ public:
+  using clock = std::chrono::steady_clock;
+  static constexpr std::chrono::milliseconds default_resolution{100};
+
+  explicit deadline_sweeper(std::chrono::milliseconds resolution = default_resolution) : resolution_(resolution) {}
+  deadline_sweeper(const deadline_sweeper&) = delete;
+  deadline_sweeper& operator=(const deadline_sweeper&) = delete;
+
+  // Sweeps on `ex`'s thread from now on; stop() before that io_context goes.
+  void start(executor ex);
+  void stop();
+  std::size_t armed() const { return armed_; }
+
+ private:
+  friend class socket_deadline;
+  void link(socket_deadline& d);
+  void unlink(socket_deadline& d);
+  void tick();
+  void sweep(clock::time_point now);
+
+  std::chrono::milliseconds resolution_;
+  std::optional<asio::steady_timer> timer_;
+  bool ticking_ = false;
+  socket_deadline* head_ = nullptr;  // the armed deadlines, in no particular order
+  std::size_t armed_ = 0;
+};
+
+// One socket's deadline. The socket (and this) must stay where they are while
+// armed; everything runs on the sweeper's thread.
+class socket_deadline {
+ public:
+  socket_deadline(deadline_sweeper& sweeper, tcp_socket& socket) : sweeper_(sweeper), socket_(socket) {}
+  ~socket_deadline() { disarm(); }
+  socket_deadline(const socket_deadline&) = delete;
+  socket_deadline& operator=(const socket_deadline&) = delete;
+
+  // Disarms the deadline when it goes out of scope.
+  class scope {
+   public:
+    explicit scope(socket_deadline& d) : d_(&d) {}
+    scope(scope&& o) noexcept : d_(o.d_) { o.d_ = nullptr; }
+    scope(const scope&) = delete;
+    scope& operator=(const scope&) = delete;
+    scope& operator=(scope&&) = delete;
+    ~scope() {
+      if (d_) d_->disarm();
+    }
+
+   private:
+    socket_deadline* d_;
+  };
+
+  // The socket is closed if this is still armed `after` from now (replaces
+  // any earlier deadline): around the operations the timeout bounds, until
+  // the scope ends (arm) or until disarm() or the next set() (set).
+  [[nodiscard]] scope arm(std::chrono::milliseconds after);
+  void set(std::chrono::milliseconds after);
+  void disarm();
+  // Whether a deadline passed and closed the socket.
+  bool expired() const { return expired_; }
+  // The error an operation ended with, as the caller should see it.
+  error_code verdict(error_code ec) const { return expired_ && ec ? error_code(beast::error::timeout) : ec; }
+
+ private:
+  friend class deadline_sweeper;
+  deadline_sweeper& sweeper_;
+  tcp_socket& socket_;
+  deadline_sweeper::clock::time_point due_{};
+  bool linked_ = false;
+  bool expired_ = false;
+  socket_deadline* prev_ = nullptr;
+  socket_deadline* next_ = nullptr;
+};
+
+}  // namespace gistproxy::proxy
