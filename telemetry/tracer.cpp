@@ -18,13 +18,14 @@ span tracer::start(std::string name, span_kind kind, const trace_id& trace, cons
   s.name = std::move(name);
   s.kind = kind;
   s.recording = sink_ != nullptr;
-  s.start_unix_nano = clock_.now_unix_nano();
+  if (s.recording) s.start_unix_nano = clock_.now_unix_nano();  // times are only ever exported
   return s;
 }
 
 void tracer::end(span& s) {
+  if (!sink_) return;
   if (s.end_unix_nano == 0) s.end_unix_nano = clock_.now_unix_nano();
-  if (sink_) sink_->submit(std::move(s));
+  sink_->submit(std::move(s));
 }
 
 }  // namespace gistproxy::telemetry

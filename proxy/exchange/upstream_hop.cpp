@@ -100,9 +100,9 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
   // response byte: the request was never processed, so it is retried once on
   // a fresh connection.
   for (int attempt = 0; attempt < 2 && !watch_.client_gone(); ++attempt) {
-    wait_clock acquiring(ctx_.upstream.wait);
+    // Connecting, sending and waiting for the head: all upstream time.
+    wait_clock waiting(ctx_.upstream.wait);
     auto lease = co_await pool_.acquire(attempt > 0);
-    acquiring.stop();
     if (lease.error) {
       failure = lease.error;
       break;
@@ -113,9 +113,7 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     auto& conn = *conn_;
     conn.deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
     std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
-    wait_clock writing(ctx_.upstream.wait);
     auto [wec, wn] = co_await conn.with_stream([&](auto& s) { return asio::async_write(s, request_bytes, use_nothrow); });
-    writing.stop();
     error_code rec = conn.deadline.verdict(wec);
     if (!wec) {
       // Skip interim 1xx responses (we never send Expect, but an upstream may still).
@@ -124,13 +122,12 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
         head_->body_limit(boost::none);
         head_->header_limit(64 * 1024);
         if (method == http::verb::head) head_->skip(true);
-        wait_clock reading(ctx_.upstream.wait);
         auto [ec, n] =
             co_await conn.with_stream([&](auto& s) { return http::async_read_header(s, conn.buffer, *head_, use_nothrow); });
-        reading.stop();
         rec = conn.deadline.verdict(ec);
       } while (!rec && head_->get().result_int() / 100 == 1 && head_->get().result_int() != 101);
     }
+    waiting.stop();
     if (!rec) {
       if (auto length = head_->content_length()) length_ = *length;
       co_return std::nullopt;

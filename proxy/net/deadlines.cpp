@@ -1,6 +1,14 @@
 #include "proxy/net/deadlines.hpp"
 
+#include <time.h>
+
 namespace gistproxy::proxy {
+
+coarse_clock::time_point coarse_clock::now() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return time_point(std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec));
+}
 
 void deadline_sweeper::start(executor ex) { timer_.emplace(ex); }
 

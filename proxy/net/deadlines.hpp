@@ -22,9 +22,21 @@ namespace gistproxy::proxy {
 
 class socket_deadline;
 
+// The monotonic clock at the kernel tick's resolution (a few ms): enough for
+// timeouts and idle ages, and a fraction of the cost of steady_clock, which a
+// request read a dozen times (~3% of its CPU on this VM).
+struct coarse_clock {
+  using duration = std::chrono::nanoseconds;
+  using rep = duration::rep;
+  using period = duration::period;
+  using time_point = std::chrono::time_point<coarse_clock>;
+  static constexpr bool is_steady = true;
+  static time_point now() noexcept;
+};
+
 class deadline_sweeper {
  public:
-  using clock = std::chrono::steady_clock;
+  using clock = coarse_clock;
   static constexpr std::chrono::milliseconds default_resolution{100};
 
   explicit deadline_sweeper(std::chrono::milliseconds resolution = default_resolution) : resolution_(resolution) {}

@@ -34,7 +34,7 @@ upstream_pool::upstream_pool(executor ex, deadline_sweeper& sweeper, http_url ta
     : executor_(std::move(ex)), sweeper_(sweeper), target_(std::move(target)), tls_(tls), timeouts_(timeouts), metrics_(metrics) {}
 
 awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
-  auto now = std::chrono::steady_clock::now();
+  auto now = coarse_clock::now();
   while (!fresh_only && !idle_.empty()) {
     auto c = std::move(idle_.back());  // LIFO: the warmest connection first
     idle_.pop_back();
@@ -49,7 +49,7 @@ awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
 
 void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
   if (idle_.size() >= timeouts_.max_idle) return;  // closes it
-  c->idle_since = std::chrono::steady_clock::now();
+  c->idle_since = coarse_clock::now();
   c->deadline.disarm();
   idle_.push_back(std::move(c));
 }

@@ -24,7 +24,7 @@ struct upstream_connection {
   std::optional<beast::ssl_stream<tcp_socket>> tls;
   beast::flat_buffer buffer;  // bytes read past the last response (normally none)
   bool reused = false;
-  std::chrono::steady_clock::time_point idle_since;
+  coarse_clock::time_point idle_since;
   socket_deadline deadline;  // after the sockets: it refers to one
 
   tcp_socket& tcp() { return tls ? tls->next_layer() : *plain; }
