@@ -4,11 +4,12 @@
 // write and cancels it at the end: a timer-queue insert, a removal, a clock
 // read and a cancelled handler to run, per operation (a few per request, one
 // per streamed upstream read). Here each socket has one `socket_deadline`;
-// arming it is a clock read and a list link, and one timer per shard sweeps
-// the armed ones every `resolution`, closing the sockets whose deadline has
-// passed. The pending operations then end (operation_aborted or a closed
-// descriptor) and `verdict` turns that into beast::error::timeout, as Beast
-// would. A timeout fires up to one resolution late: timeouts here are seconds.
+// arming it stores a time (a coarse clock read), disarming clears it, and one
+// timer per shard ticks every `resolution`. A tick walks the sockets only when
+// the earliest deadline set since the last walk has come, closing those whose
+// deadline passed. Their pending operations then end (operation_aborted or a
+// closed descriptor) and `verdict` turns that into beast::error::timeout, as
+// Beast would. A timeout fires up to one resolution late: timeouts are seconds.
 #pragma once
 
 #include <boost/asio/steady_timer.hpp>
@@ -46,20 +47,25 @@ class deadline_sweeper {
   // Sweeps on `ex`'s thread from now on; stop() before that io_context goes.
   void start(executor ex);
   void stop();
-  std::size_t armed() const { return armed_; }
+  // How many deadlines are armed (walks them all: for tests).
+  std::size_t armed() const;
 
  private:
   friend class socket_deadline;
   void link(socket_deadline& d);
   void unlink(socket_deadline& d);
+  void due_at(clock::time_point t);
   void tick();
   void sweep(clock::time_point now);
 
   std::chrono::milliseconds resolution_;
   std::optional<asio::steady_timer> timer_;
   bool ticking_ = false;
-  socket_deadline* head_ = nullptr;  // the armed deadlines, in no particular order
-  std::size_t armed_ = 0;
+  // Every deadline armed since the last walk, in no particular order (a
+  // disarmed one leaves at the next walk: disarming touches no neighbour).
+  socket_deadline* head_ = nullptr;
+  std::size_t linked_ = 0;
+  clock::time_point earliest_ = clock::time_point::max();  // no walk before this
 };
 
 // One socket's deadline. The socket (and this) must stay where they are while
@@ -67,7 +73,7 @@ class deadline_sweeper {
 class socket_deadline {
  public:
   socket_deadline(deadline_sweeper& sweeper, tcp_socket& socket) : sweeper_(sweeper), socket_(socket) {}
-  ~socket_deadline() { disarm(); }
+  ~socket_deadline();
   socket_deadline(const socket_deadline&) = delete;
   socket_deadline& operator=(const socket_deadline&) = delete;
 
@@ -93,6 +99,7 @@ class socket_deadline {
   [[nodiscard]] scope arm(std::chrono::milliseconds after);
   void set(std::chrono::milliseconds after);
   void disarm();
+  bool armed() const { return due_ != deadline_sweeper::clock::time_point::max(); }
   // Whether a deadline passed and closed the socket.
   bool expired() const { return expired_; }
   // The error an operation ended with, as the caller should see it.
@@ -102,7 +109,7 @@ class socket_deadline {
   friend class deadline_sweeper;
   deadline_sweeper& sweeper_;
   tcp_socket& socket_;
-  deadline_sweeper::clock::time_point due_{};
+  deadline_sweeper::clock::time_point due_ = deadline_sweeper::clock::time_point::max();  // max: disarmed
   bool linked_ = false;
   bool expired_ = false;
   socket_deadline* prev_ = nullptr;

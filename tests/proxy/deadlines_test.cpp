@@ -97,3 +97,28 @@ TEST_CASE("a deadline destroyed while armed leaves the sweeper's list") {
   CHECK(p.a.is_open());
   sweeper.stop();
 }
+
+TEST_CASE("a deadline moved earlier fires at the earlier time, among many far-off ones") {
+  asio::io_context io(1);
+  deadline_sweeper sweeper(std::chrono::milliseconds(10));
+  sweeper.start(io.get_executor());
+  socket_pair p(io);
+  std::vector<std::unique_ptr<socket_pair>> others;
+  std::vector<std::unique_ptr<socket_deadline>> far;
+  for (int i = 0; i < 20; ++i) {
+    others.push_back(std::make_unique<socket_pair>(io));
+    far.push_back(std::make_unique<socket_deadline>(sweeper, others.back()->a));
+    far.back()->set(std::chrono::seconds(60));
+  }
+  socket_deadline d(sweeper, p.a);
+  d.set(std::chrono::seconds(60));
+  d.set(std::chrono::milliseconds(20));
+  run_until(io, [&] { return d.expired(); });
+  CHECK(d.expired());
+  CHECK_FALSE(p.a.is_open());
+  for (auto& o : others) CHECK(o->a.is_open());
+  CHECK(sweeper.armed() == 20);
+  far.clear();
+  CHECK(sweeper.armed() == 0);
+  sweeper.stop();
+}
