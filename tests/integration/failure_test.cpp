@@ -14,6 +14,13 @@ std::string error_type(const http_result& r) {
   return j.is_object() ? j["error"].value("type", "") : "";
 }
 
+// A GET through the proxy, and how long it took.
+std::pair<http_result, std::chrono::steady_clock::duration> timed_get(std::uint16_t port, const std::string& target) {
+  const auto start = std::chrono::steady_clock::now();
+  auto res = http_request(port, "GET", target);
+  return {std::move(res), std::chrono::steady_clock::now() - start};
+}
+
 }  // namespace
 
 TEST_CASE("an unreachable upstream gives a clear 502") {
@@ -33,9 +40,7 @@ TEST_CASE("an unreachable upstream gives a clear 502") {
 TEST_CASE("a slow upstream gives 504 after the upstream timeout") {
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url(), "--upstream-timeout", "300ms"});
-  auto start = std::chrono::steady_clock::now();
-  auto res = http_request(proxy.port(), "GET", "/slow?ms=3000");
-  auto elapsed = std::chrono::steady_clock::now() - start;
+  auto [res, elapsed] = timed_get(proxy.port(), "/slow?ms=3000");
   REQUIRE(res.ok());
   CHECK(res.status == 504);
   CHECK(error_type(res) == "upstream_timeout");
@@ -45,9 +50,7 @@ TEST_CASE("a slow upstream gives 504 after the upstream timeout") {
 TEST_CASE("an upstream silent mid-response is cut at --stream-idle-timeout: the client's response ends abnormally") {
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url(), "--stream-idle-timeout", "300ms"});
-  auto start = std::chrono::steady_clock::now();
-  auto res = http_request(proxy.port(), "GET", "/sse?events=3&delay_ms=5000");
-  auto elapsed = std::chrono::steady_clock::now() - start;
+  auto [res, elapsed] = timed_get(proxy.port(), "/sse?events=3&delay_ms=5000");
   CHECK(res.status == 200);
   CHECK_FALSE(res.ok());  // never a clean end that looks complete
   CHECK(elapsed < std::chrono::milliseconds(4000));
