@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/usage/usage_fields.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -141,7 +142,9 @@ class dialect {
   // Usage from a complete JSON response body (only its usage member is parsed).
   token_usage usage_from_response(std::string_view body) const;
   // Usage from a parsed JSON object holding "usage".
-  virtual token_usage usage_from_response(const nlohmann::json& body) const = 0;
+  token_usage usage_from_response(const nlohmann::json& body) const;
+  // Usage from the integer members of this API's usage object.
+  virtual token_usage usage_from_fields(const usage_fields& usage) const = 0;
   // Folds usage from one SSE event of a streamed response into `usage`.
   virtual void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const = 0;
 

@@ -20,7 +20,7 @@ std::string dialect::image_replacement(std::string_view text) const {
 
 token_usage dialect::usage_from_response(std::string_view body) const {
   // Responses can be large (long completions); find "usage" with the scanner
-  // and parse only that small object.
+  // and read only that small object's numbers.
   json::cursor c(body);
   std::optional<json::range> usage;
   if (c.peek() != json::kind::object) return {};
@@ -30,11 +30,13 @@ token_usage dialect::usage_from_response(std::string_view body) const {
                 return r.has_value();
               }).has_value();
   if (!ok || !usage) return {};
-  auto parsed = json::parse_tree(body.substr(usage->begin, usage->size()));
-  if (!parsed) return {};
-  auto wrapper = nlohmann::json::object();
-  wrapper.emplace(usage_member(), std::move(*parsed));
-  return usage_from_response(wrapper);
+  auto fields = read_usage_fields(body.substr(usage->begin, usage->size()));
+  if (!fields) return {};
+  return usage_from_fields(*fields);
+}
+
+token_usage dialect::usage_from_response(const nlohmann::json& body) const {
+  return usage_from_fields(usage_fields_of(checked::member(body, usage_member())));
 }
 
 void dialect::inspect_target(std::string_view, request_facts&) const {}

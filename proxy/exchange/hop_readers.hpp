@@ -21,7 +21,7 @@
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/exchange/upstream_hop.hpp"
 #include "rewrite/intercept/stream_filter.hpp"
-#include "rewrite/usage_observer.hpp"
+#include "rewrite/usage/usage_observer.hpp"
 
 namespace gistproxy::proxy {
 

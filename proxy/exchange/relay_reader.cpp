@@ -3,7 +3,7 @@
 // written in one go; anything else (SSE, chunked, large) streams through as
 // it arrives. Usage is observed on the way.
 #include "proxy/exchange/hop_readers.hpp"
-#include "rewrite/usage_observer.hpp"
+#include "rewrite/usage/usage_observer.hpp"
 
 namespace gistproxy::proxy {
 namespace {

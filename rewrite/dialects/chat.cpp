@@ -47,11 +47,10 @@ std::optional<request_facts> chat_dialect::inspect(std::string_view body) const 
   return facts;
 }
 
-token_usage chat_dialect::usage_from_response(const nlohmann::json& body) const {
+token_usage chat_dialect::usage_from_fields(const usage_fields& usage) const {
   token_usage u;
-  const auto& usage = checked::member(body, "usage");
-  u.input_tokens = checked::integer_at(usage, "prompt_tokens").value_or(-1);
-  u.output_tokens = checked::integer_at(usage, "completion_tokens").value_or(-1);
+  u.input_tokens = usage.get("prompt_tokens").value_or(-1);
+  u.output_tokens = usage.get("completion_tokens").value_or(-1);
   return u;
 }
 

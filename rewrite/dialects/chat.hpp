@@ -24,8 +24,7 @@ class chat_dialect final : public dialect {
   std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
                                                    std::string_view tool_name, const std::vector<call_result>& results,
                                                    bool last_hop) const override;
-  using dialect::usage_from_response;
-  token_usage usage_from_response(const nlohmann::json& body) const override;
+  token_usage usage_from_fields(const usage_fields& usage) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
 };
 

@@ -44,8 +44,7 @@ class gemini_dialect final : public dialect {
                                                    std::string_view tool_name, const std::vector<call_result>& results,
                                                    bool last_hop) const override;
   std::string_view usage_member() const override { return "usageMetadata"; }
-  using dialect::usage_from_response;
-  token_usage usage_from_response(const nlohmann::json& body) const override;
+  token_usage usage_from_fields(const usage_fields& usage) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
 
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;

@@ -30,16 +30,6 @@ std::string call_id(const nlohmann::json& part, std::size_t position) {
   return id.empty() ? std::string(synthetic_id_prefix) + std::to_string(position) : id;
 }
 
-token_usage from_usage_metadata(const nlohmann::json& u) {
-  token_usage out;
-  if (auto in = checked::integer_at(u, "promptTokenCount")) out.input_tokens = *in;
-  auto candidates = checked::integer_at(u, "candidatesTokenCount");
-  auto thoughts = checked::integer_at(u, "thoughtsTokenCount");
-  // Thinking tokens are billed as output.
-  if (candidates || thoughts) out.output_tokens = candidates.value_or(0) + thoughts.value_or(0);
-  return out;
-}
-
 }  // namespace
 
 response_calls gemini_dialect::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
@@ -100,8 +90,14 @@ std::optional<std::string> gemini_dialect::continue_conversation(std::string_vie
   return set_member(next, *again, key, R"({"functionCallingConfig":{"mode":"NONE"}})");
 }
 
-token_usage gemini_dialect::usage_from_response(const nlohmann::json& body) const {
-  return from_usage_metadata(checked::member(body, "usageMetadata"));
+token_usage gemini_dialect::usage_from_fields(const usage_fields& u) const {
+  token_usage out;
+  if (auto in = u.get("promptTokenCount")) out.input_tokens = *in;
+  auto candidates = u.get("candidatesTokenCount");
+  auto thoughts = u.get("thoughtsTokenCount");
+  // Thinking tokens are billed as output.
+  if (candidates || thoughts) out.output_tokens = candidates.value_or(0) + thoughts.value_or(0);
+  return out;
 }
 
 void gemini_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {

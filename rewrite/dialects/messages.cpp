@@ -14,19 +14,6 @@
 namespace gistproxy::rewrite {
 namespace {
 
-std::int64_t as_int(const nlohmann::json& o, const char* key) { return checked::integer_at(o, key).value_or(0); }
-
-// Per the GenAI conventions, Anthropic input tokens include cache reads and writes.
-token_usage from_usage_object(const nlohmann::json& u) {
-  token_usage out;
-  if (!u.is_object()) return out;
-  if (checked::integer_at(u, "input_tokens"))
-    out.input_tokens = as_int(u, "input_tokens") + as_int(u, "cache_read_input_tokens") +
-                       as_int(u, "cache_creation_input_tokens");
-  if (auto o = checked::integer_at(u, "output_tokens")) out.output_tokens = *o;
-  return out;
-}
-
 }  // namespace
 
 std::optional<request_facts> messages_dialect::inspect(std::string_view body) const {
@@ -59,8 +46,13 @@ std::optional<request_facts> messages_dialect::inspect(std::string_view body) co
   return facts;
 }
 
-token_usage messages_dialect::usage_from_response(const nlohmann::json& body) const {
-  return from_usage_object(checked::member(body, "usage"));
+// Per the GenAI conventions, Anthropic input tokens include cache reads and writes.
+token_usage messages_dialect::usage_from_fields(const usage_fields& u) const {
+  token_usage out;
+  if (auto in = u.get("input_tokens"))
+    out.input_tokens = *in + u.get_or_zero("cache_read_input_tokens") + u.get_or_zero("cache_creation_input_tokens");
+  if (auto o = u.get("output_tokens")) out.output_tokens = *o;
+  return out;
 }
 
 void messages_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
@@ -70,7 +62,7 @@ void messages_dialect::usage_from_event(std::string_view event, std::string_view
   // message_start carries input tokens; message_delta's usage is cumulative.
   const auto& u = event == "message_start" ? checked::member(checked::member(j, "message"), "usage")
                                            : checked::member(j, "usage");
-  auto got = from_usage_object(u);
+  auto got = usage_from_fields(usage_fields_of(u));
   if (got.input_tokens >= 0 && (event == "message_start" || got.input_tokens > 0)) usage.input_tokens = got.input_tokens;
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
 }

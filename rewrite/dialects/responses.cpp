@@ -53,11 +53,10 @@ std::optional<request_facts> responses_dialect::inspect(std::string_view body) c
   return facts;
 }
 
-token_usage responses_dialect::usage_from_response(const nlohmann::json& body) const {
+token_usage responses_dialect::usage_from_fields(const usage_fields& usage) const {
   token_usage u;
-  const auto& usage = checked::member(body, "usage");
-  u.input_tokens = checked::integer_at(usage, "input_tokens").value_or(-1);
-  u.output_tokens = checked::integer_at(usage, "output_tokens").value_or(-1);
+  u.input_tokens = usage.get("input_tokens").value_or(-1);
+  u.output_tokens = usage.get("output_tokens").value_or(-1);
   return u;
 }
 

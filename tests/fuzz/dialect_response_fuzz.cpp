@@ -8,11 +8,28 @@
 
 using namespace gistproxy::rewrite;
 
+namespace {
+
+// Every integer nlohmann's tree holds is read the same from the text (below
+// the field cap, where the two keep different members: document order against
+// key order).
+void check_usage_fields(std::string_view text, const nlohmann::json& parsed) {
+  auto from_text = read_usage_fields(text);
+  if (!from_text || !parsed.is_object()) return;
+  auto from_tree = usage_fields_of(parsed);
+  if (from_text->size() >= usage_fields::max_fields || from_tree.size() >= usage_fields::max_fields) return;
+  for (const auto& [path, value] : from_tree.entries())
+    if (from_text->get(path) != value) __builtin_trap();
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   gistproxy::fuzz::input in(data, size);
   std::string body(in.piece());
   std::string answer_text(in.rest());
   auto answer = checked::parse(answer_text);
+  check_usage_fields(answer_text, answer);
   std::vector<call_result> results{{"id", "page text", false}, {"id2", "error", true}};
   for (const auto* d : all_dialects()) {
     d->usage_from_response(std::string_view(answer_text));

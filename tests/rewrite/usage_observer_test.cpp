@@ -1,4 +1,4 @@
-#include "rewrite/usage_observer.hpp"
+#include "rewrite/usage/usage_observer.hpp"
 
 #include <catch2/catch.hpp>
 
