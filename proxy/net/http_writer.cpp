@@ -1,12 +1,23 @@
 #include "proxy/net/http_writer.hpp"
 
 #include <charconv>
-#include <cstdio>
 
 #include "proxy/net/hop_by_hop.hpp"
 
 namespace gistproxy::proxy {
 namespace {
+
+// "HTTP/1.1 200 " (formatted by hand: snprintf was 2.5% of a request's instructions).
+void append_status_line_start(std::string& out, unsigned version, unsigned status) {
+  char digits[16];
+  out += "HTTP/";
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, version / 10).ptr);
+  out += '.';
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, version % 10).ptr);
+  out += ' ';
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, status).ptr);
+  out += ' ';
+}
 
 void append_fields(std::string& out, const http::fields& f) {
   for (const auto& field : f) {
@@ -40,9 +51,7 @@ std::string request_head(const http::request_header<>& h) {
 std::string response_head(const http::response_header<>& h) {
   std::string out;
   out.reserve(head_size_hint(h));
-  char line[48];
-  std::snprintf(line, sizeof line, "HTTP/%u.%u %u ", h.version() / 10, h.version() % 10, h.result_int());
-  out += line;
+  append_status_line_start(out, h.version(), h.result_int());
   auto reason = h.reason();
   out.append(reason.empty() ? http::obsolete_reason(h.result()) : reason);
   out += "\r\n";
@@ -64,9 +73,7 @@ head_builder head_builder::response(unsigned version, unsigned status, std::stri
                                     std::size_t fields_hint) {
   head_builder b;
   b.out_.reserve(fields_hint + 64);
-  char line[48];
-  std::snprintf(line, sizeof line, "HTTP/%u.%u %u ", version / 10, version % 10, status);
-  b.out_ += line;
+  append_status_line_start(b.out_, version, status);
   b.out_.append(reason.empty() ? std::string_view(http::obsolete_reason(http::status(status))) : reason);
   b.out_ += "\r\n";
   return b;
@@ -107,8 +114,10 @@ std::string head_builder::finish() && {
 
 std::string chunk_prefix(std::size_t size) {
   char buf[24];
-  int n = std::snprintf(buf, sizeof buf, "%zx\r\n", size);
-  return std::string(buf, std::size_t(n));
+  char* end = std::to_chars(buf, buf + sizeof buf - 2, size, 16).ptr;
+  *end++ = '\r';
+  *end++ = '\n';
+  return std::string(buf, end);
 }
 
 }  // namespace gistproxy::proxy

@@ -1,7 +1,7 @@
 #include "rewrite/json/scanner.hpp"
 
+#include <bitset>
 #include <cstring>
-#include <vector>
 
 namespace gistproxy::rewrite::json {
 namespace {
@@ -134,11 +134,11 @@ std::optional<range> cursor::skip_scalar() {
     if (!skip_string()) return std::nullopt;
     return range{begin, pos_};
   }
-  for (std::string_view lit : {"true", "false", "null"}) {
-    if (doc_.substr(pos_, lit.size()) == lit) {
-      pos_ += lit.size();
-      return range{begin, pos_};
-    }
+  if (c == 't' || c == 'f' || c == 'n') {
+    std::string_view lit = c == 't' ? "true" : c == 'f' ? "false" : "null";
+    if (doc_.substr(pos_, lit.size()) != lit) return fail(), std::nullopt;
+    pos_ += lit.size();
+    return range{begin, pos_};
   }
   if (c == '-' || (c >= '0' && c <= '9')) {
     while (pos_ < doc_.size()) {
@@ -160,23 +160,25 @@ bool cursor::member_key() {
 std::optional<range> cursor::skip_value() {
   // Validates the grammar iteratively (a stack of open brackets, never
   // recursion), while strings, the bulk of the bytes, go at memchr speed.
+  // The stack is a bit per open container (object or array): no allocation.
   skip_ws();
   std::size_t begin = pos_;
-  std::vector<char> open;
+  std::bitset<max_depth> in_object;
+  std::size_t depth = 0;
   for (;;) {
     // A value starts here.
     skip_ws();
     if (pos_ >= doc_.size()) return fail(), std::nullopt;
     char c = doc_[pos_];
     if (c == '{' || c == '[') {
-      if (open.size() >= max_depth) return fail(), std::nullopt;
+      if (depth >= max_depth) return fail(), std::nullopt;
       ++pos_;
       skip_ws();
       char close = c == '{' ? '}' : ']';
       if (pos_ < doc_.size() && doc_[pos_] == close) {
         ++pos_;
       } else {
-        open.push_back(c);
+        in_object[depth++] = c == '{';
         if (c == '{' && !member_key()) return std::nullopt;
         continue;
       }
@@ -185,16 +187,16 @@ std::optional<range> cursor::skip_value() {
     }
     // After a value: close containers or move to the next element.
     for (;;) {
-      if (open.empty()) return range{begin, pos_};
+      if (depth == 0) return range{begin, pos_};
       skip_ws();
       if (pos_ >= doc_.size()) return fail(), std::nullopt;
       char d = doc_[pos_++];
       if (d == ',') {
-        if (open.back() == '{' && !member_key()) return std::nullopt;
+        if (in_object[depth - 1] && !member_key()) return std::nullopt;
         break;
       }
-      if ((d == '}' && open.back() == '{') || (d == ']' && open.back() == '[')) {
-        open.pop_back();
+      if ((d == '}' && in_object[depth - 1]) || (d == ']' && !in_object[depth - 1])) {
+        --depth;
         continue;
       }
       return fail(), std::nullopt;

@@ -1,6 +1,8 @@
 #include "rewrite/usage/usage_fields.hpp"
 
 #include <charconv>
+#include <cstring>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -20,48 +22,61 @@ std::optional<std::int64_t> integer_token(std::string_view text) {
   return v;
 }
 
-std::string key_text(std::string_view raw) {
-  if (raw.find('\\') == std::string_view::npos) return std::string(raw);
-  std::string out;
-  json::unescape(raw, out);
-  return out;
+// Unescapes a key only when it has escapes (never, in practice).
+std::string_view key_text(std::string_view raw, std::string& scratch) {
+  if (raw.find('\\') == std::string_view::npos) return raw;
+  scratch.clear();
+  json::unescape(raw, scratch);
+  return scratch;
 }
 
-// Walks one object level; nested objects are walked once more (depth 2).
-bool read_level(json::cursor& c, const std::string& prefix, int depth, usage_fields& out) {
+// Walks one object level; a nested object is walked once more (depth 2),
+// its members named "parent.member".
+bool read_level(json::cursor& c, std::string_view prefix, int depth, usage_fields& out) {
+  std::string scratch;
   return c.object([&](std::string_view raw_key, json::cursor& v) {
             auto k = v.peek();
-            if (k == json::kind::object && depth < 2)
-              return read_level(v, prefix + key_text(raw_key) + '.', depth + 1, out);
+            if (k == json::kind::object && depth < 2) {
+              std::string parent(key_text(raw_key, scratch));
+              parent += '.';
+              return read_level(v, parent, depth + 1, out);
+            }
             auto r = v.skip_value();
             if (!r) return false;
             if (k == json::kind::number)
-              if (auto n = integer_token(v.doc().substr(r->begin, r->size()))) out.add(prefix + key_text(raw_key), *n);
+              if (auto n = integer_token(v.doc().substr(r->begin, r->size())))
+                out.add(prefix, key_text(raw_key, scratch), *n);
             return true;
           })
       .has_value();
 }
 
-void add_level(const nlohmann::json& object, const std::string& prefix, int depth, usage_fields& out) {
+void add_level(const nlohmann::json& object, std::string_view prefix, int depth, usage_fields& out) {
   for (const auto& [key, value] : object.items()) {
     if (value.is_object() && depth < 2) {
-      add_level(value, prefix + key + '.', depth + 1, out);
+      add_level(value, key + '.', depth + 1, out);
       continue;
     }
-    if (auto n = checked::integer_at(object, key)) out.add(prefix + key, *n);
+    if (auto n = checked::integer_at(object, key)) out.add(prefix, key, *n);
   }
 }
 
 }  // namespace
 
-std::optional<std::int64_t> usage_fields::get(std::string_view path) const {
-  for (auto it = fields_.rbegin(); it != fields_.rend(); ++it)
-    if (it->first == path) return it->second;
+std::optional<std::int64_t> usage_fields::get(std::string_view wanted) const {
+  for (std::size_t i = count_; i-- > 0;)
+    if (path(i) == wanted) return fields_[i].value;
   return std::nullopt;
 }
 
-void usage_fields::add(std::string path, std::int64_t value) {
-  if (fields_.size() < max_fields) fields_.emplace_back(std::move(path), value);
+bool usage_fields::add(std::string_view prefix, std::string_view name, std::int64_t value) {
+  const std::size_t size = prefix.size() + name.size();
+  if (count_ == max_fields || size > max_name_bytes - name_bytes_) return false;
+  std::memcpy(names_.data() + name_bytes_, prefix.data(), prefix.size());
+  std::memcpy(names_.data() + name_bytes_ + prefix.size(), name.data(), name.size());
+  fields_[count_++] = {std::uint16_t(name_bytes_), std::uint16_t(size), value};
+  name_bytes_ += size;
+  return true;
 }
 
 std::optional<usage_fields> read_usage_fields(std::string_view object_text) {

@@ -10,12 +10,10 @@
 // repeated can the text keep paths of the earlier one that a tree would drop.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -27,16 +25,28 @@ class usage_fields {
   std::optional<std::int64_t> get(std::string_view path) const;
   // The value at `path`, or 0 when absent (an API's optional breakdowns).
   std::int64_t get_or_zero(std::string_view path) const { return get(path).value_or(0); }
-  std::size_t size() const { return fields_.size(); }
+  std::size_t size() const { return count_; }
+  std::string_view path(std::size_t i) const { return {names_.data() + fields_[i].begin, fields_[i].size}; }
+  std::int64_t value(std::size_t i) const { return fields_[i].value; }
 
-  // Keeps at most max_fields members: a usage object has about a dozen, and
-  // the other side decides how many it sends.
-  static constexpr std::size_t max_fields = 64;
-  void add(std::string path, std::int64_t value);
-  const std::vector<std::pair<std::string, std::int64_t>>& entries() const { return fields_; }
+  // Keeps at most max_fields members with names of at most max_name_bytes in
+  // all: a usage object has about a dozen, and the other side decides how
+  // many it sends. Fixed storage: reading usage allocates nothing.
+  static constexpr std::size_t max_fields = 48;
+  static constexpr std::size_t max_name_bytes = 1536;
+  // Adds prefix + name; false (nothing added) when full.
+  bool add(std::string_view prefix, std::string_view name, std::int64_t value);
 
  private:
-  std::vector<std::pair<std::string, std::int64_t>> fields_;
+  struct field {
+    std::uint16_t begin = 0;
+    std::uint16_t size = 0;
+    std::int64_t value = 0;
+  };
+  std::array<field, max_fields> fields_;
+  std::array<char, max_name_bytes> names_;
+  std::size_t count_ = 0;
+  std::size_t name_bytes_ = 0;
 };
 
 // From the text of a usage object (nullopt unless it is one well-formed object).

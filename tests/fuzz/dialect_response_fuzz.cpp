@@ -18,8 +18,8 @@ void check_usage_fields(std::string_view text, const nlohmann::json& parsed) {
   if (!from_text || !parsed.is_object()) return;
   auto from_tree = usage_fields_of(parsed);
   if (from_text->size() >= usage_fields::max_fields || from_tree.size() >= usage_fields::max_fields) return;
-  for (const auto& [path, value] : from_tree.entries())
-    if (from_text->get(path) != value) __builtin_trap();
+  for (std::size_t i = 0; i < from_tree.size(); ++i)
+    if (from_text->get(from_tree.path(i)) != from_tree.value(i)) __builtin_trap();
 }
 
 }  // namespace

@@ -66,3 +66,17 @@ TEST_CASE("a response head keeps the upstream's reason phrase") {
   auto head = head_builder::response(11, 429, "Slow Down", 0);
   CHECK(std::move(head).finish() == "HTTP/1.1 429 Slow Down\r\n\r\n");
 }
+
+TEST_CASE("status lines and chunk sizes are formatted exactly") {
+  CHECK(std::move(head_builder::response(10, 599, "", 0)).finish() == "HTTP/1.0 599 Network Connect Timeout Error\r\n\r\n");
+  CHECK(std::move(head_builder::response(11, 101, "Switching Protocols", 0)).finish() ==
+        "HTTP/1.1 101 Switching Protocols\r\n\r\n");
+  http::response_header<> h;
+  h.version(11);
+  h.result(http::status::not_found);
+  h.reason("");
+  CHECK(response_head(h) == "HTTP/1.1 404 Not Found\r\n\r\n");
+  CHECK(chunk_prefix(0) == "0\r\n");
+  CHECK(chunk_prefix(255) == "ff\r\n");
+  CHECK(chunk_prefix(SIZE_MAX) == "ffffffffffffffff\r\n");
+}

@@ -38,7 +38,7 @@ TEST_CASE("usage fields: the text and the tree agree") {
     auto from_text = read_usage_fields(text);
     REQUIRE(from_text);
     auto from_tree = usage_fields_of(nlohmann::json::parse(text));
-    for (const auto& [path, value] : from_tree.entries()) CHECK(from_text->get(path) == value);
+    for (std::size_t i = 0; i < from_tree.size(); ++i) CHECK(from_text->get(from_tree.path(i)) == from_tree.value(i));
   }
   CHECK(read_usage_fields(R"({"input_tokens":)" "9223372036854775807}")->get("input_tokens") == INT64_MAX);
   CHECK_FALSE(read_usage_fields(R"({"a": 9223372036854775808})")->get("a"));
@@ -59,6 +59,13 @@ TEST_CASE("usage fields: hostile shapes are bounded or refused") {
   CHECK(f->size() == usage_fields::max_fields);
   CHECK(f->get("k0") == 0);
   CHECK_FALSE(f->get("k999"));
+  std::string long_names = "{";
+  for (int i = 0; i < 10; ++i) long_names += (i ? "," : "") + ("\"" + std::string(400, char('a' + i)) + "\":1");
+  long_names += "}";
+  auto g = read_usage_fields(long_names);
+  REQUIRE(g);
+  CHECK(g->size() == usage_fields::max_name_bytes / 400);  // names are bounded in bytes too
+  CHECK(g->get(std::string(400, 'a')) == 1);
 }
 
 TEST_CASE("usage from a response body equals usage from its tree, for every API") {
