@@ -6,6 +6,7 @@
 // an API is a new adapter plus one line in dialect_registry.cpp.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,11 +47,23 @@ struct request_facts {
   std::string conversation_key;
 };
 
-// Token usage as the provider reported it; -1 where it did not.
+// Token usage as the provider reported it; -1 where it did not. Input tokens
+// include the prompt-cache reads and writes (the OpenTelemetry GenAI
+// conventions' reading, and what OpenAI and Gemini report). Cache reads are 0,
+// not -1, when an API that reports them had none; only Anthropic reports
+// cache writes (OpenAI and Gemini bill no write premium).
 struct token_usage {
   std::int64_t input_tokens = -1;
   std::int64_t output_tokens = -1;
+  std::int64_t cache_read_tokens = -1;
+  std::int64_t cache_write_tokens = -1;
   bool known() const { return input_tokens >= 0 || output_tokens >= 0; }
+  // Input tokens that were neither read from nor written to the cache.
+  std::int64_t uncached_input_tokens() const {
+    if (input_tokens < 0) return -1;
+    auto rest = input_tokens - std::max<std::int64_t>(cache_read_tokens, 0) - std::max<std::int64_t>(cache_write_tokens, 0);
+    return std::max<std::int64_t>(rest, 0);
+  }
 };
 
 // One tool output found in a request body, in conversation order.

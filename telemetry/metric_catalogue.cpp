@@ -56,6 +56,10 @@ metric_catalogue::metric_catalogue(registry& r)
                                  "Input tokens the upstream reported, summed over a request's hops.", {"api"})),
       output_tokens(r.add_counter("gistproxy_output_tokens_total",
                                   "Output tokens the upstream reported, summed over a request's hops.", {"api"})),
+      prompt_cache_tokens(r.add_counter(
+          "gistproxy_prompt_cache_tokens_total",
+          "Input tokens by provider prompt-cache outcome (read, write, uncached), summed over a request's hops.",
+          {"api", "kind"})),
       records(r.add_counter("gistproxy_records_total",
                             "Exchanges the --record file received, by result (written, dropped).", {"result"})),
       spans_exported(r.add_counter("gistproxy_spans_exported_total", "Spans written by each exporter.",
@@ -72,6 +76,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     for (auto* f : {&offload_tokens_before, &offload_tokens_after, &offloaded_bytes, &dedupe_hits, &paging_churn,
                     &integrity_failures, &paged_in_tokens, &input_tokens, &output_tokens})
       f->labels({api});
+    for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind});
   }
 }
 

@@ -43,6 +43,9 @@ struct metric_catalogue {
   // Token usage the upstream reported, summed over every hop of a request.
   family<counter>& input_tokens;
   family<counter>& output_tokens;
+  // The input tokens by prompt-cache outcome: read, write, uncached (they sum
+  // to input_tokens where the API reports its cache).
+  family<counter>& prompt_cache_tokens;
 
   // serve --record: exchanges written or dropped (queue full, write error).
   family<counter>& records;

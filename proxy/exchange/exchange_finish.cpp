@@ -1,6 +1,7 @@
 // The finish phase: the request's metrics, its span, the access-log line and
 // (with --record) the recording, all from what the phases left in the context.
 #include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/recorder.hpp"
 
 namespace gistproxy::proxy {
@@ -25,8 +26,7 @@ void count(services& svc, const request_context& ctx, const std::string& status,
   m.request_bytes.labels({api}).inc(ctx.in.bytes_in);
   m.response_bytes.labels({api}).inc(reply.bytes_out);
   if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type()}).inc();
-  if (usage.input_tokens > 0) m.input_tokens.labels({api}).inc(std::uint64_t(usage.input_tokens));
-  if (usage.output_tokens > 0) m.output_tokens.labels({api}).inc(std::uint64_t(usage.output_tokens));
+  exchange_stats::count_usage(m, api, usage);
 }
 
 void end_span(services& svc, request_context& ctx, int status) {
@@ -35,8 +35,7 @@ void end_span(services& svc, request_context& ctx, int status) {
   const auto& usage = ctx.upstream.usage;
   s.set("http.response.status_code", std::int64_t(status));
   s.set("http.response.body.size", std::int64_t(reply.bytes_out));
-  if (usage.input_tokens >= 0) s.set("gen_ai.usage.input_tokens", usage.input_tokens);
-  if (usage.output_tokens >= 0) s.set("gen_ai.usage.output_tokens", usage.output_tokens);
+  exchange_stats::set_usage_attributes(s, usage);
   if (reply.error) {
     s.set_text("error.type", reply.error->type());
     s.set_text("gistproxy.error.source", source_name(reply.error->source()));

@@ -8,6 +8,7 @@
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/page_in/page_in.hpp"
 #include "telemetry/metric_catalogue.hpp"
+#include "telemetry/span.hpp"
 
 namespace gistproxy::proxy {
 
@@ -57,6 +58,11 @@ class exchange_stats {
   telemetry::metric_catalogue& metrics() { return metrics_; }
 
   static std::string_view result_label(const rewrite::page_result& r);
+  // A request's token usage, summed over its hops: tokens and prompt-cache counters.
+  static void count_usage(telemetry::metric_catalogue& m, std::string_view api, const rewrite::token_usage& usage);
+  // Usage as OpenTelemetry GenAI span attributes (cache reads and writes
+  // under the conventions' names; both are included in input_tokens).
+  static void set_usage_attributes(telemetry::span& s, const rewrite::token_usage& usage);
 
  private:
   telemetry::metric_catalogue& metrics_;

@@ -3,6 +3,7 @@
 #include <boost/asio/ssl/error.hpp>
 #include <boost/asio/write.hpp>
 
+#include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/http_writer.hpp"
 
@@ -221,8 +222,7 @@ void upstream_hop::end(int status, const rewrite::token_usage& usage) {
   if (ended_) return;
   ended_ = true;
   span_.set("http.response.status_code", std::int64_t(status));
-  if (usage.input_tokens >= 0) span_.set("gen_ai.usage.input_tokens", usage.input_tokens);
-  if (usage.output_tokens >= 0) span_.set("gen_ai.usage.output_tokens", usage.output_tokens);
+  exchange_stats::set_usage_attributes(span_, usage);
   if (status >= 500) span_.fail("upstream status " + std::to_string(status));
   svc_.tracer.end(span_);
 }

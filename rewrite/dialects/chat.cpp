@@ -51,6 +51,9 @@ token_usage chat_dialect::usage_from_fields(const usage_fields& usage) const {
   token_usage u;
   u.input_tokens = usage.get("prompt_tokens").value_or(-1);
   u.output_tokens = usage.get("completion_tokens").value_or(-1);
+  if (u.input_tokens >= 0) {
+    u.cache_read_tokens = usage.get_or_zero("prompt_tokens_details.cached_tokens");
+  }
   return u;
 }
 
@@ -128,7 +131,7 @@ std::string chat_dialect::request_path(std::string_view) const { return "/v1/cha
 upstream_family chat_dialect::upstream() const { return {"openai", "https://api.openai.com"}; }
 
 std::unique_ptr<stream_filter> chat_dialect::make_stream_filter(std::string tool_name) const {
-  return make_chat_stream_filter(std::move(tool_name));
+  return make_chat_stream_filter(*this, std::move(tool_name));
 }
 
 std::optional<nlohmann::json> chat_dialect::assemble_stream(std::string_view sse_text) const {

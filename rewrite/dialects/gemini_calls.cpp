@@ -92,7 +92,10 @@ std::optional<std::string> gemini_dialect::continue_conversation(std::string_vie
 
 token_usage gemini_dialect::usage_from_fields(const usage_fields& u) const {
   token_usage out;
-  if (auto in = u.get("promptTokenCount")) out.input_tokens = *in;
+  if (auto in = u.get("promptTokenCount")) {
+    out.input_tokens = *in;  // includes cachedContentTokenCount
+    out.cache_read_tokens = u.get_or_zero("cachedContentTokenCount");
+  }
   auto candidates = u.get("candidatesTokenCount");
   auto thoughts = u.get("thoughtsTokenCount");
   // Thinking tokens are billed as output.
@@ -104,7 +107,11 @@ void gemini_dialect::usage_from_event(std::string_view, std::string_view data, t
   // Every chunk may carry usageMetadata; the counts are cumulative.
   if (data.find("\"usageMetadata\"") == std::string_view::npos) return;
   auto got = usage_from_response(json::parse_checked(data));
-  if (got.input_tokens >= 0) usage.input_tokens = got.input_tokens;
+  if (got.input_tokens >= 0) {
+    usage.input_tokens = got.input_tokens;
+    usage.cache_read_tokens = got.cache_read_tokens;
+    usage.cache_write_tokens = got.cache_write_tokens;
+  }
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
 }
 

@@ -46,11 +46,15 @@ std::optional<request_facts> messages_dialect::inspect(std::string_view body) co
   return facts;
 }
 
-// Per the GenAI conventions, Anthropic input tokens include cache reads and writes.
+// Anthropic's input_tokens are the uncached ones only; per the GenAI
+// conventions, input tokens include cache reads and writes.
 token_usage messages_dialect::usage_from_fields(const usage_fields& u) const {
   token_usage out;
-  if (auto in = u.get("input_tokens"))
-    out.input_tokens = *in + u.get_or_zero("cache_read_input_tokens") + u.get_or_zero("cache_creation_input_tokens");
+  if (auto in = u.get("input_tokens")) {
+    out.cache_read_tokens = u.get_or_zero("cache_read_input_tokens");
+    out.cache_write_tokens = u.get_or_zero("cache_creation_input_tokens");
+    out.input_tokens = saturating_sum(*in, out.cache_read_tokens, out.cache_write_tokens);
+  }
   if (auto o = u.get("output_tokens")) out.output_tokens = *o;
   return out;
 }
@@ -63,7 +67,11 @@ void messages_dialect::usage_from_event(std::string_view event, std::string_view
   const auto& u = event == "message_start" ? checked::member(checked::member(j, "message"), "usage")
                                            : checked::member(j, "usage");
   auto got = usage_from_fields(usage_fields_of(u));
-  if (got.input_tokens >= 0 && (event == "message_start" || got.input_tokens > 0)) usage.input_tokens = got.input_tokens;
+  if (got.input_tokens >= 0 && (event == "message_start" || got.input_tokens > 0)) {
+    usage.input_tokens = got.input_tokens;
+    usage.cache_read_tokens = got.cache_read_tokens;
+    usage.cache_write_tokens = got.cache_write_tokens;
+  }
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
 }
 
@@ -133,7 +141,7 @@ std::string messages_dialect::request_path(std::string_view) const { return "/v1
 upstream_family messages_dialect::upstream() const { return {"anthropic", "https://api.anthropic.com"}; }
 
 std::unique_ptr<stream_filter> messages_dialect::make_stream_filter(std::string tool_name) const {
-  return make_messages_stream_filter(std::move(tool_name));
+  return make_messages_stream_filter(*this, std::move(tool_name));
 }
 
 std::optional<nlohmann::json> messages_dialect::assemble_stream(std::string_view sse_text) const {

@@ -57,6 +57,9 @@ token_usage responses_dialect::usage_from_fields(const usage_fields& usage) cons
   token_usage u;
   u.input_tokens = usage.get("input_tokens").value_or(-1);
   u.output_tokens = usage.get("output_tokens").value_or(-1);
+  if (u.input_tokens >= 0) {
+    u.cache_read_tokens = usage.get_or_zero("input_tokens_details.cached_tokens");
+  }
   return u;
 }
 
@@ -115,7 +118,7 @@ std::string responses_dialect::request_path(std::string_view) const { return "/v
 upstream_family responses_dialect::upstream() const { return {"openai", "https://api.openai.com"}; }
 
 std::unique_ptr<stream_filter> responses_dialect::make_stream_filter(std::string tool_name) const {
-  return make_responses_stream_filter(std::move(tool_name));
+  return make_responses_stream_filter(*this, std::move(tool_name));
 }
 
 std::optional<nlohmann::json> responses_dialect::assemble_stream(std::string_view sse_text) const {

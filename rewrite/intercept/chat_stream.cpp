@@ -16,7 +16,7 @@ std::string data_line(const nlohmann::json& j) { return "data: " + j.dump() + "\
 
 class chat_stream final : public stream_filter {
  public:
-  explicit chat_stream(std::string tool) : tool_(std::move(tool)) {}
+  chat_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -118,12 +118,7 @@ class chat_stream final : public stream_filter {
   }
 
   token_usage usage() const override {
-    token_usage u;
-    if (saw_usage_) {
-      u.input_tokens = checked::integer_at(usage_, "prompt_tokens").value_or(-1);
-      u.output_tokens = checked::integer_at(usage_, "completion_tokens").value_or(-1);
-    }
-    return u;
+    return saw_usage_ ? dialect_.usage_from_fields(usage_fields_of(usage_)) : token_usage{};
   }
 
   std::string keepalive() const override { return ": keepalive\n\n"; }
@@ -136,6 +131,7 @@ class chat_stream final : public stream_filter {
   struct pending_call {
     std::string id, name, arguments;
   };
+  const dialect& dialect_;
   std::string tool_;
   int hop_ = 0;
   nlohmann::json id_, created_, template_, usage_, finish_reason_;
@@ -148,8 +144,8 @@ class chat_stream final : public stream_filter {
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_chat_stream_filter(std::string tool_name) {
-  return std::make_unique<chat_stream>(std::move(tool_name));
+std::unique_ptr<stream_filter> make_chat_stream_filter(const dialect& chat, std::string tool_name) {
+  return std::make_unique<chat_stream>(chat, std::move(tool_name));
 }
 
 }  // namespace gistproxy::rewrite

@@ -79,7 +79,7 @@ class gemini_stream final : public stream_filter {
   }
 
   token_usage usage() const override {
-    return dialect_.usage_from_response(json{{"usageMetadata", usage_sum_}});
+    return dialect_.usage_from_fields(usage_fields_of(usage_sum_));
   }
 
   std::string keepalive() const override { return {}; }

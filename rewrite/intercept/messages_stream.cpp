@@ -15,7 +15,7 @@ namespace {
 
 class messages_stream final : public stream_filter {
  public:
-  explicit messages_stream(std::string tool) : tool_(std::move(tool)) {}
+  messages_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -101,18 +101,19 @@ class messages_stream final : public stream_filter {
                                                                     {"delta", {{"stop_reason", stop_reason_}, {"stop_sequence", nullptr}}}};
     if (!checked::member(delta, "usage").is_object()) delta["usage"] = nlohmann::json::object();
     delta["usage"]["output_tokens"] = output_sum_;  // cumulative over the whole client turn
-    if (usage_.is_object() && usage_.contains("input_tokens")) delta["usage"]["input_tokens"] = usage_["input_tokens"];
+    // Input and prompt-cache figures summed over the hops (the client saw only
+    // the first hop's message_start).
+    for (const char* key : {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"})
+      if (usage_.is_object() && usage_.contains(key)) delta["usage"][key] = usage_[key];
     out += sse_event("message_delta", checked::dump(delta));
     out += sse_event("message_stop", R"({"type":"message_stop"})");
     return out;
   }
 
   token_usage usage() const override {
-    token_usage u;
-    if (usage_.is_object()) {
-      auto n = [&](const char* k) { return checked::integer_at(usage_, k).value_or(0); };
-      u.input_tokens = n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens");
-    }
+    // Input and cache figures: every hop's message_start, summed. Output: the
+    // hops' final message_delta counts, summed.
+    token_usage u = dialect_.usage_from_fields(usage_fields_of(usage_));
     u.output_tokens = output_sum_;
     return u;
   }
@@ -155,6 +156,7 @@ class messages_stream final : public stream_filter {
     return block;
   }
 
+  const dialect& dialect_;
   std::string tool_;
   bool started_ = false, ended_turn_ = false;
   nlohmann::json message_, usage_, last_delta_, stop_reason_, turn_content_ = nlohmann::json::array();
@@ -175,8 +177,8 @@ std::string sse_event(std::string_view name, const std::string& data) {
   return out;
 }
 
-std::unique_ptr<stream_filter> make_messages_stream_filter(std::string tool_name) {
-  return std::make_unique<messages_stream>(std::move(tool_name));
+std::unique_ptr<stream_filter> make_messages_stream_filter(const dialect& messages, std::string tool_name) {
+  return std::make_unique<messages_stream>(messages, std::move(tool_name));
 }
 
 }  // namespace gistproxy::rewrite

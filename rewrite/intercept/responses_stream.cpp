@@ -19,7 +19,7 @@ bool is_terminal(std::string_view t) {
 
 class responses_stream final : public stream_filter {
  public:
-  explicit responses_stream(std::string tool) : tool_(std::move(tool)) {}
+  responses_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -108,12 +108,7 @@ class responses_stream final : public stream_filter {
   }
 
   token_usage usage() const override {
-    token_usage u;
-    if (usage_.is_object()) {
-      u.input_tokens = checked::integer_at(usage_, "input_tokens").value_or(-1);
-      u.output_tokens = checked::integer_at(usage_, "output_tokens").value_or(-1);
-    }
-    return u;
+    return dialect_.usage_from_fields(usage_fields_of(usage_));
   }
 
   std::string keepalive() const override { return ": keepalive\n\n"; }
@@ -137,6 +132,7 @@ class responses_stream final : public stream_filter {
     return sse_event(type, checked::dump(data));
   }
 
+  const dialect& dialect_;
   std::string tool_;
   int hop_ = 0, next_index_ = 0;
   std::int64_t sequence_ = 0;
@@ -150,8 +146,8 @@ class responses_stream final : public stream_filter {
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_responses_stream_filter(std::string tool_name) {
-  return std::make_unique<responses_stream>(std::move(tool_name));
+std::unique_ptr<stream_filter> make_responses_stream_filter(const dialect& responses, std::string tool_name) {
+  return std::make_unique<responses_stream>(responses, std::move(tool_name));
 }
 
 }  // namespace gistproxy::rewrite

@@ -43,9 +43,10 @@ class stream_filter {
 };
 
 // Each API's filter (its dialect's make_stream_filter returns it).
-std::unique_ptr<stream_filter> make_chat_stream_filter(std::string tool_name);
-std::unique_ptr<stream_filter> make_responses_stream_filter(std::string tool_name);
-std::unique_ptr<stream_filter> make_messages_stream_filter(std::string tool_name);
+// The dialect reads the summed usage object, as for an unstreamed answer.
+std::unique_ptr<stream_filter> make_chat_stream_filter(const dialect& chat, std::string tool_name);
+std::unique_ptr<stream_filter> make_responses_stream_filter(const dialect& responses, std::string tool_name);
+std::unique_ptr<stream_filter> make_messages_stream_filter(const dialect& messages, std::string tool_name);
 
 std::string sse_event(std::string_view name, const std::string& data);
 

@@ -79,6 +79,12 @@ bool usage_fields::add(std::string_view prefix, std::string_view name, std::int6
   return true;
 }
 
+std::int64_t saturating_sum(std::int64_t a, std::int64_t b, std::int64_t c) {
+  std::int64_t ab = 0, abc = 0;
+  if (__builtin_add_overflow(a, b, &ab) || __builtin_add_overflow(ab, c, &abc)) return a < 0 ? INT64_MIN : INT64_MAX;
+  return abc;
+}
+
 std::optional<usage_fields> read_usage_fields(std::string_view object_text) {
   json::cursor c(object_text);
   if (c.peek() != json::kind::object) return std::nullopt;

@@ -49,6 +49,9 @@ class usage_fields {
   std::size_t name_bytes_ = 0;
 };
 
+// a + b + c, held at INT64_MAX: counts from the upstream are not trusted to stay small.
+std::int64_t saturating_sum(std::int64_t a, std::int64_t b, std::int64_t c = 0);
+
 // From the text of a usage object (nullopt unless it is one well-formed object).
 std::optional<usage_fields> read_usage_fields(std::string_view object_text);
 // From a parsed usage object (empty fields unless it is an object).

@@ -121,9 +121,17 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
   CHECK(res.body.find("read_blob") == std::string::npos);  // the client never sees it
   auto j = nlohmann::json::parse(res.body);
   CHECK(answer_text(api, j) == "found: 2501: config line 2500: NEEDLE secret_port=48213");
-  // Usage is summed over both hops (the mock reports 100 in / 10 out per hop).
+  // Usage is summed over both hops (the mock reports 100 in / 10 out per hop;
+  // of the 100, 64 read from the prompt cache, and for Anthropic, whose
+  // input_tokens count only the uncached rest, 16 written and 20 uncached).
   auto& u = j[api == "gemini" ? "usageMetadata" : "usage"];
-  CHECK(u.value(api == "chat" ? "prompt_tokens" : api == "gemini" ? "promptTokenCount" : "input_tokens", 0) == 200);
+  if (api == "messages") {
+    CHECK(u.value("input_tokens", 0) == 40);
+    CHECK(u.value("cache_read_input_tokens", 0) == 128);
+    CHECK(u.value("cache_creation_input_tokens", 0) == 32);
+  } else {
+    CHECK(u.value(api == "chat" ? "prompt_tokens" : api == "gemini" ? "promptTokenCount" : "input_tokens", 0) == 200);
+  }
   CHECK(u.value(api == "chat" ? "completion_tokens" : api == "gemini" ? "candidatesTokenCount" : "output_tokens", 0) == 20);
 
   auto seen = s.upstream.llm_bodies();

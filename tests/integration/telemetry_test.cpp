@@ -126,3 +126,39 @@ TEST_CASE("the access log has one JSON line per request without credentials") {
   CHECK(log.find("my secret prompt") == std::string::npos);
   CHECK(log.find("secret-in-query") == std::string::npos);
 }
+
+TEST_CASE("prompt-cache tokens reach the spans and gistproxy_prompt_cache_tokens_total for every API") {
+  // The mock reports, per hop, 100 input tokens of which 64 were read from the
+  // cache (Anthropic: 20 uncached + 16 written + 64 read).
+  mock_upstream upstream;
+  auto log = temp_path("spans.jsonl");
+  proxy_process proxy({"--upstream", upstream.url(), "--span-log", log.string()});
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions",
+                       R"({"model":"gpt-4o","messages":[{"role":"user","content":"Hi"}]})").status == 200);
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/messages",
+                       R"({"model":"claude-sonnet-4-5","max_tokens":10,"stream":true,"messages":[{"role":"user","content":"Hi"}]})",
+                       {{"x-api-key", "k"}}).status == 200);
+  auto spans = read_spans_until(log, [](const auto& all) { return count_named(all, "gistproxy.request") >= 2; });
+  auto requests = named(spans, "gistproxy.request");
+  REQUIRE(requests.size() == 2);
+  auto& chat = requests[0]["attributes"];
+  CHECK(chat["gen_ai.usage.input_tokens"] == 100);
+  CHECK(chat["gen_ai.usage.cache_read.input_tokens"] == 64);
+  CHECK_FALSE(chat.contains("gen_ai.usage.cache_creation.input_tokens"));  // OpenAI reports no writes
+  auto& messages = requests[1]["attributes"];
+  CHECK(messages["gen_ai.usage.input_tokens"] == 100);
+  CHECK(messages["gen_ai.usage.cache_read.input_tokens"] == 64);
+  CHECK(messages["gen_ai.usage.cache_creation.input_tokens"] == 16);
+  auto up = named(spans, "chat gpt-4o").at(0);
+  CHECK(up["attributes"]["gen_ai.usage.cache_read.input_tokens"] == 64);
+
+  std::vector<std::string> expected = {
+      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="read"} 64)",
+      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="uncached"} 36)",
+      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="write"} 0)",
+      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="read"} 64)",
+      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="write"} 16)",
+      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="uncached"} 20)"};
+  auto metrics = metrics_with(proxy.admin_port(), expected);
+  for (const auto& line : expected) CHECK(metrics.find(line) != std::string::npos);
+}

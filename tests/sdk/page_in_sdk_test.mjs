@@ -66,7 +66,11 @@ test("anthropic messages.create", async () => {
     tools: [{ name: "cat", input_schema: { type: "object", properties: {} } }],
   });
   assert.equal(r.content[0].text, expected);
-  assert.equal(r.usage.input_tokens, 200);
+  // Anthropic's input_tokens exclude the prompt cache: the mock reports, per
+  // hop, 20 uncached + 64 read + 16 written; every figure is summed over hops.
+  assert.equal(r.usage.input_tokens, 40);
+  assert.equal(r.usage.cache_read_input_tokens, 128);
+  assert.equal(r.usage.cache_creation_input_tokens, 32);
   assert.ok(!JSON.stringify(r).includes("read_blob"));
 });
 
@@ -90,6 +94,10 @@ test("anthropic messages.stream", async () => {
   assert.equal(message.content[0].text, expected);
   assert.equal(message.stop_reason, "end_turn");
   assert.equal(message.usage.output_tokens, 20);
+  // The final message_delta carries the figures summed over both hops.
+  assert.equal(message.usage.input_tokens, 40);
+  assert.equal(message.usage.cache_read_input_tokens, 128);
+  assert.equal(message.usage.cache_creation_input_tokens, 32);
   assert.ok(!JSON.stringify(message).includes("read_blob"));
 });
 

@@ -153,7 +153,19 @@ nlohmann::json gemini_parts(const model_turn& turn) {
   return parts;
 }
 
-const nlohmann::json gemini_usage = {{"promptTokenCount", 100}, {"candidatesTokenCount", 10}, {"totalTokenCount", 110}};
+// Every hop: 100 input tokens, 64 of them read from the provider's prompt
+// cache (Anthropic: 16 more written to it), 10 output tokens.
+const nlohmann::json gemini_usage = {
+    {"promptTokenCount", 100}, {"cachedContentTokenCount", 64}, {"candidatesTokenCount", 10}, {"totalTokenCount", 110}};
+const nlohmann::json chat_usage = {{"prompt_tokens", 100}, {"completion_tokens", 10}, {"total_tokens", 110},
+                                   {"prompt_tokens_details", {{"cached_tokens", 64}, {"audio_tokens", 0}}}};
+const nlohmann::json responses_usage = {{"input_tokens", 100}, {"input_tokens_details", {{"cached_tokens", 64}}},
+                                        {"output_tokens", 10}, {"output_tokens_details", {{"reasoning_tokens", 0}}},
+                                        {"total_tokens", 110}};
+nlohmann::json messages_usage(int output_tokens) {
+  return {{"input_tokens", 20}, {"cache_creation_input_tokens", 16}, {"cache_read_input_tokens", 64},
+          {"output_tokens", output_tokens}};
+}
 
 nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model) {
   if (api == llm_api::gemini) {
@@ -176,7 +188,7 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
     }
     return {{"id", "chatcmpl-mock"}, {"object", "chat.completion"}, {"created", 1700000000}, {"model", model},
             {"choices", {{{"index", 0}, {"message", message}, {"finish_reason", turn.calls.empty() ? "stop" : "tool_calls"}}}},
-            {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}, {"total_tokens", 110}}}};
+            {"usage", chat_usage}};
   }
   if (api == llm_api::responses) {
     nlohmann::json output = nlohmann::json::array();
@@ -187,14 +199,14 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
       output.push_back({{"type", "function_call"}, {"id", "fc_" + c.id}, {"call_id", c.id}, {"name", c.name},
                         {"arguments", c.arguments.dump()}, {"status", "completed"}});
     return {{"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", model}, {"output", output},
-            {"usage", {{"input_tokens", 100}, {"output_tokens", 10}, {"total_tokens", 110}}}};
+            {"usage", responses_usage}};
   }
   nlohmann::json content = nlohmann::json::array();
   if (turn.calls.empty()) content.push_back({{"type", "text"}, {"text", turn.text}});
   for (const auto& c : turn.calls) content.push_back({{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.arguments}});
   return {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model}, {"content", content},
           {"stop_reason", turn.calls.empty() ? "end_turn" : "tool_use"}, {"stop_sequence", nullptr},
-          {"usage", {{"input_tokens", 100}, {"output_tokens", 10}}}};
+          {"usage", messages_usage(10)}};
 }
 
 std::string render_messages_stream(const model_turn& turn, const std::string& model) {
@@ -203,7 +215,7 @@ std::string render_messages_stream(const model_turn& turn, const std::string& mo
   out += ev("message_start", {{"type", "message_start"},
                               {"message", {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model},
                                            {"content", nlohmann::json::array()}, {"stop_reason", nullptr}, {"stop_sequence", nullptr},
-                                           {"usage", {{"input_tokens", 100}, {"output_tokens", 1}}}}}});
+                                           {"usage", messages_usage(1)}}}});
   out += ev("ping", {{"type", "ping"}});
   int index = 0;
   if (turn.calls.empty() || !turn.text.empty()) {
@@ -260,7 +272,7 @@ std::string render_chat_stream(const model_turn& turn, const std::string& model,
   if (include_usage)
     out += "data: " + nlohmann::json{{"id", "chatcmpl-mock"}, {"object", "chat.completion.chunk"}, {"created", 1700000000},
                                      {"model", model}, {"choices", nlohmann::json::array()},
-                                     {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 10}, {"total_tokens", 110}}}}.dump() + "\n\n";
+                                     {"usage", chat_usage}}.dump() + "\n\n";
   out += "data: [DONE]\n\n";
   return out;
 }
