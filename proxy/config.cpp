@@ -1,5 +1,6 @@
 #include "proxy/config.hpp"
 
+#include "rewrite/control_group.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/offload/policy.hpp"
 #include "telemetry/access_log.hpp"
@@ -132,6 +133,13 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return set_uint(c.preview_tokens, v, 0, 1ull << 30); }},
       {"context-budget-tokens", "N", "budget mode: over N tokens, offload further outputs oldest first (default off)",
        [](config& c, const std::string& v) { return set_uint(c.context_budget_tokens, v, 0, 1ull << 40); }},
+      {"control-percent", "P", "forward a stable P% of conversations (by trace id) untouched: no offload, no read_blob; "
+                               "metrics and spans say group=control or treated (default 0)",
+       [](config& c, const std::string& v) {
+         auto bp = rewrite::parse_control_percent(v);
+         if (bp) c.control_basis_points = *bp;
+         return bp.has_value();
+       }},
       {"context-floor-tokens", "N", "budget mode: evict down to N tokens (default 60% of the budget)",
        [](config& c, const std::string& v) { return set_uint(c.context_floor_tokens, v, 0, 1ull << 40); }},
       {"inject-read-blob", "always|when-referenced", "add read_blob to every request that declares tools (default always)",

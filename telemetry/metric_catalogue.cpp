@@ -3,25 +3,25 @@
 namespace gistproxy::telemetry {
 
 metric_catalogue::metric_catalogue(registry& r)
-    : requests(r.add_counter("gistproxy_requests_total", "Requests proxied, by API dialect and HTTP status.",
-                             {"api", "status"})),
+    : requests(r.add_counter("gistproxy_requests_total", "Requests proxied, by API dialect, HTTP status and group (control, treated).",
+                             {"api", "status", "group"})),
       request_duration(r.add_histogram("gistproxy_request_duration_seconds",
-                                       "Whole request time as the client sees it, by API.", {"api"},
+                                       "Whole request time as the client sees it, by API and group.", {"api", "group"},
                                        latency_buckets())),
       upstream_duration(r.add_histogram("gistproxy_upstream_duration_seconds",
-                                        "Time spent waiting on the upstream (connect, send, receive), by API.",
-                                        {"api"}, latency_buckets())),
+                                        "Time spent waiting on the upstream (connect, send, receive), by API and group.",
+                                        {"api", "group"}, latency_buckets())),
       proxy_overhead(r.add_histogram("gistproxy_proxy_overhead_seconds",
                                      "Time the proxy itself added: request time not spent waiting on the upstream.",
-                                     {"api"}, latency_buckets())),
+                                     {"api", "group"}, latency_buckets())),
       request_bytes(r.add_counter("gistproxy_request_bytes_total", "Request body bytes received from clients.",
-                                  {"api"})),
+                                  {"api", "group"})),
       response_bytes(r.add_counter("gistproxy_response_bytes_total", "Response body bytes sent to clients.",
-                                   {"api"})),
+                                   {"api", "group"})),
       active_connections(r.add_gauge("gistproxy_active_connections", "Open client connections.")),
       active_requests(r.add_gauge("gistproxy_active_requests", "Requests in flight.")),
-      errors(r.add_counter("gistproxy_errors_total", "Failed requests by error source and type.",
-                           {"source", "type"})),
+      errors(r.add_counter("gistproxy_errors_total", "Failed requests by error source, type and group.",
+                           {"source", "type", "group"})),
       upstream_connections(r.add_counter("gistproxy_upstream_connections_total",
                                          "Upstream connections used, by result (new, reused, retried).",
                                          {"result"})),
@@ -53,13 +53,13 @@ metric_catalogue::metric_catalogue(registry& r)
       paged_in_tokens(r.add_counter("gistproxy_paged_in_tokens_total",
                                     "Estimated tokens paged back into the conversation.", {"api"})),
       input_tokens(r.add_counter("gistproxy_input_tokens_total",
-                                 "Input tokens the upstream reported, summed over a request's hops.", {"api"})),
+                                 "Input tokens the upstream reported, summed over a request's hops.", {"api", "group"})),
       output_tokens(r.add_counter("gistproxy_output_tokens_total",
-                                  "Output tokens the upstream reported, summed over a request's hops.", {"api"})),
+                                  "Output tokens the upstream reported, summed over a request's hops.", {"api", "group"})),
       prompt_cache_tokens(r.add_counter(
           "gistproxy_prompt_cache_tokens_total",
           "Input tokens by provider prompt-cache outcome (read, write, uncached), summed over a request's hops.",
-          {"api", "kind"})),
+          {"api", "kind", "group"})),
       records(r.add_counter("gistproxy_records_total",
                             "Exchanges the --record file received, by result (written, dropped).", {"result"})),
       spans_exported(r.add_counter("gistproxy_spans_exported_total", "Spans written by each exporter.",
@@ -74,9 +74,13 @@ metric_catalogue::metric_catalogue(registry& r)
 void metric_catalogue::initialise_api_series(const std::vector<std::string_view>& apis) {
   for (std::string_view api : apis) {
     for (auto* f : {&offload_tokens_before, &offload_tokens_after, &offloaded_bytes, &dedupe_hits, &paging_churn,
-                    &integrity_failures, &paged_in_tokens, &input_tokens, &output_tokens})
+                    &integrity_failures, &paged_in_tokens})
       f->labels({api});
-    for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind});
+    for (std::string_view group : {"treated", "control"}) {
+      input_tokens.labels({api, group});
+      output_tokens.labels({api, group});
+      for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind, group});
+    }
   }
 }
 

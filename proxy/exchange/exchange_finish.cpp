@@ -19,14 +19,15 @@ void count(services& svc, const request_context& ctx, const std::string& status,
   const auto api = ctx.in.api;
   const auto& reply = ctx.out.reply();
   const auto& usage = ctx.upstream.usage;
-  m.requests.labels({api, status}).inc();
-  m.request_duration.labels({api}).observe(seconds(total));
-  m.upstream_duration.labels({api}).observe(seconds(ctx.upstream.wait));
-  m.proxy_overhead.labels({api}).observe(seconds(std::max(total - ctx.upstream.wait, std::chrono::nanoseconds(0))));
-  m.request_bytes.labels({api}).inc(ctx.in.bytes_in);
-  m.response_bytes.labels({api}).inc(reply.bytes_out);
-  if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type()}).inc();
-  exchange_stats::count_usage(m, api, usage);
+  const auto group = rewrite::group_label(ctx.in.group);
+  m.requests.labels({api, status, group}).inc();
+  m.request_duration.labels({api, group}).observe(seconds(total));
+  m.upstream_duration.labels({api, group}).observe(seconds(ctx.upstream.wait));
+  m.proxy_overhead.labels({api, group}).observe(seconds(std::max(total - ctx.upstream.wait, std::chrono::nanoseconds(0))));
+  m.request_bytes.labels({api, group}).inc(ctx.in.bytes_in);
+  m.response_bytes.labels({api, group}).inc(reply.bytes_out);
+  if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type(), group}).inc();
+  exchange_stats::count_usage(m, api, group, usage);
 }
 
 void end_span(services& svc, request_context& ctx, int status) {

@@ -35,13 +35,14 @@ void exchange_stats::offload(const rewrite::offload_record& o) {
   if (o.deduplicated) metrics_.dedupe_hits.labels({api_}).inc();
 }
 
-void exchange_stats::count_usage(telemetry::metric_catalogue& m, std::string_view api, const rewrite::token_usage& usage) {
-  if (usage.input_tokens > 0) m.input_tokens.labels({api}).inc(std::uint64_t(usage.input_tokens));
-  if (usage.output_tokens > 0) m.output_tokens.labels({api}).inc(std::uint64_t(usage.output_tokens));
+void exchange_stats::count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,
+                                 const rewrite::token_usage& usage) {
+  if (usage.input_tokens > 0) m.input_tokens.labels({api, group}).inc(std::uint64_t(usage.input_tokens));
+  if (usage.output_tokens > 0) m.output_tokens.labels({api, group}).inc(std::uint64_t(usage.output_tokens));
   // Only when the API reported its cache split: an unknown split is not "uncached".
   if (usage.input_tokens < 0 || usage.cache_read_tokens < 0) return;
   auto add = [&](std::string_view kind, std::int64_t n) {
-    if (n > 0) m.prompt_cache_tokens.labels({api, kind}).inc(std::uint64_t(n));
+    if (n > 0) m.prompt_cache_tokens.labels({api, kind, group}).inc(std::uint64_t(n));
   };
   add("read", usage.cache_read_tokens);
   add("write", usage.cache_write_tokens);

@@ -59,7 +59,8 @@ class exchange_stats {
 
   static std::string_view result_label(const rewrite::page_result& r);
   // A request's token usage, summed over its hops: tokens and prompt-cache counters.
-  static void count_usage(telemetry::metric_catalogue& m, std::string_view api, const rewrite::token_usage& usage);
+  static void count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,
+                          const rewrite::token_usage& usage);
   // Usage as OpenTelemetry GenAI span attributes (cache reads and writes
   // under the conventions' names; both are included in input_tokens).
   static void set_usage_attributes(telemetry::span& s, const rewrite::token_usage& usage);

@@ -26,6 +26,10 @@ bool decode_body(services& svc, request_context& ctx) {
                                                                      : degraded::corrupt_encoding);
     return false;
   }
+  if (svc.cfg.control_basis_points > 0) {  // a control conversation forwards what was sent
+    ctx.in.sent_encoding = std::string(it->value());
+    ctx.in.sent_body = std::move(req.body());
+  }
   req.body() = std::move(decoded);
   req.erase(http::field::content_encoding);
   return true;
@@ -68,11 +72,14 @@ void receive(services& svc, request_context& ctx) {
 
   telemetry::span_id parent;
   const auto trace = trace_of(svc, ctx, parent);
+  // Conversations only: a request we cannot read has no stable identity.
+  if (in.facts) in.group = rewrite::group_of(trace.bytes, svc.cfg.control_basis_points);
   auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
   auto target = std::string_view(req.target());
   s.set_text("http.request.method", req.method_string());
   s.set_text("url.path", target.substr(0, target.find('?')));
   s.set_text("gistproxy.api", in.api);
+  s.set_text("gistproxy.group", rewrite::group_label(in.group));
   s.set("http.request.body.size", std::int64_t(in.bytes_in));
   if (in.dialect) {
     s.set_text("gen_ai.operation.name", in.dialect->operation_name());

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "proxy/exchange/client_writer.hpp"
+#include "rewrite/control_group.hpp"
 #include "rewrite/dialect.hpp"
 #include "telemetry/span.hpp"
 #include "telemetry/trace_context.hpp"
@@ -23,6 +24,12 @@ struct received {
   std::optional<telemetry::trace_parent> client_parent;
   std::uint64_t bytes_in = 0;
   bool body_encoded = false;  // a Content-Encoding we could not decode: forwarded as is
+  // A body we decoded to inspect, as the client sent it, with its
+  // Content-Encoding: the control group forwards these bytes.
+  std::optional<std::string> sent_body;
+  std::string sent_encoding;
+  rewrite::experiment_group group = rewrite::experiment_group::treated;
+  bool control() const { return group == rewrite::experiment_group::control; }
 };
 
 // rewrite: the body to forward and whether read_blob is on offer.

@@ -97,9 +97,22 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);
 }
 
+// The control group's request goes upstream as the client sent it: the body
+// it decoded for inspection is put back, with its Content-Encoding.
+void restore_as_sent(received& in) {
+  if (!in.sent_body) return;
+  in.request.body() = std::move(*in.sent_body);
+  in.request.set(http::field::content_encoding, in.sent_encoding);
+  in.sent_body.reset();
+}
+
 }  // namespace
 
 awaitable<void> rewrite(services& svc, request_context& ctx) {
+  if (ctx.in.control()) {
+    restore_as_sent(ctx.in);
+    co_return;
+  }
   auto* engine = svc.offload;
   if (!engine || !ctx.in.dialect || ctx.in.body_encoded) co_return;
   exchange_stats stats(svc.metrics, ctx.in.api);

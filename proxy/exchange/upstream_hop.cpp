@@ -87,6 +87,7 @@ upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& 
   span_.set("server.address", pool.target().host);
   span_.set("server.port", std::int64_t(std::stoi(pool.target().port)));
   span_.set("gistproxy.hop", std::int64_t(hop + 1));
+  span_.set_text("gistproxy.group", rewrite::group_label(ctx.in.group));
 }
 
 upstream_hop::~upstream_hop() {

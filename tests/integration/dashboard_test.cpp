@@ -207,6 +207,15 @@ TEST_CASE("every dashboard and alert query returns series from a real Prometheus
   };
   for (auto& [where, e] : exprs) check_expr("panel " + where, e);
   for (auto& [name, e] : alerts) check_expr("alert " + name, e);
+  // The side-by-side panels have both groups to compare (the workload runs a
+  // control conversation), and the prompt-cache row has its split.
+  for (const char* series : {R"(gistproxy_requests_total{group="control"})", R"(gistproxy_input_tokens_total{group="control"})",
+                             R"(gistproxy_requests_total{group="treated"})", R"(gistproxy_prompt_cache_tokens_total{kind="read"})"}) {
+    auto r = prom.poll("/api/v1/query?query=" + url_encode(std::string("sum(") + series + ") > 0"),
+                       [](auto& x) { return has_series(x) || x.value("status", "") == "error"; });
+    INFO(series << " → " << r.dump());
+    CHECK(has_series(r));
+  }
   auto instances = prom.api("/api/v1/label/instance/values?match[]=gistproxy_build_info");
   CHECK(instances["data"].dump().find("127.0.0.1:" + std::to_string(w.proxy.admin_port())) != std::string::npos);
 

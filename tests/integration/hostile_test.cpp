@@ -75,8 +75,8 @@ TEST_CASE("a client that stalls mid-body is cut off at --client-timeout, counted
   auto answer = stalled.read_all();
   CHECK(answer.find("HTTP/1.1 200") == std::string::npos);
   CHECK(healthy(proxy));
-  auto metrics = metrics_with(proxy.admin_port(), {"type=\"request_timeout\"} 1"});
-  CHECK(metrics.find("gistproxy_errors_total{source=\"downstream\",type=\"request_timeout\"} 1") != std::string::npos);
+  auto metrics = metrics_with(proxy.admin_port(), {"type=\"request_timeout\",group=\"treated\"} 1"});
+  CHECK(metrics.find("gistproxy_errors_total{source=\"downstream\",type=\"request_timeout\",group=\"treated\"} 1") != std::string::npos);
   auto next = http_request(proxy.port(), "POST", "/v1/chat/completions", chat_request());
   CHECK(next.status == 200);
   CHECK(upstream.requests_served() == 1);

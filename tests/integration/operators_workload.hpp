@@ -59,7 +59,8 @@ struct operators_workload {
   std::string churned_handle;    // the blob paged back in its own turn and the next
 
   operators_workload()
-      : proxy({"--upstream", upstream.url(), "--span-log", spans.string(), "--otlp-endpoint", upstream.url()}) {
+      : proxy({"--upstream", upstream.url(), "--span-log", spans.string(), "--otlp-endpoint", upstream.url(),
+               "--control-percent", "0.01"}) {
     upstream.fail_next_otlp_posts(1'000'000);  // every OTLP batch refused: the exporter drops spans
   }
 
@@ -104,7 +105,19 @@ struct operators_workload {
     if (!corrupted) return "blob to corrupt not found in the store";
     if (chat(chat_with_output("find the needle, please, round " + round, secret, "read_config")).status != 200) return "integrity case failed";
 
-    // 4. Errors: an upstream 5xx on a later hop, an upstream that drops the
+    // 4. A control-group conversation (0.01% of conversations: this trace
+    //    id's last 8 bytes are 0, the planted ones above are all treated),
+    //    forwarded untouched, so the dashboard's control panels have data.
+    const std::map<std::string, std::string> control_headers = {
+        {"Authorization", "Bearer sk-ops"}, {"traceparent", "00-4bf92f3577b34da60000000000000000-00f067aa0ba902b7-01"}};
+    for (int turn = 0; turn < 2; ++turn)
+      if (http_request(proxy.port(), "POST", "/v1/chat/completions",
+                       chat_with_output("control conversation, round " + round, config_dump("zeta" + round), "list_files").dump(),
+                       control_headers)
+              .status != 200)
+        return "control conversation failed";
+
+    // 5. Errors: an upstream 5xx on a later hop, an upstream that drops the
     //    connection, and an unparsable body (forwarded as sent, counted).
     if (chat(chat_with_output("fail second hop, round " + round, config_dump("epsilon" + round), "read_config")).status != 500)
       return "fail second hop did not answer 500";

@@ -89,17 +89,17 @@ TEST_CASE("/metrics is valid Prometheus text and counts requests, and health end
   for (int i = 0; i < 3; ++i) http_request(proxy.port(), "POST", "/v1/chat/completions", R"({"model":"m","messages":[]})");
   http_request(proxy.port(), "POST", "/v1/messages", R"({"model":"m","messages":[]})");
   http_request(proxy.port(), "GET", "/nowhere");  // mock: 404
-  metrics_with(proxy.admin_port(), {"gistproxy_requests_total{api=\"other\",status=\"404\"} 1",
-                                    "gistproxy_requests_total{api=\"messages\",status=\"200\"} 1",
-                                    "gistproxy_proxy_overhead_seconds_count{api=\"chat\"} 3"});
+  metrics_with(proxy.admin_port(), {"gistproxy_requests_total{api=\"other\",status=\"404\",group=\"treated\"} 1",
+                                    "gistproxy_requests_total{api=\"messages\",status=\"200\",group=\"treated\"} 1",
+                                    "gistproxy_proxy_overhead_seconds_count{api=\"chat\",group=\"treated\"} 3"});
   auto metrics = http_request(proxy.admin_port(), "GET", "/metrics");
   REQUIRE(metrics.status == 200);
   CHECK(metrics.headers["content-type"].rfind("text/plain; version=0.0.4", 0) == 0);
   CHECK(prometheus_text_problem(metrics.body) == "");
-  CHECK(metrics.body.find("gistproxy_requests_total{api=\"chat\",status=\"200\"} 3") != std::string::npos);
-  CHECK(metrics.body.find("gistproxy_requests_total{api=\"messages\",status=\"200\"} 1") != std::string::npos);
-  CHECK(metrics.body.find("gistproxy_requests_total{api=\"other\",status=\"404\"} 1") != std::string::npos);
-  CHECK(metrics.body.find("gistproxy_proxy_overhead_seconds_count{api=\"chat\"} 3") != std::string::npos);
+  CHECK(metrics.body.find("gistproxy_requests_total{api=\"chat\",status=\"200\",group=\"treated\"} 3") != std::string::npos);
+  CHECK(metrics.body.find("gistproxy_requests_total{api=\"messages\",status=\"200\",group=\"treated\"} 1") != std::string::npos);
+  CHECK(metrics.body.find("gistproxy_requests_total{api=\"other\",status=\"404\",group=\"treated\"} 1") != std::string::npos);
+  CHECK(metrics.body.find("gistproxy_proxy_overhead_seconds_count{api=\"chat\",group=\"treated\"} 3") != std::string::npos);
   CHECK(http_request(proxy.admin_port(), "GET", "/healthz").status == 200);
   CHECK(http_request(proxy.admin_port(), "GET", "/readyz").status == 200);
   CHECK(http_request(proxy.admin_port(), "GET", "/nope").status == 404);
@@ -153,12 +153,12 @@ TEST_CASE("prompt-cache tokens reach the spans and gistproxy_prompt_cache_tokens
   CHECK(up["attributes"]["gen_ai.usage.cache_read.input_tokens"] == 64);
 
   std::vector<std::string> expected = {
-      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="read"} 64)",
-      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="uncached"} 36)",
-      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="write"} 0)",
-      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="read"} 64)",
-      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="write"} 16)",
-      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="uncached"} 20)"};
+      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="read",group="treated"} 64)",
+      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="uncached",group="treated"} 36)",
+      R"(gistproxy_prompt_cache_tokens_total{api="chat",kind="write",group="treated"} 0)",
+      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="read",group="treated"} 64)",
+      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="write",group="treated"} 16)",
+      R"(gistproxy_prompt_cache_tokens_total{api="messages",kind="uncached",group="treated"} 20)"};
   auto metrics = metrics_with(proxy.admin_port(), expected);
   for (const auto& line : expected) CHECK(metrics.find(line) != std::string::npos);
 }

@@ -58,6 +58,11 @@ std::vector<std::string> raw_upstream::bodies() const {
   return bodies_;
 }
 
+std::vector<std::string> raw_upstream::heads() const {
+  std::lock_guard lock(mutex_);
+  return heads_;
+}
+
 std::string raw_upstream::response(const std::string& body, const std::string& content_type, int status) {
   return "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: " + content_type +
          "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -94,6 +99,7 @@ void raw_upstream::serve_connection(int fd) {
     {
       std::lock_guard lock(mutex_);
       bodies_.push_back(in.substr(head_end + 4, total - head_end - 4));
+      heads_.push_back(in.substr(0, head_end + 2));
     }
     in.erase(0, total);
     const auto& answer = script_[std::min(requests_.fetch_add(1), script_.size() - 1)];

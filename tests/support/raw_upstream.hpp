@@ -27,6 +27,7 @@ class raw_upstream {
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   std::size_t requests() const { return requests_.load(); }
   std::vector<std::string> bodies() const;
+  std::vector<std::string> heads() const;  // request line and header fields, as received
 
   // A whole HTTP/1.1 response around a body.
   static std::string response(const std::string& body, const std::string& content_type = "application/json",
@@ -43,6 +44,7 @@ class raw_upstream {
   std::atomic<std::size_t> requests_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> bodies_;
+  std::vector<std::string> heads_;
   std::thread thread_;
 };
 
