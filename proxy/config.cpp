@@ -133,6 +133,9 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return set_uint(c.preview_tokens, v, 0, 1ull << 30); }},
       {"context-budget-tokens", "N", "budget mode: over N tokens, offload further outputs oldest first (default off)",
        [](config& c, const std::string& v) { return set_uint(c.context_budget_tokens, v, 0, 1ull << 40); }},
+      {"prices", "FILE", "price table for gistproxy_cost_usd_total and saved USD: JSON as docs/prices.json "
+                         "(default: that file, built in)",
+       [](config& c, const std::string& v) { return c.prices = v, !v.empty(); }},
       {"control-percent", "P", "forward a stable P% of conversations (by trace id) untouched: no offload, no read_blob; "
                                "metrics and spans say group=control or treated (default 0)",
        [](config& c, const std::string& v) {

@@ -60,6 +60,22 @@ metric_catalogue::metric_catalogue(registry& r)
           "gistproxy_prompt_cache_tokens_total",
           "Input tokens by provider prompt-cache outcome (read, write, uncached), summed over a request's hops.",
           {"api", "kind", "group"})),
+      cost_usd(r.add_amount_counter("gistproxy_cost_usd_total",
+                                    "What requests cost in USD by API, kind of token (input, cache_read, cache_write, "
+                                    "output) and group, from the upstream's usage and the price table.",
+                                    {"api", "kind", "group"})),
+      saved_usd(r.add_amount_counter("gistproxy_saved_usd_total",
+                                     "USD offloading saved before its overhead: tokens removed from requests, at the "
+                                     "model's uncached input price. Net savings: minus gistproxy_offload_overhead_usd_total.",
+                                     {"api"})),
+      offload_overhead_usd(r.add_amount_counter(
+          "gistproxy_offload_overhead_usd_total",
+          "USD offloading added, at the model's uncached input price, by kind: the read_blob definition "
+          "(read_blob_definition) and the tokens read_blob answers put back (paged_in).",
+          {"api", "kind"})),
+      unpriced_requests(r.add_counter("gistproxy_unpriced_requests_total",
+                                      "Requests with usage whose model has no price in the table (not counted as $0).",
+                                      {"api", "group"})),
       records(r.add_counter("gistproxy_records_total",
                             "Exchanges the --record file received, by result (written, dropped).", {"result"})),
       spans_exported(r.add_counter("gistproxy_spans_exported_total", "Spans written by each exporter.",
@@ -80,7 +96,11 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       input_tokens.labels({api, group});
       output_tokens.labels({api, group});
       for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind, group});
+      for (std::string_view kind : {"input", "cache_read", "cache_write", "output"}) cost_usd.labels({api, kind, group});
+      unpriced_requests.labels({api, group});
     }
+    saved_usd.labels({api});
+    for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
   }
 }
 

@@ -46,6 +46,17 @@ struct metric_catalogue {
   // The input tokens by prompt-cache outcome: read, write, uncached (they sum
   // to input_tokens where the API reports its cache).
   family<counter>& prompt_cache_tokens;
+  // Dollars, from the upstream's usage and the price table: what requests
+  // cost by kind of token (input, cache_read, cache_write, output); what
+  // offloading saved (tokens removed, at the model's input price) and what it
+  // cost (the read_blob definition and paged-in tokens, by kind): net savings
+  // are saved - overhead (two counters, since a request can cost more than it
+  // saves and a counter cannot go down); requests whose model has no price
+  // (never counted as $0).
+  family<amount_counter>& cost_usd;
+  family<amount_counter>& saved_usd;
+  family<amount_counter>& offload_overhead_usd;
+  family<counter>& unpriced_requests;
 
   // serve --record: exchanges written or dropped (queue full, write error).
   family<counter>& records;

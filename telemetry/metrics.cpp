@@ -182,10 +182,20 @@ void family<M>::render(std::string& out) const {
 
 template class family<counter>;
 template class family<gauge>;
+template class family<amount_counter>;
 template class family<histogram>;
 
 family<counter>& registry::add_counter(std::string name, std::string help, std::vector<std::string> labels) {
   auto f = std::make_unique<family<counter>>(std::move(name), std::move(help), metric_type::counter, std::move(labels));
+  auto& ref = *f;
+  families_.push_back(std::move(f));
+  return ref;
+}
+
+family<amount_counter>& registry::add_amount_counter(std::string name, std::string help,
+                                                     std::vector<std::string> labels) {
+  auto f = std::make_unique<family<amount_counter>>(std::move(name), std::move(help), metric_type::counter,
+                                                    std::move(labels));
   auto& ref = *f;
   families_.push_back(std::move(f));
   return ref;

@@ -25,6 +25,18 @@ class counter {
   std::atomic<std::uint64_t> value_{0};
 };
 
+// A counter of an amount that is not a count (US dollars): it only grows.
+class amount_counter {
+ public:
+  void add(double v) {
+    if (v > 0) value_.fetch_add(v, std::memory_order_relaxed);
+  }
+  double value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<double> value_{0};
+};
+
 class gauge {
  public:
   void set(double v) { value_.store(v, std::memory_order_relaxed); }
@@ -102,6 +114,7 @@ class registry {
  public:
   family<counter>& add_counter(std::string name, std::string help, std::vector<std::string> labels = {});
   family<gauge>& add_gauge(std::string name, std::string help, std::vector<std::string> labels = {});
+  family<amount_counter>& add_amount_counter(std::string name, std::string help, std::vector<std::string> labels = {});
   family<histogram>& add_histogram(std::string name, std::string help, std::vector<std::string> labels,
                                    std::vector<double> bounds);
   // A gauge computed at scrape time (e.g. store size).

@@ -1,5 +1,6 @@
 #include "proxy/commands/serve_command.hpp"
 
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -88,6 +89,19 @@ void log_listening(telemetry::logger& log, const server& srv, const services& sv
               svc.upstreams.front().url.host_header() + "\",\"threads\":" + std::to_string(threads));
 }
 
+// --prices FILE, or the built-in table. A table that does not load stops the
+// start: costs computed from a half-read table would be wrong, not missing.
+rewrite::price_table load_prices(const config& cfg) {
+  if (cfg.prices.empty()) return rewrite::price_table::defaults();
+  std::ifstream in(cfg.prices, std::ios::binary);
+  if (!in) throw std::runtime_error("--prices: cannot read " + cfg.prices);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string error;
+  auto table = rewrite::price_table::parse(text, error);
+  if (!table) throw std::runtime_error("--prices " + cfg.prices + ": " + error);
+  return std::move(*table);
+}
+
 int run(const config& cfg, telemetry::logger& log) {
   bool any_tls = false;
   auto upstreams = upstream_targets(cfg, any_tls);
@@ -103,6 +117,8 @@ int run(const config& cfg, telemetry::logger& log) {
   std::unique_ptr<asio::ssl::context> tls;
   if (any_tls) tls = make_upstream_tls_context(cfg.upstream_ca);
   services svc{cfg, registry, metrics, tracer, log, std::move(upstreams), tls.get()};
+  const auto prices = load_prices(cfg);
+  svc.prices = &prices;
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
   offload_services offload(cfg, svc, store_pool, clock);

@@ -67,6 +67,7 @@ void blob_pager::record(const rewrite::page_result& r, std::uint64_t start_ns) {
     }
   }
   exchange_stats(svc_.metrics, ctx_.in.api).page_in(r, churn);
+  if (r.ok) ctx_.upstream.paged_in_tokens += exchange_stats::paged_in_tokens(r);
   if (!r.ok) s.fail(std::string(result));
   svc_.tracer.end(s);
 }

@@ -14,7 +14,7 @@ std::string path_of(const client_request& r) {
   return std::string(target.substr(0, target.find('?')));
 }
 
-void count(services& svc, const request_context& ctx, const std::string& status, std::chrono::nanoseconds total) {
+void count(services& svc, request_context& ctx, const std::string& status, std::chrono::nanoseconds total) {
   auto& m = svc.metrics;
   const auto api = ctx.in.api;
   const auto& reply = ctx.out.reply();
@@ -28,6 +28,11 @@ void count(services& svc, const request_context& ctx, const std::string& status,
   m.response_bytes.labels({api, group}).inc(reply.bytes_out);
   if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type(), group}).inc();
   exchange_stats::count_usage(m, api, group, usage);
+  const rewrite::model_price* price = nullptr;
+  std::optional<rewrite::model_price> found;
+  if (svc.prices && ctx.in.facts && (found = svc.prices->find(ctx.in.facts->model))) price = &*found;
+  exchange_stats::count_cost(m, ctx.span, api, group, price, usage,
+                             {ctx.rw.tokens_saved, ctx.rw.tool_tokens, ctx.upstream.paged_in_tokens});
 }
 
 void end_span(services& svc, request_context& ctx, int status) {

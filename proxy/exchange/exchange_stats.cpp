@@ -23,7 +23,7 @@ std::string_view exchange_stats::result_label(const rewrite::page_result& r) {
 void exchange_stats::page_in(const rewrite::page_result& r, bool churn) {
   metrics_.page_ins.labels({api_, rewrite::page_mode_name(r.mode), result_label(r)}).inc();
   if (!r.integrity_ok) metrics_.integrity_failures.labels({api_}).inc();
-  if (r.ok) metrics_.paged_in_tokens.labels({api_}).inc((r.bytes_returned + 3) / 4);
+  if (r.ok) metrics_.paged_in_tokens.labels({api_}).inc(paged_in_tokens(r));
   if (churn) metrics_.paging_churn.labels({api_}).inc();
 }
 
@@ -54,6 +54,33 @@ void exchange_stats::set_usage_attributes(telemetry::span& s, const rewrite::tok
   if (usage.output_tokens >= 0) s.set("gen_ai.usage.output_tokens", usage.output_tokens);
   if (usage.cache_read_tokens >= 0) s.set("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens);
   if (usage.cache_write_tokens >= 0) s.set("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens);
+}
+
+bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api,
+                                std::string_view group, const rewrite::model_price* price,
+                                const rewrite::token_usage& usage, const offload_tally& offload) {
+  if (!usage.known()) return true;  // nothing billed that we could see
+  if (!price) {
+    m.unpriced_requests.labels({api, group}).inc();
+    s.set("gistproxy.priced", false);
+    return false;
+  }
+  const auto cost = rewrite::cost_of(usage, *price);
+  m.cost_usd.labels({api, "input", group}).add(cost.input);
+  m.cost_usd.labels({api, "cache_read", group}).add(cost.cache_read);
+  m.cost_usd.labels({api, "cache_write", group}).add(cost.cache_write);
+  m.cost_usd.labels({api, "output", group}).add(cost.output);
+  s.set("gistproxy.cost_usd", cost.total());
+  if (offload.tokens_saved || offload.tool_tokens || offload.paged_in_tokens) {
+    const double saved = rewrite::input_cost(offload.tokens_saved, *price);
+    const double definition = rewrite::input_cost(offload.tool_tokens, *price);
+    const double paged_in = rewrite::input_cost(offload.paged_in_tokens, *price);
+    m.saved_usd.labels({api}).add(saved);
+    m.offload_overhead_usd.labels({api, "read_blob_definition"}).add(definition);
+    m.offload_overhead_usd.labels({api, "paged_in"}).add(paged_in);
+    s.set("gistproxy.saved_usd", saved - definition - paged_in);  // net; negative when offloading cost more
+  }
+  return true;
 }
 
 }  // namespace gistproxy::proxy

@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/page_in/page_in.hpp"
 #include "telemetry/metric_catalogue.hpp"
@@ -58,9 +59,18 @@ class exchange_stats {
   telemetry::metric_catalogue& metrics() { return metrics_; }
 
   static std::string_view result_label(const rewrite::page_result& r);
+  // Estimated tokens a read_blob answer puts back into the conversation.
+  static std::uint64_t paged_in_tokens(const rewrite::page_result& r) { return (r.bytes_returned + 3) / 4; }
   // A request's token usage, summed over its hops: tokens and prompt-cache counters.
   static void count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,
                           const rewrite::token_usage& usage);
+  // What a request cost and what offloading saved and added, in USD; false
+  // when the model has no price (counted as unpriced, never as $0).
+  struct offload_tally {
+    std::uint64_t tokens_saved = 0, tool_tokens = 0, paged_in_tokens = 0;
+  };
+  static bool count_cost(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api, std::string_view group,
+                         const rewrite::model_price* price, const rewrite::token_usage& usage, const offload_tally& offload);
   // Usage as OpenTelemetry GenAI span attributes (cache reads and writes
   // under the conventions' names; both are included in input_tokens).
   static void set_usage_attributes(telemetry::span& s, const rewrite::token_usage& usage);

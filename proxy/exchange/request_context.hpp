@@ -38,6 +38,8 @@ struct rewritten {
   std::optional<std::string> body;  // when it differs from the client's
   std::string intercept_tool;       // read_blob's name when the request offers it (else empty)
   std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
+  std::uint64_t tokens_saved = 0;   // estimated tokens the offloads removed
+  std::uint64_t tool_tokens = 0;    // estimated tokens of the read_blob definition added
 };
 
 // forward and page in: what the upstream hops cost and reported.
@@ -45,6 +47,7 @@ struct upstream_tally {
   int hops = 0;                              // extra hops for read_blob calls
   std::chrono::nanoseconds wait{0};          // time spent waiting on the upstream
   rewrite::token_usage usage;                // as the client was told (summed over hops)
+  std::uint64_t paged_in_tokens = 0;         // estimated tokens read_blob answers put back
 };
 
 // What a connection's last request derived that its next one will likely

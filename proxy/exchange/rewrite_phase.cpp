@@ -92,6 +92,8 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
     emit_compaction_span(svc.tracer, ctx.span, o);
   }
+  ctx.rw.tokens_saved = saved;
+  ctx.rw.tool_tokens = report.tool_tokens;
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);
   ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);

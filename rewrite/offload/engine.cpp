@@ -175,6 +175,7 @@ class offload_engine::pass {
       edits_.push_back({{scan_.object_end, scan_.object_end}, ",\"tools\":[" + def + "]"});
     }
     report_.tool_injected = true;
+    report_.tool_tokens = e_.estimator_.estimate(def, content_kind::text);
   }
 
   // 5. Splice: copy the untouched bytes around each edit.

@@ -50,6 +50,7 @@ struct rewrite_report {
   std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
   bool tool_injected = false;
+  std::uint64_t tool_tokens = 0;      // estimated tokens of the read_blob definition added
   std::string tool_name;              // read_blob's name in this request
 };
 

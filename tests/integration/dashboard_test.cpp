@@ -210,7 +210,9 @@ TEST_CASE("every dashboard and alert query returns series from a real Prometheus
   // The side-by-side panels have both groups to compare (the workload runs a
   // control conversation), and the prompt-cache row has its split.
   for (const char* series : {R"(gistproxy_requests_total{group="control"})", R"(gistproxy_input_tokens_total{group="control"})",
-                             R"(gistproxy_requests_total{group="treated"})", R"(gistproxy_prompt_cache_tokens_total{kind="read"})"}) {
+                             R"(gistproxy_requests_total{group="treated"})", R"(gistproxy_prompt_cache_tokens_total{kind="read"})",
+                             R"(gistproxy_cost_usd_total{group="control"})", R"(gistproxy_cost_usd_total{group="treated"})",
+                             R"(gistproxy_saved_usd_total)"}) {
     auto r = prom.poll("/api/v1/query?query=" + url_encode(std::string("sum(") + series + ") > 0"),
                        [](auto& x) { return has_series(x) || x.value("status", "") == "error"; });
     INFO(series << " → " << r.dump());

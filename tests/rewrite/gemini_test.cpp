@@ -56,7 +56,7 @@ TEST_CASE("gemini: generateContent and streamGenerateContent under any version p
   CHECK(gemini().upstream().name == "gemini");
 }
 
-TEST_CASE("gemini: a function response holding one string is the tool output; other shapes stay inline") {
+TEST_CASE("gemini: a function response holding one string is the tool output, other shapes stay inline") {
   request_scan scan;
   REQUIRE(gemini().scan(request_with_output(R"({"result":"the bytes"})"), scan));
   REQUIRE(scan.outputs.size() == 1);
@@ -124,7 +124,7 @@ TEST_CASE("gemini: read_blob calls are found in the parts, and the next hop pass
   CHECK(l["contents"][2]["parts"][0]["functionResponse"]["response"] == njson({{"error", "gone"}}));
 }
 
-TEST_CASE("gemini: calls past the hop limit leave the answer; usage counts thoughts as output") {
+TEST_CASE("gemini: calls past the hop limit leave the answer, usage counts thoughts as output") {
   auto answer = read_blob_answer();
   answer["usageMetadata"]["thoughtsTokenCount"] = 5;
   gemini().remove_blob_calls(answer, "read_blob");

@@ -8,7 +8,7 @@
 using namespace gistproxy::rewrite;
 using njson = nlohmann::json;
 
-TEST_CASE("chat: the next hop appends the read_blob turn and its results; the last hop sets tool_choice none") {
+TEST_CASE("chat: the next hop appends the read_blob turn and its results, the last hop sets tool_choice none") {
   auto* d = dialect_for("POST", "/v1/chat/completions");
   std::string body = R"({"model":"m","messages":[{"role":"user","content":"q"}],"tools":[{"type":"function","function":{"name":"run"}}]})";
   njson response = {{"choices", {{{"message", {{"role", "assistant"}, {"content", nullptr},

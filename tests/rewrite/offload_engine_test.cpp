@@ -211,7 +211,7 @@ TEST_CASE("read_blob is added to every request that declares tools, and never tw
   CHECK(g.engine.rewrite(*d, chat_body({"tiny"}), "t").report.outcome == rewrite_outcome::unchanged);
 }
 
-TEST_CASE("a client tool named read_blob keeps its name; ours takes the fallback") {
+TEST_CASE("a client tool named read_blob keeps its name, ours takes the fallback") {
   fixture f;
   nlohmann::json body = {{"model", "m"},
                          {"messages", {{{"role", "tool"}, {"tool_call_id", "c"}, {"content", std::string(20000, 'y')}}}},

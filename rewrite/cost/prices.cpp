@@ -1,0 +1,86 @@
+#include "rewrite/cost/prices.hpp"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/json/checked.hpp"
+#include "rewrite/json/tree.hpp"
+
+namespace gistproxy::rewrite {
+namespace {
+
+constexpr std::size_t max_entries = 4096;
+constexpr double per_token = 1e-6;  // prices are per million tokens
+
+// A price field: a finite, non-negative number (absent: nullopt).
+std::optional<double> price_field(const nlohmann::json& o, const char* key, std::string& error, const std::string& where) {
+  const auto& v = checked::member(o, key);
+  if (v.is_null()) return std::nullopt;
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+    error = where + ": \"" + key + "\" must be a non-negative number (USD per million tokens)";
+    return std::nullopt;
+  }
+  return v.get<double>();
+}
+
+double tokens(std::int64_t n) { return n > 0 ? double(n) : 0.0; }
+
+}  // namespace
+
+std::optional<price_table> price_table::parse(std::string_view json_text, std::string& error) {
+  auto doc = json::parse_checked(json_text);
+  if (!doc.is_object()) return error = "not a JSON object", std::nullopt;
+  const auto& models = checked::member(doc, "models");
+  if (!models.is_array()) return error = "\"models\" must be an array", std::nullopt;
+  if (models.size() > max_entries) return error = "more than 4096 models", std::nullopt;
+  price_table t;
+  t.date_ = checked::string_at(doc, "date");
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const auto& m = models[i];
+    const std::string where = "models[" + std::to_string(i) + "]";
+    entry e;
+    e.match = checked::string_at(m, "match");
+    if (e.match.empty()) return error = where + ": \"match\" must name a model or model prefix", std::nullopt;
+    auto input = price_field(m, "input", error, where);
+    auto output = price_field(m, "output", error, where);
+    auto read = price_field(m, "cache_read", error, where);
+    auto write = price_field(m, "cache_write", error, where);
+    if (!error.empty()) return std::nullopt;
+    if (!input || !output) return error = where + ": \"input\" and \"output\" are required", std::nullopt;
+    // Without a cache price, cached tokens are billed as input (no discount, no premium).
+    e.price = {*input, read.value_or(*input), write.value_or(*input), *output};
+    t.entries_.push_back(std::move(e));
+  }
+  return t;
+}
+
+std::optional<model_price> price_table::find(std::string_view model) const {
+  // Gemini names arrive as "models/gemini-2.5-flash" in some clients.
+  if (model.starts_with("models/")) model.remove_prefix(7);
+  const entry* best = nullptr;
+  for (const auto& e : entries_) {
+    // "gpt-4o" prices gpt-4o-2024-08-06, never gpt-4o1 or a later "gpt-4o.5".
+    const bool matches = model.starts_with(e.match) && (model.size() == e.match.size() || model[e.match.size()] == '-');
+    if (matches && (!best || e.match.size() > best->match.size())) best = &e;
+  }
+  if (!best) return std::nullopt;
+  return best->price;
+}
+
+cost_breakdown cost_of(const token_usage& usage, const model_price& price) {
+  cost_breakdown c;
+  if (usage.cache_read_tokens >= 0) {
+    c.input = tokens(usage.uncached_input_tokens()) * price.input * per_token;
+    c.cache_read = tokens(usage.cache_read_tokens) * price.cache_read * per_token;
+    c.cache_write = tokens(usage.cache_write_tokens) * price.cache_write * per_token;
+  } else {
+    c.input = tokens(usage.input_tokens) * price.input * per_token;
+  }
+  c.output = tokens(usage.output_tokens) * price.output * per_token;
+  return c;
+}
+
+double input_cost(std::uint64_t n, const model_price& price) { return double(n) * price.input * per_token; }
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,59 @@
+// What tokens cost: a price table (USD per million tokens, per model or model
+// prefix) and the arithmetic that turns a request's token usage into dollars.
+// A model with no price is unpriced: callers report it as such, never as $0.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rewrite/dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+// USD per million tokens.
+struct model_price {
+  double input = 0;        // uncached input
+  double cache_read = 0;   // input served from the provider's prompt cache
+  double cache_write = 0;  // input written to it (Anthropic: 1.25x input for the 5-minute cache)
+  double output = 0;
+};
+
+class price_table {
+ public:
+  struct entry {
+    std::string match;  // a model name or prefix: the longest matching prefix wins
+    model_price price;
+  };
+
+  // The JSON format of --prices (see docs/prices.json). nullopt with `error`
+  // naming the problem when the text is not a valid table.
+  static std::optional<price_table> parse(std::string_view json_text, std::string& error);
+  // The table built into the binary: docs/prices.json as of the build.
+  static const price_table& defaults();
+
+  std::optional<model_price> find(std::string_view model) const;
+  const std::string& date() const { return date_; }
+  std::size_t size() const { return entries_.size(); }
+
+ private:
+  std::vector<entry> entries_;
+  std::string date_;
+};
+
+// A request's cost in USD, by kind of token.
+struct cost_breakdown {
+  double input = 0, cache_read = 0, cache_write = 0, output = 0;
+  double total() const { return input + cache_read + cache_write + output; }
+};
+
+// From usage as token_usage holds it (input includes cache reads and writes;
+// an unknown split bills every input token at the input price).
+cost_breakdown cost_of(const token_usage& usage, const model_price& price);
+
+// USD of `tokens` uncached input tokens.
+double input_cost(std::uint64_t tokens, const model_price& price);
+
+}  // namespace gistproxy::rewrite
