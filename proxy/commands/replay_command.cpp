@@ -32,7 +32,13 @@ constexpr const char* help =
     "before and after, share saved, offloads, outputs / offloaded / tokens saved per tool,\n"
     "distinct blobs and dedupe ratio, stored bytes, and prefix stability (share of consecutive\n"
     "turns of a conversation that forward the previous turn's tools, system prompt and messages\n"
-    "again unchanged, as provider prompt caches need; the client's own figure alongside).\n\n"
+    "again unchanged, as provider prompt caches need; the client's own figure alongside).\n"
+    "The provider's prompt cache is simulated per conversation (a turn's longest unchanged prefix\n"
+    "since its previous turn, in tools / system / messages order, is read from the cache, the rest\n"
+    "written) and the input side is priced with the price table (--prices, default the built-in\n"
+    "docs/prices.json): cost_usd_before / cost_usd_after and cache_read_tokens_before / _after;\n"
+    "turns of models without a price are counted (unpriced_turns), never priced at $0. Token counts\n"
+    "are estimates (\"tokenizer\": \"estimate\", characters / 4).\n\n"
     "Formats, detected from the content: gistproxy recordings (serve --record), HAR 1.2,\n"
     "claude-trace JSONL, vcrpy cassettes (YAML), Claude Code session transcripts, OpenHands\n"
     "llm_completions, Inspect AI eval logs, SWE-agent .traj, and JSON/JSONL lists of chat\n"
@@ -114,6 +120,15 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"prefix_pairs", s.prefix_pairs},
           {"prefix_stability", s.prefix_stability_after()},
           {"prefix_stability_client", s.prefix_stability_before()},
+          {"cache_read_tokens_before", s.cache_read_tokens_before},
+          {"cache_read_tokens_after", s.cache_read_tokens_after},
+          {"cache_read_share_before", s.cache_read_share_before()},
+          {"cache_read_share_after", s.cache_read_share_after()},
+          // Input-side USD with the simulated prompt cache; null when no turn had a price (never $0).
+          {"cost_usd_before", s.priced_turns ? nlohmann::json(s.cost_usd_before) : nlohmann::json()},
+          {"cost_usd_after", s.priced_turns ? nlohmann::json(s.cost_usd_after) : nlohmann::json()},
+          {"priced_turns", s.priced_turns},
+          {"unpriced_turns", s.unpriced_turns},
           {"by_tool", tools}};
 }
 
@@ -124,6 +139,18 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
                     thousands(s.stored_bytes) + " B of " + thousands(s.offloaded_bytes) + " B\n";
   out += indent + "prefix stability " + percent(s.prefix_stability_after()) + " (client as sent: " +
          percent(s.prefix_stability_before()) + ") over " + thousands(s.prefix_pairs) + " consecutive turn pairs\n";
+  out += indent + "prompt cache (simulated): cache-read share " + percent(s.cache_read_share_before()) + " -> " +
+         percent(s.cache_read_share_after()) + "; input cost ";
+  if (s.priced_turns) {
+    char usd[96];
+    std::snprintf(usd, sizeof usd, "$%.4f -> $%.4f", s.cost_usd_before, s.cost_usd_after);
+    out += usd;
+    if (s.cost_usd_before > 0) out += " (" + saved_text(1.0 - s.cost_usd_after / s.cost_usd_before) + ")";
+  } else {
+    out += "unknown";
+  }
+  if (s.unpriced_turns) out += ", " + thousands(s.unpriced_turns) + " turns of models without a price";
+  out += "\n";
   if (s.recorded_page_in_hops)
     out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
   for (const auto& [tool, t] : s.by_tool)
@@ -147,7 +174,8 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
   store::fs_blob_store store(so);
   rewrite::char_ratio_estimator estimator;
   rewrite::offload_engine engine(offload_config_of(cfg), store, estimator);
-  rewrite::replayer replayer(engine, store, estimator);
+  const auto prices = load_prices(cfg);
+  rewrite::replayer replayer(engine, store, estimator, &prices);
 
   auto on_request = [&](const rewrite::replayed_request& r) {
     if (!tracer) return;
@@ -167,7 +195,9 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
 
   rewrite::replay_stats total;
   run_result out;
-  out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"traces", nlohmann::json::array()}};
+  // Token counts are estimates (characters / 4) until an exact tokenizer lands.
+  out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"tokenizer", "estimate"},
+              {"prices_date", prices.date()}, {"traces", nlohmann::json::array()}};
   for (const auto& in : inputs) {
     auto st = replayer.run(in.trace, "replay", on_request);
     total.add(st);

@@ -1,6 +1,5 @@
 #include "proxy/commands/serve_command.hpp"
 
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -87,19 +86,6 @@ void log_listening(telemetry::logger& log, const server& srv, const services& sv
           "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +
               admin.address().to_string() + ":" + std::to_string(admin.port()) + "\",\"upstream\":\"" +
               svc.upstreams.front().url.host_header() + "\",\"threads\":" + std::to_string(threads));
-}
-
-// --prices FILE, or the built-in table. A table that does not load stops the
-// start: costs computed from a half-read table would be wrong, not missing.
-rewrite::price_table load_prices(const config& cfg) {
-  if (cfg.prices.empty()) return rewrite::price_table::defaults();
-  std::ifstream in(cfg.prices, std::ios::binary);
-  if (!in) throw std::runtime_error("--prices: cannot read " + cfg.prices);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  std::string error;
-  auto table = rewrite::price_table::parse(text, error);
-  if (!table) throw std::runtime_error("--prices " + cfg.prices + ": " + error);
-  return std::move(*table);
 }
 
 int run(const config& cfg, telemetry::logger& log) {

@@ -1,5 +1,7 @@
 #include "proxy/commands/wiring.hpp"
 
+#include <fstream>
+
 #include <stdexcept>
 
 #include "proxy/net/http_url.hpp"
@@ -43,6 +45,17 @@ rewrite::offload_config offload_config_of(const config& cfg) {
     if (rule) o.tool_rules[rule->first] = rule->second;
   }
   return o;
+}
+
+rewrite::price_table load_prices(const config& cfg) {
+  if (cfg.prices.empty()) return rewrite::price_table::defaults();
+  std::ifstream in(cfg.prices, std::ios::binary);
+  if (!in) throw std::runtime_error("--prices: cannot read " + cfg.prices);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  std::string error;
+  auto table = rewrite::price_table::parse(text, error);
+  if (!table) throw std::runtime_error("--prices " + cfg.prices + ": " + error);
+  return std::move(*table);
 }
 
 }  // namespace gistproxy::proxy

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "proxy/config.hpp"
+#include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/policy.hpp"
 #include "telemetry/exporters.hpp"
 
@@ -15,5 +16,9 @@ namespace gistproxy::proxy {
 std::unique_ptr<telemetry::export_pipeline> make_exporters(const config& cfg, telemetry::metric_catalogue& metrics);
 
 rewrite::offload_config offload_config_of(const config& cfg);
+
+// --prices FILE, or the built-in table. Throws with a flag-named message when
+// the file does not load: costs from a half-read table would be wrong, not missing.
+rewrite::price_table load_prices(const config& cfg);
 
 }  // namespace gistproxy::proxy

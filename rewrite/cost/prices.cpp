@@ -55,15 +55,38 @@ std::optional<price_table> price_table::parse(std::string_view json_text, std::s
   return t;
 }
 
-std::optional<model_price> price_table::find(std::string_view model) const {
-  // Gemini names arrive as "models/gemini-2.5-flash" in some clients.
-  if (model.starts_with("models/")) model.remove_prefix(7);
-  const entry* best = nullptr;
-  for (const auto& e : entries_) {
-    // "gpt-4o" prices gpt-4o-2024-08-06, never gpt-4o1 or a later "gpt-4o.5".
-    const bool matches = model.starts_with(e.match) && (model.size() == e.match.size() || model[e.match.size()] == '-');
-    if (matches && (!best || e.match.size() > best->match.size())) best = &e;
+std::string_view base_model_name(std::string_view model) {
+  // Routing prefixes: "models/gemini-2.5-flash", "litellm_proxy/claude-…", "openai/gpt-4o".
+  if (auto slash = model.rfind('/'); slash != std::string_view::npos) model.remove_prefix(slash + 1);
+  // Vendor prefixes of cloud catalogues: "us.anthropic.claude-3-5-sonnet-20241022-v2:0".
+  for (;;) {
+    auto dot = model.find('.');
+    if (dot == std::string_view::npos || dot == 0) break;
+    bool word = true;
+    for (char c : model.substr(0, dot)) word = word && ((c >= 'a' && c <= 'z') || c == '_');
+    if (!word) break;  // "gpt-4.1", "gemini-2.5-pro": the dot is part of the version
+    model.remove_prefix(dot + 1);
   }
+  return model;
+}
+
+bool continues(std::string_view model, std::string_view match) {
+  if (!model.starts_with(match)) return false;
+  auto rest = model.substr(match.size());
+  if (rest.empty()) return true;
+  if (rest.size() < 2 || rest[0] != '-') return false;
+  // A snapshot date ("-20250514", "-2024-08-06") or a variant ("-latest",
+  // "-preview"), but not a version: "claude-opus-4-6" is not "claude-opus-4".
+  std::size_t digits = 1;
+  while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') ++digits;
+  return digits == 1 || digits - 1 >= 4;
+}
+
+std::optional<model_price> price_table::find(std::string_view model) const {
+  model = base_model_name(model);
+  const entry* best = nullptr;
+  for (const auto& e : entries_)
+    if (continues(model, e.match) && (!best || e.match.size() > best->match.size())) best = &e;
   if (!best) return std::nullopt;
   return best->price;
 }

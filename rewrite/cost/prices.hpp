@@ -53,6 +53,13 @@ struct cost_breakdown {
 // an unknown split bills every input token at the input price).
 cost_breakdown cost_of(const token_usage& usage, const model_price& price);
 
+// A model name without routing and vendor prefixes: "litellm_proxy/x" -> "x",
+// "models/gemini-2.5-flash" -> "gemini-2.5-flash", "us.anthropic.claude-…" -> "claude-…".
+std::string_view base_model_name(std::string_view model);
+// Whether `model` is `match` or a snapshot or variant of it ("-20250514",
+// "-2024-08-06", "-latest"), not another version ("-6").
+bool continues(std::string_view model, std::string_view match);
+
 // USD of `tokens` uncached input tokens.
 double input_cost(std::uint64_t tokens, const model_price& price);
 

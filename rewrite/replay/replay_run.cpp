@@ -25,6 +25,12 @@ void replay_stats::add(const replay_stats& o) {
   prefix_pairs += o.prefix_pairs;
   prefix_stable_before += o.prefix_stable_before;
   prefix_stable_after += o.prefix_stable_after;
+  cache_read_tokens_before += o.cache_read_tokens_before;
+  cache_read_tokens_after += o.cache_read_tokens_after;
+  cost_usd_before += o.cost_usd_before;
+  cost_usd_after += o.cost_usd_after;
+  priced_turns += o.priced_turns;
+  unpriced_turns += o.unpriced_turns;
   for (const auto& [tool, s] : o.by_tool) {
     auto& t = by_tool[tool];
     t.outputs += s.outputs;
@@ -77,6 +83,33 @@ bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur) 
   return true;
 }
 
+std::uint64_t shared_prefix_tokens(const nlohmann::json& prev, const nlohmann::json& cur, const token_estimator& estimator) {
+  if (!prev.is_object() || !cur.is_object()) return 0;
+  auto tokens = [&](const nlohmann::json& j) { return estimator.estimate(checked::dump(j), content_kind::text); };
+  std::uint64_t shared = 0;
+  for (const char* key : {"tools", "system", "instructions", "systemInstruction"}) {
+    const bool a = prev.contains(key), b = cur.contains(key);
+    if (a != b || (a && prev[key] != cur[key])) return shared;
+    if (a) shared += tokens(cur[key]);
+  }
+  const char* list = cur.contains("messages") ? "messages" : cur.contains("contents") ? "contents" : "input";
+  if (!prev.contains(list) || !cur.contains(list)) return shared;
+  const auto &p = prev[list], &c = cur[list];
+  if (!p.is_array() || !c.is_array()) return p == c ? shared + tokens(c) : shared;
+  for (std::size_t i = 0; i < p.size() && i < c.size() && p[i] == c[i]; ++i) shared += tokens(c[i]);
+  return shared;
+}
+
+namespace {
+
+// Input-side cost of one turn: the cached prefix at the cache-read price, the
+// rest at the cache-write price (the input price where the API bills no writes).
+double input_side_cost(std::uint64_t input, std::uint64_t cached, const model_price& p) {
+  return (double(cached) * p.cache_read + double(input - cached) * p.cache_write) * 1e-6;
+}
+
+}  // namespace
+
 replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
                            const std::function<void(const replayed_request&)>& on_request) const {
   replay_stats st;
@@ -92,7 +125,11 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     ++st.turns;
     st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
     replayed_request out{&req, d, {}, {}, {}};
-    if (auto facts = d->inspect(req.body)) out.conversation_key = facts->conversation_key;
+    std::string model;
+    if (auto facts = d->inspect(req.body)) {
+      out.conversation_key = facts->conversation_key;
+      model = facts->model;
+    }
 
     request_scan scan;
     if (d->scan(req.body, scan))
@@ -111,16 +148,32 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
       offloaded_outputs[tool].insert(o.hash);
       st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
     }
-    st.tokens_before += estimator_.estimate(req.body, content_kind::text);
-    st.tokens_after += estimator_.estimate(out.forwarded, content_kind::text);
+    const auto input_before = estimator_.estimate(req.body, content_kind::text);
+    const auto input_after = estimator_.estimate(out.forwarded, content_kind::text);
+    st.tokens_before += input_before;
+    st.tokens_after += input_after;
 
     auto sent = prefix_view(req.body);
     auto forwarded = out.report.outcome == rewrite_outcome::rewritten ? prefix_view(out.forwarded) : sent;
     auto [it, first] = last_turn.try_emplace(out.conversation_key);
+    std::uint64_t cached_before = 0, cached_after = 0;
     if (!first) {
       ++st.prefix_pairs;
       if (keeps_parsed_prefix(it->second.first, sent)) ++st.prefix_stable_before;
       if (keeps_parsed_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
+      cached_before = std::min(input_before, shared_prefix_tokens(it->second.first, sent, estimator_));
+      cached_after = std::min(input_after, shared_prefix_tokens(it->second.second, forwarded, estimator_));
+    }
+    st.cache_read_tokens_before += cached_before;
+    st.cache_read_tokens_after += cached_after;
+    std::optional<model_price> price;
+    if (prices_) price = prices_->find(model);
+    if (price) {
+      ++st.priced_turns;
+      st.cost_usd_before += input_side_cost(input_before, cached_before, *price);
+      st.cost_usd_after += input_side_cost(input_after, cached_after, *price);
+    } else {
+      ++st.unpriced_turns;
     }
     it->second = {std::move(sent), std::move(forwarded)};
     if (on_request) on_request(out);

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/trace_formats.hpp"
 
@@ -42,11 +43,23 @@ struct replay_stats {
   std::uint64_t prefix_stable_before = 0;  // … whose prefix the client itself kept
   std::uint64_t prefix_stable_after = 0;   // … whose prefix gistproxy's forwarded bodies keep
   std::map<std::string, tool_savings> by_tool;
+  // The provider's prompt cache, simulated per conversation: a turn's longest
+  // unchanged prefix since the previous turn is read from the cache, the rest
+  // of its input written. Input-side dollars at each model's prices; turns
+  // whose model has no price are counted, never priced at $0.
+  std::uint64_t cache_read_tokens_before = 0;
+  std::uint64_t cache_read_tokens_after = 0;
+  double cost_usd_before = 0;
+  double cost_usd_after = 0;
+  std::uint64_t priced_turns = 0;
+  std::uint64_t unpriced_turns = 0;
 
   double saved_share() const { return tokens_before ? 1.0 - double(tokens_after) / double(tokens_before) : 0.0; }
   double dedupe_ratio() const { return offloads ? 1.0 - double(distinct_blobs) / double(offloads) : 0.0; }
   double prefix_stability_before() const { return prefix_pairs ? double(prefix_stable_before) / double(prefix_pairs) : 1.0; }
   double prefix_stability_after() const { return prefix_pairs ? double(prefix_stable_after) / double(prefix_pairs) : 1.0; }
+  double cache_read_share_before() const { return tokens_before ? double(cache_read_tokens_before) / double(tokens_before) : 0.0; }
+  double cache_read_share_after() const { return tokens_after ? double(cache_read_tokens_after) / double(tokens_after) : 0.0; }
   void add(const replay_stats& o);
 };
 
@@ -65,11 +78,16 @@ bool keeps_prefix(std::string_view prev, std::string_view cur);
 // The same on bodies already parsed by prefix_view (cache_control markers dropped).
 nlohmann::json prefix_view(std::string_view body);
 bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur);
+// Estimated tokens of the prefix `cur` shares with `prev` (parsed by
+// prefix_view), in the order prompt caches key on: tools, then the system
+// prompt or instructions, then messages one by one.
+std::uint64_t shared_prefix_tokens(const nlohmann::json& prev, const nlohmann::json& cur, const token_estimator& estimator);
 
 class replayer {
  public:
-  replayer(const offload_engine& engine, blob_store& store, const token_estimator& estimator)
-      : engine_(engine), store_(store), estimator_(estimator) {}
+  replayer(const offload_engine& engine, blob_store& store, const token_estimator& estimator,
+           const price_table* prices = nullptr)
+      : engine_(engine), store_(store), estimator_(estimator), prices_(prices) {}
   replay_stats run(const recorded_trace& trace, std::string_view tenant,
                    const std::function<void(const replayed_request&)>& on_request = {}) const;
 
@@ -77,6 +95,7 @@ class replayer {
   const offload_engine& engine_;
   blob_store& store_;
   const token_estimator& estimator_;
+  const price_table* prices_;
 };
 
 }  // namespace gistproxy::rewrite

@@ -121,6 +121,19 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   CHECK(j["tokens_after"].get<std::uint64_t>() < j["tokens_before"].get<std::uint64_t>() / 4);
   CHECK(j["traces"][0]["format"] == "gistproxy-recording");
   CHECK(j["recorded_page_in_hops"] == 1);  // the needle request
+  // Dollars and the simulated prompt cache, under the names the docs give.
+  CHECK(j["tokenizer"] == "estimate");
+  CHECK(j["prices_date"] == "2026-11-24");
+  for (const char* key : {"cache_read_tokens_before", "cache_read_tokens_after", "priced_turns", "unpriced_turns"})
+    CHECK(j[key].is_number_unsigned());
+  const auto priced = j["priced_turns"].get<std::uint64_t>();
+  CHECK(priced + j["unpriced_turns"].get<std::uint64_t>() == 4);
+  if (priced) {
+    CHECK(j["cost_usd_before"].get<double>() > j["cost_usd_after"].get<double>());
+  } else {
+    CHECK(j["cost_usd_before"].is_null());  // never $0 for models without a price
+  }
+  CHECK(j["traces"][0].contains("cost_usd_before"));
 }
 
 TEST_CASE("serve --record rotates its file past --record-max-bytes") {

@@ -20,9 +20,28 @@ TEST_CASE("prices: the longest entry that the model name equals or continues wit
   CHECK_FALSE(t->find("gpt-4o1"));      // not a continuation
   CHECK_FALSE(t->find("gpt-4o.5"));     // a later version is unpriced, not mispriced
   CHECK_FALSE(t->find("gpt-4"));
+  CHECK_FALSE(t->find("claude-sonnet-4-6"));  // another version, not a snapshot of claude-sonnet-4
+  CHECK(t->find("claude-sonnet-4-latest"));
+  CHECK(t->find("litellm_proxy/claude-sonnet-4-20250514"));
+  CHECK(t->find("us.anthropic.claude-sonnet-4-20250514-v1:0"));
+  CHECK(t->find("openai/gpt-4o-mini")->input == 0.15);
   CHECK_FALSE(t->find(""));
   // Without cache prices, cached tokens cost what input costs.
   CHECK(t->find("gpt-4o")->cache_write == 2.5);
+}
+
+TEST_CASE("prices: model names lose routing and vendor prefixes, versions are not snapshots") {
+  CHECK(base_model_name("models/gemini-2.5-flash") == "gemini-2.5-flash");
+  CHECK(base_model_name("litellm_proxy/anthropic.claude-3-5-sonnet-20241022-v2:0") == "claude-3-5-sonnet-20241022-v2:0");
+  CHECK(base_model_name("gpt-4.1-mini") == "gpt-4.1-mini");
+  CHECK(base_model_name("gemini-2.5-pro") == "gemini-2.5-pro");
+  CHECK(continues("claude-opus-4-20250514", "claude-opus-4"));
+  CHECK(continues("gpt-4o-2024-08-06", "gpt-4o"));
+  CHECK(continues("gemini-2.5-flash-preview-09-2025", "gemini-2.5-flash"));
+  CHECK_FALSE(continues("claude-opus-4-6", "claude-opus-4"));
+  CHECK_FALSE(continues("claude-opus-4-10", "claude-opus-4"));
+  CHECK_FALSE(continues("gpt-5.4", "gpt-5"));
+  CHECK_FALSE(continues("gpt-5-", "gpt-5"));
 }
 
 TEST_CASE("prices: a malformed table is refused with a reason") {
@@ -70,7 +89,8 @@ TEST_CASE("prices: the built-in table loads and prices the current and previous 
                             "gpt-5-nano-2025-08-07", "o3", "o4-mini", "claude-3-5-sonnet-20241022", "claude-3-7-sonnet-20250219",
                             "claude-sonnet-4-20250514", "claude-sonnet-4-5-20250929", "claude-opus-4-1-20250805",
                             "claude-haiku-4-5-20251001", "claude-opus-4-5-20251101", "gemini-2.0-flash", "gemini-2.5-pro",
-                            "gemini-2.5-flash", "gemini-2.5-flash-lite", "models/gemini-2.5-flash"}) {
+                            "gemini-2.5-flash", "gemini-2.5-flash-lite", "models/gemini-2.5-flash", "claude-sonnet-4-0",
+                            "litellm_proxy/anthropic.claude-3-5-sonnet-20241022-v2:0", "gpt-3.5-turbo-0125"}) {
     CAPTURE(model);
     auto p = t.find(model);
     REQUIRE(p);
@@ -82,4 +102,5 @@ TEST_CASE("prices: the built-in table loads and prices the current and previous 
   CHECK(t.find("claude-opus-4-5")->input == Approx(5.0));   // not Opus 4's 15
   CHECK(t.find("gpt-5-mini-2025-08-07")->input == Approx(0.25));  // not gpt-5's
   CHECK_FALSE(t.find("some-local-model"));
+  CHECK_FALSE(t.find("claude-opus-4-6"));  // newer than the table: unpriced, not Opus 4's price
 }

@@ -251,6 +251,43 @@ TEST_CASE("replay offloads the same way every turn, keeps the prefix stable and 
   CHECK(s2.tokens_after == s1.tokens_after);
 }
 
+TEST_CASE("replay simulates the prompt cache and prices the input side before and after") {
+  J turn1 = J::array({{{"role", "system"}, {"content", std::string(4000, 's')}}, {{"role", "user"}, {"content", "go"}}});
+  for (auto& m : tool_turn("c1", big_output("a"))) turn1.push_back(m);
+  J turn2 = turn1;
+  turn2.push_back({{"role", "assistant"}, {"content", "next"}});
+  J tools = {{{"type", "function"}, {"function", {{"name", "cat"}}}}};
+  auto body = [&](const std::string& model, const J& messages) {
+    return J{{"model", model}, {"messages", messages}, {"tools", tools}};
+  };
+  std::string error;
+  auto prices = price_table::parse(R"({"models":[{"match":"priced","input":2,"cache_read":0.2,"output":8}]})", error);
+  REQUIRE(prices);
+  replay_env env;
+  replayer r{env.engine, env.store, env.estimator, &*prices};
+  auto s = r.run(read_trace(J::array({body("priced", turn1), body("priced-20260101", turn2)}).dump()), "t");
+  CHECK(s.priced_turns == 2);
+  CHECK(s.unpriced_turns == 0);
+  // Turn 1 writes everything; turn 2 reads turn 1's whole prefix (tools, the
+  // system prompt and its three messages) from the cache, before and after.
+  CHECK(s.cache_read_tokens_before > s.tokens_before / 3);
+  CHECK(s.cache_read_tokens_after > 0);
+  CHECK(s.cache_read_tokens_after < s.cache_read_tokens_before);  // the offloaded output is not in the prefix any more
+  const double expected_before =
+      (double(s.cache_read_tokens_before) * 0.2 + double(s.tokens_before - s.cache_read_tokens_before) * 2) * 1e-6;
+  CHECK(s.cost_usd_before == Approx(expected_before));
+  CHECK(s.cost_usd_after < s.cost_usd_before / 3);
+  // Changing the tools busts the whole prefix.
+  J other_tools = {{{"type", "function"}, {"function", {{"name", "ls"}}}}};
+  auto busted = r.run(read_trace(J::array({body("priced", turn1), J{{"model", "priced"}, {"messages", turn2}, {"tools", other_tools}}}).dump()), "t");
+  CHECK(busted.cache_read_tokens_before == 0);
+  // A model without a price is counted, never priced at $0.
+  auto unpriced = r.run(read_trace(J::array({body("mystery", turn1)}).dump()), "t");
+  CHECK(unpriced.unpriced_turns == 1);
+  CHECK(unpriced.priced_turns == 0);
+  CHECK(unpriced.cost_usd_before == 0);
+}
+
 namespace {
 const fs::path fixtures = GISTPROXY_FIXTURES;
 const fs::path shared_traces = GISTPROXY_SHARED_TRACES;
