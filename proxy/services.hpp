@@ -12,6 +12,7 @@
 #include "proxy/config.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/net/upstream_pool.hpp"
+#include "rewrite/cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/intercept/churn_tracker.hpp"
@@ -42,6 +43,7 @@ struct services {
   asio::thread_pool* store_pool = nullptr;     // blocking store work runs here, not on I/O threads
   class recorder* recorder = nullptr;          // --record
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table
+  rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };

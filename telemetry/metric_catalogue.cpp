@@ -60,6 +60,11 @@ metric_catalogue::metric_catalogue(registry& r)
           "gistproxy_prompt_cache_tokens_total",
           "Input tokens by provider prompt-cache outcome (read, write, uncached), summed over a request's hops.",
           {"api", "kind", "group"})),
+      prefix_breaks(r.add_counter("gistproxy_prefix_breaks_total",
+                                  "Turns whose forwarded prefix (tools, system, earlier messages) did not extend the "
+                                  "conversation's previous turn, by cause: client, proxy (gistproxy's rewrite alone "
+                                  "changed it), budget (budget-mode eviction).",
+                                  {"api", "cause", "group"})),
       cost_usd(r.add_amount_counter("gistproxy_cost_usd_total",
                                     "What requests cost in USD by API, kind of token (input, cache_read, cache_write, "
                                     "output) and group, from the upstream's usage and the price table.",
@@ -98,6 +103,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind, group});
       for (std::string_view kind : {"input", "cache_read", "cache_write", "output"}) cost_usd.labels({api, kind, group});
       unpriced_requests.labels({api, group});
+      for (std::string_view cause : {"client", "proxy", "budget"}) prefix_breaks.labels({api, cause, group});
     }
     saved_usd.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});

@@ -46,6 +46,10 @@ struct metric_catalogue {
   // The input tokens by prompt-cache outcome: read, write, uncached (they sum
   // to input_tokens where the API reports its cache).
   family<counter>& prompt_cache_tokens;
+  // Turns whose forwarded prefix did not extend the conversation's previous
+  // turn (a prompt-cache bust), by cause: client, proxy (a defect) or budget
+  // (budget-mode eviction).
+  family<counter>& prefix_breaks;
   // Dollars, from the upstream's usage and the price table: what requests
   // cost by kind of token (input, cache_read, cache_write, output); what
   // offloading saved (tokens removed, at the model's input price) and what it

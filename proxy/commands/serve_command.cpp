@@ -105,6 +105,8 @@ int run(const config& cfg, telemetry::logger& log) {
   services svc{cfg, registry, metrics, tracer, log, std::move(upstreams), tls.get()};
   const auto prices = load_prices(cfg);
   svc.prices = &prices;
+  rewrite::prefix_tracker prefixes;
+  svc.prefixes = &prefixes;
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
   offload_services offload(cfg, svc, store_pool, clock);

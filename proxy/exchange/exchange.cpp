@@ -21,6 +21,7 @@ awaitable<bool> exchange::run(client_request& request) {
       ctx.rw.intercept_tool.clear();
       exchange_stats(svc_.metrics, ctx.in.api).degraded_mode(degraded::internal);
     }
+    track_prefix(svc_, ctx);
     co_await forward(svc_, shard_, ctx, channel_);
   } catch (const std::exception& ex) {
     // Can't-happen territory (allocation failure, invalid header bytes): answer 500, keep serving.

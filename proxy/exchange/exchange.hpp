@@ -38,6 +38,9 @@ class exchange {
 // The phases, each in its own file.
 void receive(services& svc, request_context& ctx);
 awaitable<void> rewrite(services& svc, request_context& ctx);
+// Prompt-cache health: whether this turn's forwarded prefix extends the
+// previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
+void track_prefix(services& svc, request_context& ctx);
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client);
 void finish(services& svc, request_context& ctx);
 

@@ -40,6 +40,7 @@ struct rewritten {
   std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
   std::uint64_t tokens_saved = 0;   // estimated tokens the offloads removed
   std::uint64_t tool_tokens = 0;    // estimated tokens of the read_blob definition added
+  bool budget_evicted = false;      // outputs offloaded only to fit the context budget
 };
 
 // forward and page in: what the upstream hops cost and reported.

@@ -94,6 +94,7 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   }
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
+  ctx.rw.budget_evicted = report.budget_evictions > 0;
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);
   ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);
@@ -141,6 +142,23 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   record_rewrite(svc, ctx, result.report);
   if (result.report.tool_injected) ctx.rw.intercept_tool = result.report.tool_name;
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
+}
+
+void track_prefix(services& svc, request_context& ctx) {
+  if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts) return;
+  auto client = rewrite::fingerprint_prefix(ctx.in.request.body());
+  std::optional<rewrite::prefix_fingerprint> forwarded;
+  if (ctx.rw.body) {
+    forwarded = rewrite::fingerprint_prefix(*ctx.rw.body);
+    if (!forwarded) return;  // cannot tell what went upstream: no verdict
+  }
+  const auto& id = ctx.span.trace.bytes;
+  const std::string_view conversation(reinterpret_cast<const char*>(id.data()), id.size());
+  const auto verdict = svc.prefixes->observe(conversation, client, forwarded, ctx.rw.budget_evicted);
+  const auto cause = rewrite::break_cause(verdict);
+  if (cause.empty()) return;
+  svc.metrics.prefix_breaks.labels({ctx.in.api, cause, rewrite::group_label(ctx.in.group)}).inc();
+  ctx.span.set_text("gistproxy.prefix_break", cause);
 }
 
 }  // namespace gistproxy::proxy

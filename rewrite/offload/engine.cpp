@@ -130,7 +130,10 @@ class offload_engine::pass {
     if (total - std::min(total, saved) <= cfg_.budget_tokens) return;
     for (auto& c : cands_) {
       if (total - std::min(total, saved) <= cfg_.floor_tokens) break;
-      if (budget_eligible(c) && decode(c)) choose(c);
+      if (budget_eligible(c) && decode(c)) {
+        choose(c);
+        ++report_.budget_evictions;
+      }
     }
   }
 

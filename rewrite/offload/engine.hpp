@@ -51,6 +51,7 @@ struct rewrite_report {
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
   bool tool_injected = false;
   std::uint64_t tool_tokens = 0;      // estimated tokens of the read_blob definition added
+  std::size_t budget_evictions = 0;   // outputs offloaded only to fit --context-budget-tokens
   std::string tool_name;              // read_blob's name in this request
 };
 

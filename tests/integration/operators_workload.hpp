@@ -117,7 +117,17 @@ struct operators_workload {
               .status != 200)
         return "control conversation failed";
 
-    // 5. Errors: an upstream 5xx on a later hop, an upstream that drops the
+    // 5. A prefix gistproxy breaks: a client that declares no tools gets
+    //    read_blob's definition with its first offload, on its second turn.
+    nlohmann::json plain = {{"model", "gpt-4o"},
+                            {"messages", {{{"role", "user"}, {"content", "no tools here, round " + round}}}}};
+    if (chat(plain).status != 200) return "no-tools turn 1 failed";
+    plain["messages"].push_back({{"role", "assistant"}, {"tool_calls", {{{"id", "c9"}, {"type", "function"},
+                                                                         {"function", {{"name", "dump"}, {"arguments", "{}"}}}}}}});
+    plain["messages"].push_back({{"role", "tool"}, {"tool_call_id", "c9"}, {"content", config_dump("eta" + round)}});
+    if (chat(plain).status != 200) return "no-tools turn 2 failed";
+
+    // 6. Errors: an upstream 5xx on a later hop, an upstream that drops the
     //    connection, and an unparsable body (forwarded as sent, counted).
     if (chat(chat_with_output("fail second hop, round " + round, config_dump("epsilon" + round), "read_config")).status != 500)
       return "fail second hop did not answer 500";

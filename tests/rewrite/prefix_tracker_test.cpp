@@ -1,0 +1,110 @@
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "rewrite/cache/prefix_tracker.hpp"
+
+using namespace gistproxy::rewrite;
+using J = nlohmann::json;
+
+namespace {
+
+J messages_body(const J& messages, const J& tools = J::array({{{"name", "run"}, {"input_schema", {{"type", "object"}}}}})) {
+  return {{"model", "claude-sonnet-4-5"}, {"max_tokens", 100}, {"system", "You are terse."}, {"tools", tools},
+          {"messages", messages}};
+}
+
+prefix_fingerprint fp(const J& body) {
+  auto f = fingerprint_prefix(body.dump());
+  REQUIRE(f);
+  return *f;
+}
+
+}  // namespace
+
+TEST_CASE("prefix fingerprint: a turn that appends messages extends, any earlier change does not") {
+  J m1 = J::array({{{"role", "user"}, {"content", "hi"}}});
+  J m2 = m1;
+  m2.push_back({{"role", "assistant"}, {"content", "hello"}});
+  m2.push_back({{"role", "user"}, {"content", "more"}});
+  auto t1 = summary_of(fp(messages_body(m1)));
+  CHECK(t1.messages == 1);
+  CHECK(extends(t1, fp(messages_body(m2))));
+  CHECK(extends(t1, fp(messages_body(m1))));  // the same turn again
+  J edited = m2;
+  edited[0]["content"] = "hi!";
+  CHECK_FALSE(extends(t1, fp(messages_body(edited))));
+  CHECK_FALSE(extends(summary_of(fp(messages_body(m2))), fp(messages_body(m1))));  // shorter
+  J other_tools = J::array({{{"name", "ls"}, {"input_schema", {{"type", "object"}}}}});
+  CHECK_FALSE(extends(t1, fp(messages_body(m2, other_tools))));
+  J other_system = messages_body(m2);
+  other_system["system"] = "You are verbose.";
+  CHECK_FALSE(extends(t1, fp(other_system)));
+  // Neither the model, max_tokens nor key order are part of the prefix.
+  J reordered = {{"messages", m2}, {"tools", messages_body(m1)["tools"]}, {"system", "You are terse."}, {"model", "x"}};
+  CHECK(extends(t1, fp(reordered)));
+}
+
+TEST_CASE("prefix fingerprint: cache_control markers that move every turn are not part of the prefix") {
+  J m1 = J::array({{{"role", "user"}, {"content", J::array({{{"type", "text"}, {"text", "hi"}, {"cache_control", {{"type", "ephemeral"}}}}})}}});
+  J m2 = J::array({{{"role", "user"}, {"content", J::array({{{"type", "text"}, {"text", "hi"}}})}},
+                   {{"role", "assistant"}, {"content", "hello"}},
+                   {{"role", "user"}, {"content", J::array({{{"type", "text"}, {"text", "more"}, {"cache_control", {{"type", "ephemeral"}}}}})}}});
+  CHECK(extends(summary_of(fp(messages_body(m1))), fp(messages_body(m2))));
+}
+
+TEST_CASE("prefix fingerprint: every API's layout, and what has no prefix in the body") {
+  auto chat = fingerprint_prefix(R"({"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}]})");
+  REQUIRE(chat);
+  CHECK(chat->cumulative.size() == 2);
+  auto responses = fingerprint_prefix(R"({"model":"m","instructions":"s","input":"just a string"})");
+  REQUIRE(responses);
+  CHECK(responses->cumulative.size() == 1);
+  auto gemini = fingerprint_prefix(R"({"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"text":"q"}]}]})");
+  REQUIRE(gemini);
+  CHECK(gemini->cumulative.size() == 1);
+  CHECK_FALSE(fingerprint_prefix(R"({"model":"m","previous_response_id":"resp_1","input":[]})"));
+  CHECK(fingerprint_prefix(R"({"model":"m","previous_response_id":null,"input":[]})"));
+  CHECK_FALSE(fingerprint_prefix("[1,2]"));
+  CHECK_FALSE(fingerprint_prefix(R"({"messages":[{"role":"user")"));
+  // Deep nesting is bounded (hashed as raw bytes past a depth), never recursed without end.
+  std::string deep = R"({"messages":[)" + std::string(400, '[') + std::string(400, ']') + "]}";
+  CHECK(fingerprint_prefix(deep));
+}
+
+TEST_CASE("prefix tracker: breaks are attributed to the client, to gistproxy, or to budget mode") {
+  prefix_tracker t;
+  auto body = [](int turns, bool offloaded) {
+    J m = J::array({{{"role", "user"}, {"content", "start"}}});
+    for (int i = 0; i < turns; ++i) {
+      m.push_back({{"role", "assistant"}, {"content", "call " + std::to_string(i)}});
+      m.push_back({{"role", "user"}, {"content", offloaded && i == 0 ? "[reference]" : "output " + std::to_string(i)}});
+    }
+    return fingerprint_prefix(messages_body(m).dump());
+  };
+  // Conversation A: the client appends, gistproxy forwards what it got.
+  CHECK(t.observe("A", body(1, false), std::nullopt, false) == prefix_verdict::first_turn);
+  CHECK(t.observe("A", body(2, false), std::nullopt, false) == prefix_verdict::extended);
+  // The client rewrites its own history: its break.
+  CHECK(t.observe("A", body(1, true), std::nullopt, false) == prefix_verdict::client_break);
+  // Conversation B: output 0 went upstream inline on turn 1 and as a reference on turn 2
+  // while the client only appended: gistproxy broke the prefix.
+  CHECK(t.observe("B", body(1, false), std::nullopt, false) == prefix_verdict::first_turn);
+  CHECK(t.observe("B", body(2, false), body(2, true), false) == prefix_verdict::proxy_break);
+  // The same, because budget mode evicted it: labelled as such.
+  CHECK(t.observe("C", body(1, false), std::nullopt, false) == prefix_verdict::first_turn);
+  CHECK(t.observe("C", body(2, false), body(2, true), true) == prefix_verdict::budget_break);
+  // Once offloaded, the reference stays: later turns extend again.
+  CHECK(t.observe("C", body(3, false), body(3, true), false) == prefix_verdict::extended);
+  CHECK(t.observe("D", std::nullopt, std::nullopt, false) == prefix_verdict::unknown);
+  CHECK(break_cause(prefix_verdict::proxy_break) == "proxy");
+  CHECK(break_cause(prefix_verdict::extended).empty());
+}
+
+TEST_CASE("prefix tracker: memory is bounded, the least recent conversation is forgotten") {
+  prefix_tracker t(16);  // one conversation per stripe
+  auto f = fingerprint_prefix(R"({"messages":[{"role":"user","content":"x"}]})");
+  for (int i = 0; i < 1000; ++i) t.observe("conversation " + std::to_string(i), f, std::nullopt, false);
+  // The most recent one is remembered, an early one is not (it looks new again).
+  CHECK(t.observe("conversation 999", f, std::nullopt, false) == prefix_verdict::extended);
+  CHECK(t.observe("conversation 0", f, std::nullopt, false) == prefix_verdict::first_turn);
+}
