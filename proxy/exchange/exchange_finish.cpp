@@ -14,6 +14,20 @@ std::string path_of(const client_request& r) {
   return std::string(target.substr(0, target.find('?')));
 }
 
+// The request's model's price; a connection usually asks for one model, so
+// the last lookup is kept on it.
+const rewrite::model_price* price_of(services& svc, request_context& ctx) {
+  if (!svc.prices || !ctx.in.facts) return nullptr;
+  auto& memo = ctx.memo;
+  const auto& model = ctx.in.facts->model;
+  if (model.size() > connection_memo::limit) return nullptr;  // no price table names such a model
+  if (model != memo.priced_model || memo.priced_model.empty()) {
+    memo.price = svc.prices->find(model);
+    memo.priced_model = model;
+  }
+  return memo.price ? &*memo.price : nullptr;
+}
+
 void count(services& svc, request_context& ctx, const std::string& status, std::chrono::nanoseconds total) {
   auto& m = svc.metrics;
   const auto api = ctx.in.api;
@@ -28,10 +42,7 @@ void count(services& svc, request_context& ctx, const std::string& status, std::
   m.response_bytes.labels({api, group}).inc(reply.bytes_out);
   if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type(), group}).inc();
   exchange_stats::count_usage(m, api, group, usage);
-  const rewrite::model_price* price = nullptr;
-  std::optional<rewrite::model_price> found;
-  if (svc.prices && ctx.in.facts && (found = svc.prices->find(ctx.in.facts->model))) price = &*found;
-  exchange_stats::count_cost(m, ctx.span, api, group, price, usage,
+  exchange_stats::count_cost(m, ctx.span, api, group, price_of(svc, ctx), usage,
                              {ctx.rw.tokens_saved, ctx.rw.tool_tokens, ctx.upstream.paged_in_tokens});
 }
 

@@ -66,10 +66,13 @@ bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span&
     return false;
   }
   const auto cost = rewrite::cost_of(usage, *price);
-  m.cost_usd.labels({api, "input", group}).add(cost.input);
-  m.cost_usd.labels({api, "cache_read", group}).add(cost.cache_read);
-  m.cost_usd.labels({api, "cache_write", group}).add(cost.cache_write);
-  m.cost_usd.labels({api, "output", group}).add(cost.output);
+  auto add = [&](std::string_view kind, double usd) {
+    if (usd > 0) m.cost_usd.labels({api, kind, group}).add(usd);
+  };
+  add("input", cost.input);
+  add("cache_read", cost.cache_read);
+  add("cache_write", cost.cache_write);
+  add("output", cost.output);
   s.set("gistproxy.cost_usd", cost.total());
   if (offload.tokens_saved || offload.tool_tokens || offload.paged_in_tokens) {
     const double saved = rewrite::input_cost(offload.tokens_saved, *price);

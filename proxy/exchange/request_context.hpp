@@ -8,6 +8,7 @@
 
 #include "proxy/exchange/client_writer.hpp"
 #include "rewrite/control_group.hpp"
+#include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "telemetry/span.hpp"
 #include "telemetry/trace_context.hpp"
@@ -61,6 +62,8 @@ struct connection_memo {
   std::string api_key, tenant;
   std::string conversation_key;
   telemetry::trace_id trace;
+  std::string priced_model;  // the last model looked up in the price table, and its price
+  std::optional<rewrite::model_price> price;
 };
 
 struct request_context {

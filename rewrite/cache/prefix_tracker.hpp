@@ -45,10 +45,16 @@ class prefix_tracker {
   struct turn {
     prefix_summary client, forwarded;
   };
+  // A conversation's id: its 16-byte trace id (longer names are hashed down).
+  using key = std::array<unsigned char, 16>;
+  struct key_hash {
+    std::size_t operator()(const key& k) const;
+  };
+  static key key_of(std::string_view conversation);
   struct stripe {
     std::mutex mutex;
-    std::list<std::string> order;  // most recent first
-    std::unordered_map<std::string, std::pair<turn, std::list<std::string>::iterator>> turns;
+    std::list<key> order;  // most recent first
+    std::unordered_map<key, std::pair<turn, std::list<key>::iterator>, key_hash> turns;
   };
   static constexpr std::size_t stripes = 16;
   std::array<stripe, stripes> stripes_;
