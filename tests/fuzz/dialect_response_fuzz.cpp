@@ -1,7 +1,10 @@
 // Each dialect's handling of a complete upstream answer: read_blob calls,
-// usage, conversation continuation and call removal. Never a throw.
+// usage, conversation continuation and call removal; a request body's prefix
+// fingerprint and a price table read from the same bytes. Never a throw.
 #include <nlohmann/json.hpp>
 
+#include "rewrite/cache/prefix_fingerprint.hpp"
+#include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/json/checked.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
@@ -22,6 +25,17 @@ void check_usage_fields(std::string_view text, const nlohmann::json& parsed) {
     if (from_text->get(from_tree.path(i)) != from_tree.value(i)) __builtin_trap();
 }
 
+// A request body's prefix fingerprint: bounded on any input, deterministic,
+// and a body always extends itself.
+void check_prefix_fingerprint(std::string_view body) {
+  auto a = fingerprint_prefix(body);
+  auto b = fingerprint_prefix(body);
+  if (a.has_value() != b.has_value()) __builtin_trap();
+  if (!a) return;
+  if (a->head != b->head || a->cumulative != b->cumulative) __builtin_trap();
+  if (!extends(summary_of(*a), *b)) __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -30,6 +44,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string answer_text(in.rest());
   auto answer = checked::parse(answer_text);
   check_usage_fields(answer_text, answer);
+  check_prefix_fingerprint(body);
+  std::string error;
+  price_table::parse(answer_text, error);  // --prices files: bounded, never a throw
   std::vector<call_result> results{{"id", "page text", false}, {"id2", "error", true}};
   for (const auto* d : all_dialects()) {
     d->usage_from_response(std::string_view(answer_text));
