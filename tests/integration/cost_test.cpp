@@ -12,13 +12,6 @@ using namespace gistproxy::testing;
 
 namespace {
 
-// The value of the series whose text (name and labels) is exactly `series`.
-double series_value(const std::string& metrics, const std::string& series) {
-  auto pos = metrics.find("\n" + series + " ");
-  if (pos == std::string::npos) return -1;
-  return std::stod(metrics.substr(pos + series.size() + 2));
-}
-
 std::string chat_body(const std::string& model, const std::string& tool_output) {
   return nlohmann::json{{"model", model},
                         {"messages", {{{"role", "user"}, {"content", "price me"}},

@@ -87,6 +87,14 @@ inline std::string metrics_with(std::uint16_t admin_port, const std::vector<std:
   }
 }
 
+// The value of the series whose text (name and labels) is exactly `series`
+// in a /metrics body; -1 when it is not there.
+inline double series_value(const std::string& metrics, const std::string& series) {
+  auto pos = metrics.find("\n" + series + " ");
+  if (pos == std::string::npos) return -1;
+  return std::stod(metrics.substr(pos + series.size() + 2));
+}
+
 // Returns an empty string if `text` is valid Prometheus text exposition,
 // else the first offending line.
 inline std::string prometheus_text_problem(const std::string& text) {

@@ -33,11 +33,6 @@ std::string breaks(const std::string& cause) {
   return R"(gistproxy_prefix_breaks_total{api="chat",cause=")" + cause + R"(",group="treated"})";
 }
 
-double value_of(const std::string& metrics, const std::string& series) {
-  auto pos = metrics.find("\n" + series + " ");
-  return pos == std::string::npos ? -1 : std::stod(metrics.substr(pos + series.size() + 2));
-}
-
 }  // namespace
 
 TEST_CASE("prefix breaks: counted by cause on the metric and the request span") {
@@ -65,9 +60,9 @@ TEST_CASE("prefix breaks: counted by cause on the metric and the request span") 
     if (s["name"] == "gistproxy.request") verdicts.push_back(s["attributes"].value("gistproxy.prefix_break", "-"));
   CHECK(verdicts == std::vector<std::string>{"-", "-", "-", "client", "-", "proxy"});
   auto metrics = metrics_with(proxy.admin_port(), {breaks("proxy") + " 1"});
-  CHECK(value_of(metrics, breaks("client")) == 1);
-  CHECK(value_of(metrics, breaks("proxy")) == 1);
-  CHECK(value_of(metrics, breaks("budget")) == 0);
+  CHECK(series_value(metrics, breaks("client")) == 1);
+  CHECK(series_value(metrics, breaks("proxy")) == 1);
+  CHECK(series_value(metrics, breaks("budget")) == 0);
 }
 
 TEST_CASE("prefix breaks: budget-mode eviction is its own cause") {
@@ -82,7 +77,7 @@ TEST_CASE("prefix breaks: budget-mode eviction is its own cause") {
   send(conversation("budget", {rows("x", 30000), rows("y", 30000)}));
   send(conversation("budget", {rows("x", 30000), rows("y", 30000), rows("z", 30000)}));
   auto metrics = metrics_with(proxy.admin_port(), {breaks("budget") + " 1"});
-  CHECK(value_of(metrics, breaks("budget")) == 1);
-  CHECK(value_of(metrics, breaks("proxy")) == 0);
-  CHECK(value_of(metrics, breaks("client")) == 0);
+  CHECK(series_value(metrics, breaks("budget")) == 1);
+  CHECK(series_value(metrics, breaks("proxy")) == 0);
+  CHECK(series_value(metrics, breaks("client")) == 0);
 }
