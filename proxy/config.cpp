@@ -127,8 +127,15 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return set_bytes(c.max_blob_bytes, v); }},
       {"blob-ttl", "DURATION", "blobs unused this long expire (default 7d; refreshed by use)",
        [](config& c, const std::string& v) { return set_duration(c.blob_ttl, v); }},
-      {"threshold-tokens", "N", "offload tool outputs estimated above N tokens (default 2500)",
+      {"threshold-tokens", "N", "offload tool outputs above N tokens (default 2500)",
        [](config& c, const std::string& v) { return set_uint(c.threshold_tokens, v, 1, 1ull << 40); }},
+      {"tokenizer", "o200k|cl100k|estimate", "how tokens are counted: exact BPE (o200k_base, cl100k_base) or "
+                                             "characters/4 (default o200k; Anthropic models have no public "
+                                             "tokenizer: their counts are approximate)",
+       [](config& c, const std::string& v) {
+         c.tokenizer = v;
+         return v == "o200k" || v == "cl100k" || v == "estimate";
+       }},
       {"preview-tokens", "N", "preview size in a reference (default 1000)",
        [](config& c, const std::string& v) { return set_uint(c.preview_tokens, v, 0, 1ull << 30); }},
       {"context-budget-tokens", "N", "budget mode: over N tokens, offload further outputs oldest first (default off)",

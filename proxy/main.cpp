@@ -8,6 +8,7 @@
 #include "proxy/commands/replay_command.hpp"
 #include "proxy/commands/report_command.hpp"
 #include "proxy/commands/serve_command.hpp"
+#include "proxy/commands/tokens_command.hpp"
 
 extern char** environ;
 
@@ -22,6 +23,7 @@ constexpr const char* usage =
     "  blob       read, verify and clean the blob store (gistproxy blob --help)\n"
     "  report     churn, integrity failures and savings from span logs (gistproxy report --help)\n"
     "  replay     what gistproxy would save on recorded traces, offline (gistproxy replay --help)\n"
+    "  tokens     count the tokens of files as the proxy counts them (gistproxy tokens --help)\n"
     "  --version  print the version\n";
 
 }  // namespace
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
   if (command == "blob") return gp::proxy::blob_command(args);
   if (command == "report") return gp::proxy::report_command(args);
   if (command == "replay") return gp::proxy::replay_command(args);
+  if (command == "tokens") return gp::proxy::tokens_command(args);
   std::cerr << "gistproxy: unknown command '" << command << "'\n" << usage;
   return 2;
 }

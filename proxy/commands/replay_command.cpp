@@ -28,7 +28,7 @@ using telemetry::thousands;
 constexpr const char* help =
     "usage: gistproxy replay [--json] [--sweep-threshold A,B,...] [offload flags] FILE|DIR...\n\n"
     "Runs every LLM request of recorded traces through the same rewrite pipeline as `serve`,\n"
-    "without any network, and reports per trace and in total: turns, estimated input tokens\n"
+    "without any network, and reports per trace and in total: turns, input tokens\n"
     "before and after, share saved, offloads, outputs / offloaded / tokens saved per tool,\n"
     "distinct blobs and dedupe ratio, stored bytes, and prefix stability (share of consecutive\n"
     "turns of a conversation that forward the previous turn's tools, system prompt and messages\n"
@@ -37,8 +37,9 @@ constexpr const char* help =
     "since its previous turn, in tools / system / messages order, is read from the cache, the rest\n"
     "written) and the input side is priced with the price table (--prices, default the built-in\n"
     "docs/prices.json): cost_usd_before / cost_usd_after and cache_read_tokens_before / _after;\n"
-    "turns of models without a price are counted (unpriced_turns), never priced at $0. Token counts\n"
-    "are estimates (\"tokenizer\": \"estimate\", characters / 4).\n\n"
+    "turns of models without a price are counted (unpriced_turns), never priced at $0. Tokens are\n"
+    "counted by --tokenizer (default o200k: exact for OpenAI's current models, approximate for\n"
+    "Anthropic's and Google's) over the request bodies as sent; --json says which (\"tokenizer\").\n\n"
     "Formats, detected from the content: gistproxy recordings (serve --record), HAR 1.2,\n"
     "claude-trace JSONL, vcrpy cassettes (YAML), Claude Code session transcripts, OpenHands\n"
     "llm_completions, Inspect AI eval logs, SWE-agent .traj, and JSON/JSONL lists of chat\n"
@@ -46,6 +47,7 @@ constexpr const char* help =
     "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
     "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"
     "  --sweep-threshold LIST replay once per --threshold-tokens value (e.g. 1000,2500,5000)\n"
+    "  --tokenizer NAME       o200k (default), cl100k or estimate (characters / 4)\n"
     "  --store DIR            keep the blobs in DIR (default: a temporary store, removed after)\n"
     "  offload flags          as for serve: --threshold-tokens, --tool-policy, --preview-tokens,\n"
     "                         --inject-read-blob, --context-budget-tokens, ... (serve --help)\n"
@@ -172,10 +174,10 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
   so.zstd_level = cfg.zstd_level;
   so.max_blob_bytes = cfg.max_blob_bytes;
   store::fs_blob_store store(so);
-  rewrite::char_ratio_estimator estimator;
-  rewrite::offload_engine engine(offload_config_of(cfg), store, estimator);
+  const auto estimator = make_tokenizer(cfg);
+  rewrite::offload_engine engine(offload_config_of(cfg), store, *estimator);
   const auto prices = load_prices(cfg);
-  rewrite::replayer replayer(engine, store, estimator, &prices);
+  rewrite::replayer replayer(engine, store, *estimator, &prices);
 
   auto on_request = [&](const rewrite::replayed_request& r) {
     if (!tracer) return;
@@ -195,8 +197,7 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
 
   rewrite::replay_stats total;
   run_result out;
-  // Token counts are estimates (characters / 4) until an exact tokenizer lands.
-  out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"tokenizer", "estimate"},
+  out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"tokenizer", std::string(estimator->name())},
               {"prices_date", prices.date()}, {"traces", nlohmann::json::array()}};
   for (const auto& in : inputs) {
     auto st = replayer.run(in.trace, "replay", on_request);

@@ -43,7 +43,8 @@ class offload_services {
     so.max_blob_bytes = cfg.max_blob_bytes;
     so.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
     store_ = std::make_unique<store::fs_blob_store>(so);
-    engine_ = std::make_unique<rewrite::offload_engine>(offload_config_of(cfg), *store_, estimator_,
+    estimator_ = make_tokenizer(cfg);
+    engine_ = std::make_unique<rewrite::offload_engine>(offload_config_of(cfg), *store_, *estimator_,
                                                          [&clock] { return clock.now_unix_nano(); });
     svc.offload = engine_.get();
     svc.store = store_.get();
@@ -74,7 +75,7 @@ class offload_services {
   }
 
   std::unique_ptr<store::fs_blob_store> store_;
-  rewrite::char_ratio_estimator estimator_;
+  std::unique_ptr<rewrite::token_estimator> estimator_;
   std::unique_ptr<rewrite::offload_engine> engine_;
   rewrite::churn_tracker churn_;
   std::shared_ptr<std::function<void()>> gc_;

@@ -1,5 +1,7 @@
 #include "proxy/commands/wiring.hpp"
 
+#include "rewrite/tokens/bpe_tokenizer.hpp"
+
 #include <fstream>
 
 #include <stdexcept>
@@ -56,6 +58,13 @@ rewrite::price_table load_prices(const config& cfg) {
   auto table = rewrite::price_table::parse(text, error);
   if (!table) throw std::runtime_error("--prices " + cfg.prices + ": " + error);
   return std::move(*table);
+}
+
+std::unique_ptr<rewrite::token_estimator> make_tokenizer(const config& cfg) {
+  std::string error;
+  auto t = rewrite::tokens::make_token_estimator(cfg.tokenizer, &error);
+  if (!t) throw std::runtime_error("--tokenizer " + cfg.tokenizer + ": " + error);
+  return t;
 }
 
 }  // namespace gistproxy::proxy

@@ -7,6 +7,7 @@
 
 #include "proxy/config.hpp"
 #include "rewrite/cost/prices.hpp"
+#include "rewrite/gist/content_shape.hpp"
 #include "rewrite/offload/policy.hpp"
 #include "telemetry/exporters.hpp"
 
@@ -20,5 +21,9 @@ rewrite::offload_config offload_config_of(const config& cfg);
 // --prices FILE, or the built-in table. Throws with a flag-named message when
 // the file does not load: costs from a half-read table would be wrong, not missing.
 rewrite::price_table load_prices(const config& cfg);
+
+// --tokenizer: the exact BPE tokenizer (o200k, cl100k) or the characters/4
+// estimate. Throws with a flag-named message if it cannot be built.
+std::unique_ptr<rewrite::token_estimator> make_tokenizer(const config& cfg);
 
 }  // namespace gistproxy::proxy

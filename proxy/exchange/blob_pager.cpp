@@ -16,8 +16,9 @@ constexpr std::chrono::milliseconds page_in_search_budget{2000};
 
 awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vector<rewrite::blob_call>& calls) {
   std::vector<rewrite::call_result> results;
-  std::vector<std::pair<rewrite::page_result, std::uint64_t>> pages;  // with start time, for spans
+  std::vector<answered_page> pages;
   auto* store = svc_.store;
+  const rewrite::token_estimator* tokenizer = svc_.offload ? &svc_.offload->estimator() : nullptr;
   auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
   const std::string tenant = ctx_.rw.tenant;
   auto& tracer = svc_.tracer;
@@ -39,18 +40,23 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
           else page.text = error;
           results.push_back({call.id, page.text, !page.ok});
           answered_[call.arguments] = results.back();
-          pages.emplace_back(std::move(page), start);
+          // Counted here, off the I/O thread: a page can be 256 KiB.
+          std::uint64_t tokens = 0;
+          if (page.ok) tokens = tokenizer ? tokenizer->estimate(page.text, rewrite::content_kind::text)
+                                          : (page.bytes_returned + 3) / 4;
+          pages.push_back({std::move(page), start, tokens});
         }
         co_return;
       },
       use_awaitable);
-  for (const auto& [page, start] : pages) record(page, start);
+  for (const auto& p : pages) record(p);
   co_return results;
 }
 
-void blob_pager::record(const rewrite::page_result& r, std::uint64_t start_ns) {
+void blob_pager::record(const answered_page& p) {
+  const auto& r = p.page;
   auto s = svc_.tracer.start("page_in", telemetry::span_kind::internal, ctx_.span.trace, ctx_.span.id);
-  s.start_unix_nano = start_ns;
+  s.start_unix_nano = p.start_ns;
   const auto result = exchange_stats::result_label(r);
   s.set("gistproxy.handle", r.hash);
   s.set("gistproxy.bytes_returned", r.bytes_returned);
@@ -66,8 +72,11 @@ void blob_pager::record(const rewrite::page_result& r, std::uint64_t start_ns) {
       churn = true;
     }
   }
-  exchange_stats(svc_.metrics, ctx_.in.api).page_in(r, churn);
-  if (r.ok) ctx_.upstream.paged_in_tokens += exchange_stats::paged_in_tokens(r);
+  exchange_stats(svc_.metrics, ctx_.in.api).page_in(r, churn, p.tokens);
+  if (r.ok) {
+    s.set("gistproxy.tokens", p.tokens);
+    ctx_.upstream.paged_in_tokens += p.tokens;
+  }
   if (!r.ok) s.fail(std::string(result));
   svc_.tracer.end(s);
 }

@@ -20,7 +20,12 @@ class blob_pager {
   awaitable<std::vector<rewrite::call_result>> answer(const std::vector<rewrite::blob_call>& calls);
 
  private:
-  void record(const rewrite::page_result& r, std::uint64_t start_ns);
+  struct answered_page {
+    rewrite::page_result page;
+    std::uint64_t start_ns = 0;
+    std::uint64_t tokens = 0;  // what the page puts back into the conversation
+  };
+  void record(const answered_page& p);
 
   services& svc_;
   request_context& ctx_;

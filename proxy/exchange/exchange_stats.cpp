@@ -20,10 +20,10 @@ std::string_view exchange_stats::result_label(const rewrite::page_result& r) {
   return rewrite::blob_error_name(r.error);
 }
 
-void exchange_stats::page_in(const rewrite::page_result& r, bool churn) {
+void exchange_stats::page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens) {
   metrics_.page_ins.labels({api_, rewrite::page_mode_name(r.mode), result_label(r)}).inc();
   if (!r.integrity_ok) metrics_.integrity_failures.labels({api_}).inc();
-  if (r.ok) metrics_.paged_in_tokens.labels({api_}).inc(paged_in_tokens(r));
+  if (r.ok) metrics_.paged_in_tokens.labels({api_}).inc(tokens);
   if (churn) metrics_.paging_churn.labels({api_}).inc();
 }
 

@@ -53,14 +53,12 @@ class exchange_stats {
   void calls_past_hop_limit(std::uint64_t n);
   void page_in_hops(int hops);
   // One read_blob answer: page-in counters, integrity failures, tokens returned.
-  void page_in(const rewrite::page_result& r, bool churn);
+  void page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens);
   // One offloaded output.
   void offload(const rewrite::offload_record& o);
   telemetry::metric_catalogue& metrics() { return metrics_; }
 
   static std::string_view result_label(const rewrite::page_result& r);
-  // Estimated tokens a read_blob answer puts back into the conversation.
-  static std::uint64_t paged_in_tokens(const rewrite::page_result& r) { return (r.bytes_returned + 3) / 4; }
   // A request's token usage, summed over its hops: tokens and prompt-cache counters.
   static void count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,
                           const rewrite::token_usage& usage);

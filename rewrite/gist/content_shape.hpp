@@ -1,6 +1,7 @@
 // What a tool output is (json, log, source, text) and how big: lines,
-// characters (code points) and estimated tokens. Estimation is pluggable; the
-// default is the common heuristic: characters/4 for prose, characters/2 for JSON.
+// characters (code points) and tokens. Counting is pluggable: an exact BPE
+// tokenizer (rewrite/tokens, the default) or the common heuristic,
+// characters/4 for prose and characters/2 for JSON.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +25,20 @@ class token_estimator {
  public:
   virtual ~token_estimator() = default;
   virtual std::uint64_t estimate(std::string_view bytes, content_kind kind) const = 0;
+  // The most tokens `bytes` bytes can be: lets callers skip small outputs
+  // without decoding or counting them.
+  virtual std::uint64_t max_tokens(std::size_t bytes) const = 0;
+  // "estimate" or the encoding's name ("o200k_base"): reported with figures.
+  virtual std::string_view name() const = 0;
+  virtual bool exact() const = 0;
 };
 
 class char_ratio_estimator final : public token_estimator {
  public:
   std::uint64_t estimate(std::string_view bytes, content_kind kind) const override;
+  std::uint64_t max_tokens(std::size_t bytes) const override { return (bytes + 1) / 2; }  // JSON's ratio
+  std::string_view name() const override { return "estimate"; }
+  bool exact() const override { return false; }
 };
 
 std::uint64_t count_code_points(std::string_view bytes);

@@ -12,10 +12,13 @@ std::size_t utf8_floor(std::string_view s, std::size_t cut) {
 }
 
 // At most preview_tokens, and at most a quarter of the output: a reference
-// must be much smaller than what it replaces.
+// must be much smaller than what it replaces. Tokens become bytes at this
+// output's own ratio: a fixed 4 bytes per token would show all of a
+// token-dense output (digits, symbols: ~1 byte per token) as its "preview".
 std::size_t preview_bytes(const content_shape& shape, std::size_t preview_tokens) {
-  std::size_t per_token = shape.kind == content_kind::json ? 2 : 4;
-  return std::min<std::size_t>(preview_tokens, shape.tokens / 4) * per_token;
+  if (shape.tokens == 0) return 0;
+  const auto tokens = std::min<std::uint64_t>(preview_tokens, shape.tokens / 4);
+  return std::size_t(tokens * shape.bytes / shape.tokens);
 }
 
 }  // namespace

@@ -55,10 +55,26 @@ std::shared_ptr<const offload_engine::gist> offload_engine::gist_of(std::string_
   auto g = std::make_shared<gist>();
   g->shape = shape_of(bytes, estimator_);
   g->reference = render_reference(bytes, g->shape, tool_name, hash, ref);
+  g->reference_tokens = estimator_.estimate(g->reference, content_kind::text);
   std::lock_guard lock(gist_mutex_);
   if (gists_.size() >= max_cached_gists) gists_.clear();  // bounded; a miss only costs a re-render
   gists_.emplace(std::move(key), g);
   return g;
+}
+
+std::uint64_t offload_engine::definition_tokens(const std::string& definition) const {
+  // The definition is one of a few texts (per API and tool name) added to
+  // most requests: a per-thread memo keyed by the tokenizer's name and the
+  // text, so no lock is shared by the I/O threads.
+  thread_local std::unordered_map<std::string, std::uint64_t> memo;
+  std::string key(estimator_.name());
+  key += '\0';
+  key += definition;
+  if (auto it = memo.find(key); it != memo.end()) return it->second;
+  if (memo.size() >= 64) memo.clear();  // bounded; a miss only recounts
+  auto tokens = estimator_.estimate(definition, content_kind::text);
+  memo.emplace(std::move(key), tokens);
+  return tokens;
 }
 
 std::string tenant_of(std::string_view api_key) {
@@ -92,9 +108,9 @@ class offload_engine::pass {
     return true;
   }
 
-  // 1. Threshold and per-tool rules. The escaped size bounds the token
-  //    estimate from above (at most one token per two bytes), so small
-  //    outputs are skipped without decoding them.
+  // 1. Threshold and per-tool rules. The escaped size bounds the decoded
+  //    size, and the tokenizer bounds tokens by bytes (one per byte for BPE),
+  //    so small outputs are skipped without decoding or counting them.
   void choose_by_rules() {
     for (auto& c : cands_) {
       auto rule = rule_of(*c.out);
@@ -105,7 +121,8 @@ class offload_engine::pass {
         continue;
       }
       if (c.out->raw.size() < cfg_.min_offload_bytes) continue;
-      if (rule.what == tool_rule::action::threshold && c.out->raw.size() <= rule.tokens * 2) continue;
+      if (rule.what == tool_rule::action::threshold && e_.estimator_.max_tokens(c.out->raw.size()) <= rule.tokens)
+        continue;
       if (!decode(c) || c.bytes.size() < cfg_.min_offload_bytes) continue;
       if (rule.what == tool_rule::action::always ||
           e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_)->shape.tokens > rule.tokens)
@@ -155,7 +172,6 @@ class offload_engine::pass {
         continue;
       }
       rec.deduplicated = put.deduplicated;
-      rec.tokens_after = e_.estimator_.estimate(reference, content_kind::text);
       edits_.push_back({c.out->value, replacement_for(c, reference)});
       rec.end_ns = e_.now_ns_();
       report_.offloads.push_back(std::move(rec));
@@ -178,7 +194,7 @@ class offload_engine::pass {
       edits_.push_back({{scan_.object_end, scan_.object_end}, ",\"tools\":[" + def + "]"});
     }
     report_.tool_injected = true;
-    report_.tool_tokens = e_.estimator_.estimate(def, content_kind::text);
+    report_.tool_tokens = e_.definition_tokens(def);
   }
 
   // 5. Splice: copy the untouched bytes around each edit.
@@ -247,16 +263,19 @@ class offload_engine::pass {
     return rec;
   }
 
-  // The reference text for an output; fills in its kind and tokens before.
+  // The reference text for an output; fills in its kind and tokens before and after.
   std::string reference_for(const candidate& c, offload_record& rec) const {
     if (c.out->image) {
       rec.kind = c.out->media_type.empty() ? "image" : c.out->media_type;
       rec.tokens_before = rough_tokens(c.out->raw.size());
-      return render_image_reference(c.out->media_type, c.bytes.size(), c.out->tool_name, rec.hash, ref_cfg_);
+      auto reference = render_image_reference(c.out->media_type, c.bytes.size(), c.out->tool_name, rec.hash, ref_cfg_);
+      rec.tokens_after = e_.estimator_.estimate(reference, content_kind::text);  // a short line
+      return reference;
     }
     auto g = e_.gist_of(c.bytes, rec.hash, c.out->tool_name, ref_cfg_);
     rec.kind = std::string(kind_name(g->shape.kind));
     rec.tokens_before = g->shape.tokens;
+    rec.tokens_after = g->reference_tokens;
     return g->reference;
   }
 

@@ -66,11 +66,14 @@ class offload_engine {
                  std::function<std::uint64_t()> now_ns = {});
   rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant) const;
   const offload_config& config() const { return cfg_; }
+  const token_estimator& estimator() const { return estimator_; }
 
-  // What the engine derives from an output's bytes: its shape and reference.
+  // What the engine derives from an output's bytes: its shape and reference,
+  // counted once per handle (an exact tokenizer is not cheap per turn).
   struct gist {
     content_shape shape;
     std::string reference;
+    std::uint64_t reference_tokens = 0;
   };
 
  private:
@@ -78,6 +81,8 @@ class offload_engine {
   static constexpr std::size_t max_cached_gists = 4096;
   std::shared_ptr<const gist> gist_of(std::string_view bytes, const std::string& hash, std::string_view tool_name,
                                       const reference_config& ref) const;
+  // Tokens of a read_blob definition: counted once per thread and text.
+  std::uint64_t definition_tokens(const std::string& definition) const;
 
   offload_config cfg_;
   blob_store& store_;

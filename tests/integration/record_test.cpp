@@ -97,9 +97,9 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   auto cfg = gp::proxy::parse_serve_args({}, nullptr).cfg;
   REQUIRE(cfg);
   gp::rewrite::memory_blob_store store([] { return std::int64_t(1000); });
-  gp::rewrite::char_ratio_estimator estimator;
-  gp::rewrite::offload_engine engine(gp::proxy::offload_config_of(*cfg), store, estimator);
-  gp::rewrite::replayer replayer(engine, store, estimator);
+  auto estimator = gp::proxy::make_tokenizer(*cfg);  // serve's default tokenizer, as serve counted
+  gp::rewrite::offload_engine engine(gp::proxy::offload_config_of(*cfg), store, *estimator);
+  gp::rewrite::replayer replayer(engine, store, *estimator);
   auto trace = gp::rewrite::read_trace(text);
   CHECK(trace.format == "gistproxy-recording");
   REQUIRE(trace.requests.size() == 4);
@@ -122,7 +122,7 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   CHECK(j["traces"][0]["format"] == "gistproxy-recording");
   CHECK(j["recorded_page_in_hops"] == 1);  // the needle request
   // Dollars and the simulated prompt cache, under the names the docs give.
-  CHECK(j["tokenizer"] == "estimate");
+  CHECK(j["tokenizer"] == "o200k_base");
   CHECK(j["prices_date"] == "2026-11-24");
   for (const char* key : {"cache_read_tokens_before", "cache_read_tokens_after", "priced_turns", "unpriced_turns"})
     CHECK(j[key].is_number_unsigned());
@@ -183,12 +183,13 @@ TEST_CASE("the committed recording (real OpenHands calls through serve) replays 
   std::string text((std::istreambuf_iterator<char>(in)), {});
   auto trace = gp::rewrite::read_trace(text);
   REQUIRE(trace.requests.size() == 4);
-  auto cfg = gp::proxy::parse_serve_args({}, nullptr).cfg;
+  // Recorded before the exact tokenizer: its references say characters/4 token counts.
+  auto cfg = gp::proxy::parse_serve_args({"--tokenizer", "estimate"}, nullptr).cfg;
   gp::rewrite::memory_blob_store store([] { return std::int64_t(1000); });
-  gp::rewrite::char_ratio_estimator estimator;
-  gp::rewrite::offload_engine engine(gp::proxy::offload_config_of(*cfg), store, estimator);
+  auto estimator = gp::proxy::make_tokenizer(*cfg);
+  gp::rewrite::offload_engine engine(gp::proxy::offload_config_of(*cfg), store, *estimator);
   std::size_t offloaded = 0;
-  auto stats = gp::rewrite::replayer(engine, store, estimator).run(trace, "replay", [&](const gp::rewrite::replayed_request& r) {
+  auto stats = gp::rewrite::replayer(engine, store, *estimator).run(trace, "replay", [&](const gp::rewrite::replayed_request& r) {
     REQUIRE_FALSE(r.recorded->forwarded.empty());  // serve rewrote every one (read_blob tool at least)
     CHECK(r.forwarded == r.recorded->forwarded);
     offloaded += r.report.offloads.size();

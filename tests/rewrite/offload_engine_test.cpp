@@ -10,6 +10,7 @@
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/page_in/page_in.hpp"
+#include "rewrite/tokens/bpe_tokenizer.hpp"
 
 using namespace gistproxy::rewrite;
 
@@ -270,4 +271,35 @@ TEST_CASE("a store that refuses writes leaves every output inline (fail-open) an
   CHECK(result.report.offloads.empty());
   CHECK(result.report.store_failures == 1);
   CHECK(nlohmann::json::parse(result.body)["messages"][2]["content"] == big);  // every byte still there
+}
+
+TEST_CASE("with the exact tokenizer, an output dense in tokens is offloaded by its real count, counted once") {
+  // "1 2 3 ..." is one token per byte in o200k_base: 3,000 bytes are ~3,000
+  // tokens, above the 2,500 threshold, though characters/2 would skip it.
+  std::string dense;
+  for (int i = 0; dense.size() < 3000; ++i) dense += std::to_string(i % 10) + " ";
+  auto tokenizer = tokens::make_token_estimator("o200k", nullptr);
+  REQUIRE(tokenizer);
+  const auto exact = tokenizer->estimate(dense, content_kind::text);
+  REQUIRE(exact > 2500);
+
+  memory_blob_store store([] { return std::int64_t(1); });
+  offload_engine engine({}, store, *tokenizer);
+  auto body = chat_body({dense});
+  auto first = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t");
+  REQUIRE(first.report.offloads.size() == 1);
+  CHECK(first.report.offloads[0].tokens_before == exact);
+  CHECK(first.report.offloads[0].tokens_after > 0);
+  CHECK(first.report.offloads[0].tokens_after < 1500);
+  CHECK(first.report.tool_tokens > 20);  // the read_blob definition, counted by the same tokenizer
+
+  fixture estimated;
+  CHECK(estimated.engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t").report.offloads.empty());
+
+  // The next turn counts nothing again: the same figures come from the cache.
+  auto second = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t");
+  REQUIRE(second.report.offloads.size() == 1);
+  CHECK(second.report.offloads[0].tokens_before == exact);
+  CHECK(second.report.offloads[0].tokens_after == first.report.offloads[0].tokens_after);
+  CHECK(second.body == first.body);
 }
