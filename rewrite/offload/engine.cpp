@@ -1,6 +1,7 @@
 #include "rewrite/offload/engine.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 
 #include "rewrite/blob/digest.hpp"
@@ -62,18 +63,28 @@ std::shared_ptr<const offload_engine::gist> offload_engine::gist_of(std::string_
   return g;
 }
 
-std::uint64_t offload_engine::definition_tokens(const std::string& definition) const {
+static std::uint64_t next_engine_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::uint64_t offload_engine::definition_tokens(const dialect& d, const std::string& tool_name,
+                                               const std::string& definition) const {
   // The definition is one of a few texts (per API and tool name) added to
-  // most requests: a per-thread memo keyed by the tokenizer's name and the
-  // text, so no lock is shared by the I/O threads.
-  thread_local std::unordered_map<std::string, std::uint64_t> memo;
-  std::string key(estimator_.name());
-  key += '\0';
-  key += definition;
-  if (auto it = memo.find(key); it != memo.end()) return it->second;
-  if (memo.size() >= 64) memo.clear();  // bounded; a miss only recounts
+  // most requests: a per-thread memo, so no lock is shared by the I/O threads
+  // and a request pays a few comparisons, not a count.
+  struct entry {
+    std::uint64_t engine;
+    const dialect* api;
+    std::string tool_name;
+    std::uint64_t tokens;
+  };
+  thread_local std::vector<entry> memo;
+  for (const auto& e : memo)
+    if (e.engine == id_ && e.api == &d && e.tool_name == tool_name) return e.tokens;
+  if (memo.size() >= 32) memo.clear();  // bounded; a miss only recounts
   auto tokens = estimator_.estimate(definition, content_kind::text);
-  memo.emplace(std::move(key), tokens);
+  memo.push_back({id_, &d, tool_name, tokens});
   return tokens;
 }
 
@@ -84,7 +95,7 @@ std::string tenant_of(std::string_view api_key) {
 
 offload_engine::offload_engine(offload_config cfg, blob_store& store, const token_estimator& estimator,
                                std::function<std::uint64_t()> now_ns)
-    : cfg_(std::move(cfg)), store_(store), estimator_(estimator), now_ns_(std::move(now_ns)) {
+    : cfg_(std::move(cfg)), id_(next_engine_id()), store_(store), estimator_(estimator), now_ns_(std::move(now_ns)) {
   if (!now_ns_) now_ns_ = [] { return std::uint64_t(0); };
   if (cfg_.budget_tokens && !cfg_.floor_tokens) cfg_.floor_tokens = cfg_.budget_tokens * 6 / 10;
 }
@@ -194,7 +205,7 @@ class offload_engine::pass {
       edits_.push_back({{scan_.object_end, scan_.object_end}, ",\"tools\":[" + def + "]"});
     }
     report_.tool_injected = true;
-    report_.tool_tokens = e_.definition_tokens(def);
+    report_.tool_tokens = e_.definition_tokens(d_, report_.tool_name, def);
   }
 
   // 5. Splice: copy the untouched bytes around each edit.

@@ -81,10 +81,12 @@ class offload_engine {
   static constexpr std::size_t max_cached_gists = 4096;
   std::shared_ptr<const gist> gist_of(std::string_view bytes, const std::string& hash, std::string_view tool_name,
                                       const reference_config& ref) const;
-  // Tokens of a read_blob definition: counted once per thread and text.
-  std::uint64_t definition_tokens(const std::string& definition) const;
+  // Tokens of read_blob's definition for this API and tool name: counted
+  // once per thread, engine, API and name.
+  std::uint64_t definition_tokens(const dialect& d, const std::string& tool_name, const std::string& definition) const;
 
   offload_config cfg_;
+  std::uint64_t id_;  // never reused: keys per-thread memos, which outlive engines in tests
   blob_store& store_;
   const token_estimator& estimator_;
   std::function<std::uint64_t()> now_ns_;
