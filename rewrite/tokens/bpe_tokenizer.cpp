@@ -5,8 +5,9 @@
 
 namespace gistproxy::rewrite::tokens {
 
-std::unique_ptr<bpe_tokenizer> bpe_tokenizer::create(rank_table ranks, std::string* error) {
-  auto split = pretokenizer::compile(ranks.pattern(), error);
+std::unique_ptr<bpe_tokenizer> bpe_tokenizer::create(std::unique_ptr<rank_table> ranks, std::string* error) {
+  if (!ranks) return nullptr;
+  auto split = pretokenizer::compile(ranks->pattern(), error);
   if (!split) return nullptr;
   return std::unique_ptr<bpe_tokenizer>(new bpe_tokenizer(std::move(ranks), std::move(split)));
 }
@@ -16,7 +17,7 @@ std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind)
   pretokenizer::cursor pieces(*split_, bytes);
   std::uint64_t count = 0;
   std::string_view piece;
-  while (pieces.next(piece)) count += count_piece_tokens(ranks_, piece, scratch);
+  while (pieces.next(piece)) count += count_piece_tokens(*ranks_, piece, scratch);
   if (pieces.failed()) {
     fallbacks_.fetch_add(1, std::memory_order_relaxed);
     count += char_ratio_estimator().estimate(pieces.rest(), kind);
@@ -27,9 +28,7 @@ std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind)
 std::unique_ptr<bpe_tokenizer> builtin_tokenizer(std::string_view encoding, std::string* error) {
   auto data = embedded_rank_data(encoding, error);
   if (!data) return nullptr;
-  auto table = rank_table::parse(std::move(*data), error);
-  if (!table) return nullptr;
-  return bpe_tokenizer::create(std::move(*table), error);
+  return bpe_tokenizer::create(rank_table::parse_static(*data, error), error);
 }
 
 std::unique_ptr<token_estimator> make_token_estimator(std::string_view choice, std::string* error) {

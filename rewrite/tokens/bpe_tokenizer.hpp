@@ -18,11 +18,11 @@ namespace gistproxy::rewrite::tokens {
 class bpe_tokenizer final : public token_estimator {
  public:
   // nullptr (and *error) if the table's pattern does not compile.
-  static std::unique_ptr<bpe_tokenizer> create(rank_table ranks, std::string* error);
+  static std::unique_ptr<bpe_tokenizer> create(std::unique_ptr<rank_table> ranks, std::string* error);
 
   std::uint64_t estimate(std::string_view bytes, content_kind kind) const override;
   std::uint64_t max_tokens(std::size_t bytes) const override { return bytes; }  // a token is at least a byte
-  std::string_view name() const override { return ranks_.name(); }
+  std::string_view name() const override { return ranks_->name(); }
   bool exact() const override { return true; }
 
   // Texts whose splitting failed part-way (PCRE2 match limit): the unsplit
@@ -30,9 +30,9 @@ class bpe_tokenizer final : public token_estimator {
   std::uint64_t fallbacks() const { return fallbacks_.load(std::memory_order_relaxed); }
 
  private:
-  bpe_tokenizer(rank_table ranks, std::unique_ptr<pretokenizer> split)
+  bpe_tokenizer(std::unique_ptr<rank_table> ranks, std::unique_ptr<pretokenizer> split)
       : ranks_(std::move(ranks)), split_(std::move(split)) {}
-  rank_table ranks_;
+  std::unique_ptr<rank_table> ranks_;
   std::unique_ptr<pretokenizer> split_;
   mutable std::atomic<std::uint64_t> fallbacks_{0};
 };

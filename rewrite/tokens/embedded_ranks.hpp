@@ -1,5 +1,6 @@
-// The rank files of rewrite/tokens/data, linked into the binary (zstd, as
-// committed) so a deployment needs no data directory.
+// The rank files of rewrite/tokens/data, linked into the binary's read-only
+// data so a deployment needs no data directory and the tables read them in
+// place (no heap copy).
 #pragma once
 
 #include <optional>
@@ -8,7 +9,7 @@
 
 namespace gistproxy::rewrite::tokens {
 
-// The decompressed rank data of a built-in encoding, or nullopt (and *error).
-std::optional<std::string> embedded_rank_data(std::string_view encoding, std::string* error);
+// The rank data of a built-in encoding, or nullopt (and *error).
+std::optional<std::string_view> embedded_rank_data(std::string_view encoding, std::string* error);
 
 }  // namespace gistproxy::rewrite::tokens

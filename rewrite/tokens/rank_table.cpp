@@ -1,12 +1,13 @@
 #include "rewrite/tokens/rank_table.hpp"
 
-#include <bit>
 #include <cstring>
 
 namespace gistproxy::rewrite::tokens {
 namespace {
 
-constexpr std::size_t max_tokens = std::size_t(1) << 24;  // rank fits 24 bits beside the length byte
+constexpr unsigned offset_bits = 21;  // rank data up to 2 MiB (o200k_base: 1.6 MB)
+constexpr std::uint32_t offset_mask = (1u << offset_bits) - 1;
+constexpr std::uint32_t tag_mask = ~offset_mask;
 
 // Pieces are short (a word, a number, a run of punctuation): mix 8 bytes at a
 // time. Not keyed: the table holds fixed data, and lookups of hostile pieces
@@ -26,6 +27,8 @@ std::uint64_t hash_bytes(std::string_view s) {
   return h ^ (h >> 29);
 }
 
+std::uint32_t tag_of(std::uint64_t hash) { return std::uint32_t(hash) & tag_mask; }
+
 // "key value\n" header lines, in order.
 bool header_line(std::string_view& rest, std::string_view key, std::string_view& value) {
   auto nl = rest.find('\n');
@@ -37,69 +40,84 @@ bool header_line(std::string_view& rest, std::string_view key, std::string_view&
   return true;
 }
 
-std::optional<rank_table> fail(std::string* error, std::string why) {
-  if (error) *error = std::move(why);
-  return std::nullopt;
+bool fail(std::string* error, const char* why) {
+  if (error) *error = why;
+  return false;
 }
 
 }  // namespace
 
-std::optional<rank_table> rank_table::parse(std::string data, std::string* error) {
-  rank_table t;
-  t.data_ = std::move(data);
-  std::string_view rest = t.data_;
-  std::string_view version, name, pattern, count_text;
+std::unique_ptr<rank_table> rank_table::parse(std::string data, std::string* error) {
+  std::unique_ptr<rank_table> t(new rank_table);
+  t->owned_ = std::move(data);
+  t->data_ = t->owned_;
+  return t->build(error) ? std::move(t) : nullptr;
+}
+
+std::unique_ptr<rank_table> rank_table::parse_static(std::string_view data, std::string* error) {
+  std::unique_ptr<rank_table> t(new rank_table);
+  t->data_ = data;
+  return t->build(error) ? std::move(t) : nullptr;
+}
+
+bool rank_table::build(std::string* error) {
+  if (data_.size() > offset_mask) return fail(error, "rank data over 2 MiB");
+  std::string_view rest = data_;
+  std::string_view version, source, count_text;
   if (!header_line(rest, "gistproxy-bpe-ranks", version) || version != "1")
     return fail(error, "not a gistproxy-bpe-ranks 1 file");
-  if (!header_line(rest, "name", name) || !header_line(rest, "source", version) ||
-      !header_line(rest, "pattern", pattern) || !header_line(rest, "count", count_text) || rest.empty() ||
+  if (!header_line(rest, "name", name_) || !header_line(rest, "source", source) ||
+      !header_line(rest, "pattern", pattern_) || !header_line(rest, "count", count_text) || rest.empty() ||
       rest[0] != '\n')
     return fail(error, "malformed header");
   rest.remove_prefix(1);
-  t.name_ = name;
-  t.pattern_ = pattern;
   std::size_t count = 0;
   for (char c : count_text) {
-    if (c < '0' || c > '9' || count > max_tokens) return fail(error, "bad count");
+    if (c < '0' || c > '9' || count > offset_mask) return fail(error, "bad count");
     count = count * 10 + std::size_t(c - '0');
   }
-  if (count == 0 || count > max_tokens) return fail(error, "bad count");
-  t.count_ = count;
-  t.slots_.assign(std::bit_ceil(count * 2), slot{});
-  t.mask_ = t.slots_.size() - 1;
-  std::size_t pos = std::size_t(rest.data() - t.data_.data());
-  for (rank r = 0; r < count; ++r) {
-    if (pos >= t.data_.size()) return fail(error, "truncated");
-    auto length = std::uint8_t(t.data_[pos]);
-    if (length == 0 || t.data_.size() - pos - 1 < length) return fail(error, "truncated");
-    if (!t.insert(std::uint32_t(pos + 1), length, r)) return fail(error, "duplicate token");
-    pos += 1 + length;
+  if (count == 0 || count > offset_mask) return fail(error, "bad count");
+  count_ = count;
+  slots_.assign(count + count / 2 + 1, 0);  // load 2/3: short probes, 4 bytes a slot
+  std::size_t pos = std::size_t(rest.data() - data_.data());
+  for (std::size_t r = 0; r < count; ++r) {
+    if (pos >= data_.size()) return fail(error, "truncated");
+    const auto length = std::uint8_t(data_[pos]);
+    if (length == 0 || data_.size() - pos - 1 < length) return fail(error, "truncated");
+    const auto offset = std::uint32_t(pos + 1);
+    if (!insert(offset, hash_bytes(data_.substr(offset, length)))) return fail(error, "duplicate token");
+    pos += 1 + std::size_t(length);
   }
-  if (pos != t.data_.size()) return fail(error, "trailing bytes");
-  return t;
+  if (pos != data_.size()) return fail(error, "trailing bytes");
+  return true;
 }
 
-bool rank_table::insert(std::uint32_t offset, std::uint8_t length, rank r) {
-  std::string_view bytes(data_.data() + offset, length);
-  for (std::size_t i = hash_bytes(bytes) & mask_;; i = (i + 1) & mask_) {
+bool rank_table::insert(std::uint32_t offset, std::uint64_t hash) {
+  const auto length = std::uint8_t(data_[offset - 1]);
+  for (std::size_t i = slot_of(hash);; i = i + 1 == slots_.size() ? 0 : i + 1) {
     auto& s = slots_[i];
-    if (s.rank_and_length == 0) {
-      s = {offset, (r << 8) | length};
+    if (s == 0) {
+      s = tag_of(hash) | offset;
       return true;
     }
-    if ((s.rank_and_length & 0xFF) == length && std::memcmp(data_.data() + s.offset, bytes.data(), length) == 0)
+    const auto other = s & offset_mask;
+    if (std::uint8_t(data_[other - 1]) == length && std::memcmp(data_.data() + other, data_.data() + offset, length) == 0)
       return false;
   }
 }
 
 rank rank_table::rank_of(std::string_view bytes) const {
   if (bytes.empty() || bytes.size() > 255) return no_rank;
-  const auto length = std::uint32_t(bytes.size());
-  for (std::size_t i = hash_bytes(bytes) & mask_;; i = (i + 1) & mask_) {
-    const auto& s = slots_[i];
-    if (s.rank_and_length == 0) return no_rank;
-    if ((s.rank_and_length & 0xFF) == length && std::memcmp(data_.data() + s.offset, bytes.data(), length) == 0)
-      return s.rank_and_length >> 8;
+  const auto hash = hash_bytes(bytes);
+  const auto tag = tag_of(hash);
+  const auto length = std::uint8_t(bytes.size());
+  for (std::size_t i = slot_of(hash);; i = i + 1 == slots_.size() ? 0 : i + 1) {
+    const auto s = slots_[i];
+    if (s == 0) return no_rank;
+    if ((s & tag_mask) != tag) continue;
+    const auto offset = s & offset_mask;
+    if (std::uint8_t(data_[offset - 1]) == length && std::memcmp(data_.data() + offset, bytes.data(), length) == 0)
+      return offset;
   }
 }
 

@@ -23,7 +23,7 @@ const tokens::bpe_tokenizer& o200k() {
 }
 
 const tokens::rank_table& o200k_ranks() {
-  static auto t = tokens::rank_table::parse(*tokens::embedded_rank_data("o200k_base", nullptr), nullptr);
+  static auto t = tokens::rank_table::parse_static(*tokens::embedded_rank_data("o200k_base", nullptr), nullptr);
   if (!t) std::abort();
   return *t;
 }

@@ -52,10 +52,12 @@ TEST_CASE("rank files: parsed, looked up, and every malformed shape refused") {
   REQUIRE(t);
   CHECK(t->size() == 259);
   CHECK(t->name() == "toy");
-  CHECK(t->rank_of("a") == 'a');
-  CHECK(t->rank_of("ab") == 256);
-  CHECK(t->rank_of("abc") == 257);
-  CHECK(t->rank_of("bc") == 258);
+  // Lookups return a key ordered as the ranks are.
+  CHECK(t->rank_of("a") < t->rank_of("b"));
+  CHECK(t->rank_of("\xFF") < t->rank_of("ab"));
+  CHECK(t->rank_of("ab") < t->rank_of("abc"));
+  CHECK(t->rank_of("abc") < t->rank_of("bc"));
+  CHECK(t->rank_of("bc") != no_rank);
   CHECK(t->rank_of("abcd") == no_rank);
   CHECK(t->rank_of("") == no_rank);
   CHECK(t->rank_of(std::string(300, 'a')) == no_rank);
@@ -111,7 +113,7 @@ TEST_CASE("long pieces merge on a heap in exactly tiktoken's order") {
   // And with the real o200k ranks on real text shapes.
   auto data = embedded_rank_data("o200k_base", nullptr);
   REQUIRE(data);
-  auto real = rank_table::parse(std::move(*data), nullptr);
+  auto real = rank_table::parse_static(*data, nullptr);
   REQUIRE(real);
   for (int i = 0; i < 100; ++i) {
     std::string piece(129 + rng() % 300, ' ');
