@@ -42,7 +42,8 @@ constexpr const char* help =
     "Anthropic's and Google's) over the request bodies as sent; --json says which (\"tokenizer\").\n\n"
     "Formats, detected from the content: gistproxy recordings (serve --record), HAR 1.2,\n"
     "claude-trace JSONL, vcrpy cassettes (YAML), Claude Code session transcripts, OpenHands\n"
-    "llm_completions, Inspect AI eval logs, SWE-agent .traj, and JSON/JSONL lists of chat\n"
+    "llm_completions, Inspect AI eval logs, SWE-agent .traj, mini-swe-agent .traj.json, tau-bench\n"
+    "results, and JSON/JSONL lists of chat\n"
     "messages or of request bodies. A directory is one trace (its files in name order).\n\n"
     "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
     "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"
@@ -131,7 +132,9 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"cost_usd_after", s.priced_turns ? nlohmann::json(s.cost_usd_after) : nlohmann::json()},
           {"priced_turns", s.priced_turns},
           {"unpriced_turns", s.unpriced_turns},
-          {"by_tool", tools}};
+          {"by_tool", tools},
+          {"rebuilt_requests", s.rebuilt_requests},
+          {"not_offloaded", s.not_offloaded}};
 }
 
 std::string stats_text(const rewrite::replay_stats& s, const std::string& indent) {
@@ -155,6 +158,13 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
   out += "\n";
   if (s.recorded_page_in_hops)
     out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
+  if (s.rebuilt_requests)
+    out += indent + thousands(s.rebuilt_requests) + " requests rebuilt from messages (no system prompt or tools unless recorded)\n";
+  if (!s.not_offloaded.empty()) {
+    out += indent + "distinct outputs not offloaded:";
+    for (const auto& [why, n] : s.not_offloaded) out += " " + why + " " + thousands(n);
+    out += "\n";
+  }
   for (const auto& [tool, t] : s.by_tool)
     out += indent + "  " + tool + ": outputs " + thousands(t.outputs) + ", offloaded " + thousands(t.offloaded) +
            ", tokens saved " + thousands(t.tokens_saved) + "\n";

@@ -23,6 +23,7 @@ struct candidate {
   bool decoded = false;
   bool chosen = false;
   std::string hash;  // computed once, when needed
+  output_fate fate = output_fate::below_threshold;
 };
 
 // Tokens the rest of the request costs, roughly: bytes/4.
@@ -88,6 +89,18 @@ std::uint64_t offload_engine::definition_tokens(const dialect& d, const std::str
   return tokens;
 }
 
+std::string_view fate_name(output_fate f) {
+  switch (f) {
+    case output_fate::offloaded: return "offloaded";
+    case output_fate::below_threshold: return "below_threshold";
+    case output_fate::excluded_by_policy: return "excluded_by_policy";
+    case output_fate::not_exact: return "not_exact";
+    case output_fate::too_large: return "too_large";
+    case output_fate::store_failed: return "store_failed";
+  }
+  return "below_threshold";
+}
+
 std::string tenant_of(std::string_view api_key) {
   if (api_key.empty()) return "anonymous";
   return sha256_hex(api_key).substr(0, 16);
@@ -115,7 +128,7 @@ class offload_engine::pass {
     ref_cfg_ = cfg_.reference;
     ref_cfg_.tool_name = report_.tool_name;
     cands_.reserve(scan_.outputs.size());
-    for (const auto& o : scan_.outputs) cands_.push_back({&o, {}, false, false, {}});
+    for (const auto& o : scan_.outputs) cands_.push_back({&o, {}, false, false, {}, output_fate::below_threshold});
     return true;
   }
 
@@ -125,7 +138,10 @@ class offload_engine::pass {
   void choose_by_rules() {
     for (auto& c : cands_) {
       auto rule = rule_of(*c.out);
-      if (rule.what == tool_rule::action::never) continue;
+      if (rule.what == tool_rule::action::never) {
+        c.fate = output_fate::excluded_by_policy;
+        continue;
+      }
       // Images cost tokens by their pixels, not their bytes: always offloaded.
       if (c.out->image) {
         c.chosen = decode(c);
@@ -172,6 +188,7 @@ class offload_engine::pass {
       if (!c.chosen) continue;
       if (c.bytes.size() > cfg_.max_blob_bytes) {
         ++report_.skipped_too_large;
+        c.fate = output_fate::too_large;
         continue;
       }
       offload_record rec = record_of(c);
@@ -180,8 +197,10 @@ class offload_engine::pass {
       if (put.error != blob_error::none) {
         if (put.error == blob_error::too_large) ++report_.skipped_too_large;
         else ++report_.store_failures;
+        c.fate = put.error == blob_error::too_large ? output_fate::too_large : output_fate::store_failed;
         continue;
       }
+      c.fate = output_fate::offloaded;
       rec.deduplicated = put.deduplicated;
       edits_.push_back({c.out->value, replacement_for(c, reference)});
       rec.end_ns = e_.now_ns_();
@@ -206,6 +225,12 @@ class offload_engine::pass {
     }
     report_.tool_injected = true;
     report_.tool_tokens = e_.definition_tokens(d_, report_.tool_name, def);
+  }
+
+  // What became of each output, in scan order.
+  void report_fates() {
+    report_.fates.reserve(cands_.size());
+    for (const auto& c : cands_) report_.fates.push_back(c.fate);
   }
 
   // 5. Splice: copy the untouched bytes around each edit.
@@ -243,6 +268,7 @@ class offload_engine::pass {
     if (!ok || lossy) {
       c.bytes.clear();
       ++report_.skipped_lossy;
+      c.fate = output_fate::not_exact;
       return false;
     }
     return true;
@@ -326,6 +352,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   p.store_and_replace();
   p.offer_read_blob();
   p.splice();
+  p.report_fates();
   return result;
 }
 

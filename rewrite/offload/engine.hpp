@@ -42,6 +42,17 @@ struct offload_record {
 
 enum class rewrite_outcome { unchanged, rewritten, unparsable };
 
+// What became of one tool output of a request, and why.
+enum class output_fate : std::uint8_t {
+  offloaded,
+  below_threshold,     // too few tokens (or bytes) for its rule
+  excluded_by_policy,  // --tool-policy NAME=never
+  not_exact,           // not representable exactly: lone surrogates, not UTF-8, bad base64
+  too_large,           // over --max-blob-bytes
+  store_failed,        // the store refused it (fail-open)
+};
+std::string_view fate_name(output_fate f);
+
 struct rewrite_report {
   rewrite_outcome outcome = rewrite_outcome::unchanged;
   std::vector<offload_record> offloads;
@@ -53,6 +64,7 @@ struct rewrite_report {
   std::uint64_t tool_tokens = 0;      // estimated tokens of the read_blob definition added
   std::size_t budget_evictions = 0;   // outputs offloaded only to fit --context-budget-tokens
   std::string tool_name;              // read_blob's name in this request
+  std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
 };
 
 struct rewrite_result {

@@ -31,6 +31,8 @@ void replay_stats::add(const replay_stats& o) {
   cost_usd_after += o.cost_usd_after;
   priced_turns += o.priced_turns;
   unpriced_turns += o.unpriced_turns;
+  rebuilt_requests += o.rebuilt_requests;
+  for (const auto& [why, n] : o.not_offloaded) not_offloaded[why] += n;
   for (const auto& [tool, s] : o.by_tool) {
     auto& t = by_tool[tool];
     t.outputs += s.outputs;
@@ -118,6 +120,7 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
   std::unordered_map<std::string, std::pair<nlohmann::json, nlohmann::json>> last_turn;
   std::unordered_set<std::string> blobs;
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
+  std::unordered_map<std::string, output_fate> fates;  // output key → what became of it (offloaded once wins)
 
   for (const auto& req : trace.requests) {
     const dialect* d = req.api;
@@ -132,12 +135,19 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     }
 
     request_scan scan;
+    std::vector<std::string> keys;
     if (d->scan(req.body, scan))
-      for (const auto& o : scan.outputs)
-        seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(sha256_hex(o.raw));
+      for (const auto& o : scan.outputs) {
+        keys.push_back(sha256_hex(o.raw));
+        seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(keys.back());
+      }
 
     auto result = engine_.rewrite(*d, req.body, tenant);
     out.report = std::move(result.report);
+    for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
+      auto [f, added] = fates.try_emplace(keys[i], out.report.fates[i]);
+      if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];
+    }
     out.forwarded = out.report.outcome == rewrite_outcome::rewritten ? std::move(result.body) : req.body;
     if (out.report.outcome == rewrite_outcome::unparsable) ++st.unparsable;
 
@@ -179,6 +189,9 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     if (on_request) on_request(out);
   }
   st.conversations = last_turn.size();
+  if (trace.rebuilt) st.rebuilt_requests = st.turns;
+  for (const auto& [key, fate] : fates)
+    if (fate != output_fate::offloaded) ++st.not_offloaded[std::string(fate_name(fate))];
   st.distinct_blobs = blobs.size();
   st.stored_bytes = store_.stats().stored_bytes - stored_at_start;
   for (const auto& [tool, keys] : seen_outputs) st.by_tool[tool].outputs = keys.size();

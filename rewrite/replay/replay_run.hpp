@@ -43,6 +43,14 @@ struct replay_stats {
   std::uint64_t prefix_stable_before = 0;  // … whose prefix the client itself kept
   std::uint64_t prefix_stable_after = 0;   // … whose prefix gistproxy's forwarded bodies keep
   std::map<std::string, tool_savings> by_tool;
+  // What replay could not see or use, so a low figure explains itself:
+  // requests rebuilt from a message list (no system prompt or tools unless the
+  // format recorded them), and distinct tool outputs never offloaded, by why
+  // (fate_name: below_threshold, excluded_by_policy, not_exact, too_large,
+  // store_failed). Server-side tool results (web search/fetch, MCP connector)
+  // are not client tool outputs and are not counted.
+  std::uint64_t rebuilt_requests = 0;
+  std::map<std::string, std::uint64_t> not_offloaded;
   // The provider's prompt cache, simulated per conversation: a turn's longest
   // unchanged prefix since the previous turn is read from the cache, the rest
   // of its input written. Input-side dollars at each model's prices; turns

@@ -77,6 +77,39 @@ using namespace trace_readers;
 
 recorded_trace from_lines(const std::vector<ojson>& lines);
 
+// mini-swe-agent's .traj.json: {"info": {...}, "messages": [...], "trajectory_format":
+// "mini-swe-agent-1[.1]"}. Its top-level messages array made it look like one
+// request body; the format marker (or, in files older than the marker, the
+// run info beside the messages) says it is a whole run.
+bool is_mini_swe_agent(const ojson& j) {
+  if (!is_arr(j, "messages") || j.contains("model")) return false;
+  if (is_str(j, "trajectory_format")) return j["trajectory_format"].get<std::string>().rfind("mini-swe-agent", 0) == 0;
+  return is_obj(j, "info") && (j["info"].contains("model_stats") || j["info"].contains("mini_version"));
+}
+
+// tau-bench results: a list of runs {task_id, reward, info, traj: [chat
+// messages], trial}. Each run is its own conversation; the model is not in
+// the file (it is in the file's name), so its turns are unpriced.
+bool is_tau_bench_run(const ojson& j) { return is_arr(j, "traj") && (j.contains("task_id") || j.contains("reward")); }
+
+void read_tau_bench(const std::vector<ojson>& runs, recorded_trace& t) {
+  t.format = "tau-bench";
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!is_tau_bench_run(runs[i])) {
+      t.notes.push_back("entry " + std::to_string(i) + " is not a tau-bench run (no traj): skipped");
+      continue;
+    }
+    rebuild_chat(runs[i]["traj"], "unknown", ojson(), t);
+  }
+}
+
+std::string mini_swe_agent_model(const ojson& j) {
+  if (is_obj(j, "info") && is_obj(j["info"], "config") && is_obj(j["info"]["config"], "model") &&
+      is_str(j["info"]["config"]["model"], "model_name"))
+    return j["info"]["config"]["model"]["model_name"];
+  return "unknown";
+}
+
 recorded_trace from_document(const ojson& j) {
   // A JSONL file of one line is also one JSON document.
   if (j.is_object() && (j.contains("gistproxy_record") || is_obj(j, "request") || (is_str(j, "type") && is_obj(j, "message"))))
@@ -94,6 +127,11 @@ recorded_trace from_document(const ojson& j) {
         model = cfg["agent"]["model"]["name"];
     }
     rebuild_chat(j["history"], model, ojson(), t);
+    return t;
+  }
+  if (is_mini_swe_agent(j)) {
+    t.format = "mini-swe-agent";
+    rebuild_chat(j["messages"], mini_swe_agent_model(j), ojson(), t);
     return t;
   }
   if (is_arr(j, "messages") && (j.contains("kwargs") || (j.contains("response") && j.contains("timestamp"))))
@@ -114,6 +152,7 @@ recorded_trace from_document(const ojson& j) {
   }
   if (j.is_array() && !j.empty()) {
     std::vector<ojson> items(j.begin(), j.end());
+    if (is_tau_bench_run(items.front())) return read_tau_bench(items, t), t;
     if (items.front().is_object() && items.front().contains("role")) {
       t.format = "messages";
       rebuild_chat(j, "unknown", ojson(), t);
@@ -126,8 +165,9 @@ recorded_trace from_document(const ojson& j) {
     }
     if (is_obj(items.front(), "request")) return read_claude_trace(items, t), t;
   }
-  throw std::runtime_error("unrecognised JSON trace (expected HAR, an Inspect log, a SWE-agent .traj, an OpenHands "
-                           "completion, a vcr cassette, request bodies or a message list)");
+  throw std::runtime_error("unrecognised JSON trace (expected HAR, an Inspect log, a SWE-agent .traj, a "
+                           "mini-swe-agent .traj.json, tau-bench results, an OpenHands completion, a vcr cassette, "
+                           "request bodies or a message list)");
 }
 
 recorded_trace from_lines(const std::vector<ojson>& lines) {

@@ -10,6 +10,8 @@
 //   openhands             OpenHands llm_completions (one JSON per call: messages + kwargs.tools)
 //   inspect               Inspect AI eval logs (samples[].events[model].call.request, attachments resolved)
 //   swe-agent             SWE-agent .traj (history: the messages sent to the model)
+//   mini-swe-agent        mini-swe-agent .traj.json (messages of the run, info.config.model.model_name)
+//   tau-bench             tau-bench results: a list of runs, each a conversation (traj: chat messages)
 //   messages              any JSON array / JSONL of chat messages
 //   request-bodies        any JSON array / JSONL of request bodies (chat, responses or messages)
 //

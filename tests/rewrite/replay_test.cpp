@@ -88,6 +88,64 @@ TEST_CASE("SWE-agent trajectories: tool_call_ids name the call a tool message an
   CHECK(J::parse(t.requests[1].body)["messages"][3]["tool_call_id"] == "call_1");
 }
 
+TEST_CASE("mini-swe-agent trajectories are whole runs, not one request body") {
+  // v2 (marker "mini-swe-agent-1.1") and v1 files from before the marker.
+  J messages = J::array({{{"role", "system"}, {"content", "sys"}},
+                         {{"role", "user"}, {"content", "fix it"}},
+                         {{"role", "assistant"}, {"content", "```bash\nls\n```"}, {"extra", {{"response", {{"id", "r1"}}}}}},
+                         {{"role", "user"}, {"content", "<returncode>0</returncode>\n<output>a.py</output>"}},
+                         {{"role", "assistant"}, {"content", "```bash\ncat a.py\n```"}, {"extra", J::object()}},
+                         {{"role", "user"}, {"content", "<output>print(1)</output>"}},
+                         {{"role", "assistant"}, {"content", "done"}}});
+  J v2 = {{"info", {{"model_stats", {{"api_calls", 3}}}, {"config", {{"model", {{"model_name", "claude-sonnet-4-5"}}}}},
+                    {"mini_version", "2.0.0"}}},
+          {"messages", messages},
+          {"trajectory_format", "mini-swe-agent-1.1"}};
+  auto t = read_trace(v2.dump());
+  CHECK(t.format == "mini-swe-agent");
+  CHECK(t.rebuilt);
+  REQUIRE(t.requests.size() == 3);  // one request per assistant message
+  auto last = J::parse(t.requests[2].body);
+  CHECK(last["model"] == "claude-sonnet-4-5");
+  REQUIRE(last["messages"].size() == 6);
+  CHECK_FALSE(last["messages"][2].contains("extra"));  // mini-swe-agent's bookkeeping is not sent
+
+  J v1 = {{"info", {{"exit_status", "Submitted"}, {"model_stats", {{"instance_cost", 0.1}}}}}, {"messages", messages}};
+  CHECK(read_trace(v1.dump()).format == "mini-swe-agent");
+  CHECK(read_trace(v1.dump()).requests.size() == 3);
+
+  // The pair it was confused with: a chat request body has a model and no run info.
+  J body = {{"model", "gpt-4o"}, {"messages", messages}};
+  CHECK(read_trace(body.dump()).format == "request-bodies");
+  CHECK(read_trace(body.dump()).requests.size() == 1);
+  J with_info = {{"model", "gpt-4o"}, {"messages", messages}, {"info", {{"model_stats", J::object()}}}};
+  CHECK(read_trace(with_info.dump()).format == "request-bodies");
+}
+
+TEST_CASE("tau-bench results: each run's traj is its own conversation") {
+  auto run = [](int task, const std::string& output) {
+    J traj = J::array({{{"role", "system"}, {"content", "You are an airline agent."}},
+                       {{"role", "user"}, {"content", "change flight " + std::to_string(task)}}});
+    for (auto& m : tool_turn("call_" + std::to_string(task), output)) traj.push_back(m);
+    traj.push_back({{"role", "assistant"}, {"content", "done"}});
+    return J{{"task_id", task}, {"reward", 1.0}, {"info", J::object()}, {"traj", traj}, {"trial", 0}};
+  };
+  J results = J::array({run(1, "reservation A"), run(2, "reservation B"), run(3, "reservation C")});
+  auto t = read_trace(results.dump());
+  CHECK(t.format == "tau-bench");
+  CHECK(t.rebuilt);
+  REQUIRE(t.requests.size() == 6);  // two assistant turns per run
+  auto second_of_run_2 = J::parse(t.requests[3].body);
+  REQUIRE(second_of_run_2["messages"].size() == 4);
+  CHECK(second_of_run_2["messages"][1]["content"] == "change flight 2");  // runs do not bleed into each other
+  CHECK(second_of_run_2["messages"][3]["content"] == "reservation B");
+
+  // Not confused with a message list or a list of request bodies, nor they with it.
+  CHECK(read_trace(results[0]["traj"].dump()).format == "messages");
+  J bodies = J::array({{{"model", "m"}, {"messages", results[0]["traj"]}}});
+  CHECK(read_trace(bodies.dump()).format == "request-bodies");
+}
+
 TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecutive user lines are merged") {
   auto line = [](const std::string& type, J message) {
     return J{{"type", type}, {"sessionId", "s"}, {"uuid", "u"}, {"message", message}}.dump() + "\n";
@@ -332,4 +390,44 @@ TEST_CASE("real traces in ../shared/traces parse when present") {
     ++files;
   }
   CHECK(files > 0);
+}
+
+TEST_CASE("replay says why outputs were not offloaded, per distinct output, and how many requests were rebuilt") {
+  auto call = [](const std::string& id, const std::string& tool, const std::string& output) {
+    return J::array({{{"role", "assistant"}, {"content", nullptr},
+                      {"tool_calls", {{{"id", id}, {"type", "function"}, {"function", {{"name", tool}, {"arguments", "{}"}}}}}}},
+                     {{"role", "tool"}, {"tool_call_id", id}, {"content", output}}});
+  };
+  J list = J::array({{{"role", "user"}, {"content", "go"}}});
+  for (auto& m : call("c1", "cat", big_output("a"))) list.push_back(m);       // offloaded
+  for (auto& m : call("c2", "cat", "short")) list.push_back(m);               // below the threshold
+  for (auto& m : call("c3", "secrets", big_output("s"))) list.push_back(m);   // --tool-policy secrets=never
+  list.push_back({{"role", "assistant"}, {"content", "done"}});
+  auto traj = list.dump();
+  // An image whose base64 does not decode cannot be stored exactly: it stays inline.
+  J image = {{"type", "image"}, {"source", {{"type", "base64"}, {"media_type", "image/png"}, {"data", "!!not base64!!"}}}};
+  J bad_image = J::array({{{"model", "claude-sonnet-4-5"}, {"max_tokens", 100},
+                           {"messages", J::array({{{"role", "user"}, {"content", J::array({{{"type", "tool_result"},
+                                                  {"tool_use_id", "t1"}, {"content", J::array({image})}}})}}})}}});
+  memory_blob_store store([] { return std::int64_t(1000); });
+  char_ratio_estimator estimator;
+  offload_config cfg;
+  cfg.tool_rules["secrets"] = {tool_rule::action::never, 0};
+  offload_engine engine(cfg, store, estimator, [] { return std::uint64_t(1); });
+  replayer r(engine, store, estimator);
+
+  auto s = r.run(read_trace(traj), "t");
+  CHECK(s.turns == 4);  // one request per assistant message
+  CHECK(s.rebuilt_requests == 4);
+  CHECK(s.not_offloaded["below_threshold"] == 1);  // "short", seen in three requests, counted once
+  CHECK(s.not_offloaded["excluded_by_policy"] == 1);
+  CHECK(s.not_offloaded.count("offloaded") == 0);
+  CHECK(s.by_tool["cat"].offloaded == 1);
+
+  auto l = r.run(read_trace(bad_image.dump()), "t");
+  CHECK(l.not_offloaded["not_exact"] == 1);
+
+  // Bodies recorded as sent are not rebuilt.
+  J bodies = J::array({chat_body(J::array({{{"role", "user"}, {"content", "hi"}}}))});
+  CHECK(r.run(read_trace(bodies.dump()), "t").rebuilt_requests == 0);
 }
