@@ -43,7 +43,7 @@ constexpr const char* help =
     "Formats, detected from the content: gistproxy recordings (serve --record), HAR 1.2,\n"
     "claude-trace JSONL, vcrpy cassettes (YAML), Claude Code session transcripts, OpenHands\n"
     "llm_completions, Inspect AI eval logs, SWE-agent .traj, mini-swe-agent .traj.json, tau-bench\n"
-    "results, and JSON/JSONL lists of chat\n"
+    "results, Codex CLI rollouts, and JSON/JSONL lists of chat\n"
     "messages or of request bodies. A directory is one trace (its files in name order).\n\n"
     "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
     "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"

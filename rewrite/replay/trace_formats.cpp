@@ -112,7 +112,8 @@ std::string mini_swe_agent_model(const ojson& j) {
 
 recorded_trace from_document(const ojson& j) {
   // A JSONL file of one line is also one JSON document.
-  if (j.is_object() && (j.contains("gistproxy_record") || is_obj(j, "request") || (is_str(j, "type") && is_obj(j, "message"))))
+  if (j.is_object() && (j.contains("gistproxy_record") || is_obj(j, "request") || (is_str(j, "type") && is_obj(j, "message")) ||
+                        is_codex_envelope(j)))
     return from_lines({j});
   recorded_trace t;
   if (is_obj(j, "log") && is_arr(j["log"], "entries")) return read_har(j, t), t;
@@ -175,6 +176,7 @@ recorded_trace from_lines(const std::vector<ojson>& lines) {
   const auto& first = lines.front();
   if (first.contains("gistproxy_record")) return read_recording(lines, t), t;
   if (is_obj(first, "request")) return read_claude_trace(lines, t), t;
+  if (is_codex_envelope(first) || is_codex_direct(lines)) return read_codex_rollout(lines, t), t;
   for (const auto& l : lines)  // transcripts may open with summary/metadata lines
     if (is_str(l, "type") && is_obj(l, "message") && (l.contains("sessionId") || l.contains("uuid")))
       return read_claude_code(lines, t), t;
@@ -190,7 +192,7 @@ recorded_trace from_lines(const std::vector<ojson>& lines) {
     return t;
   }
   throw std::runtime_error("unrecognised JSONL trace (expected a gistproxy recording, claude-trace, a Claude Code "
-                           "transcript, request bodies or messages)");
+                           "transcript, a Codex CLI rollout, request bodies or messages)");
 }
 
 }  // namespace

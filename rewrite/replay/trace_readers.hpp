@@ -5,6 +5,7 @@
 //   body_traces.cpp     formats that hold the bodies sent (recordings, HAR,
 //                       claude-trace, OpenHands, Inspect)
 //   vcr_cassette.cpp    vcrpy YAML cassettes
+//   codex_rollout.cpp   Codex CLI session rollouts
 //   trace_formats.cpp   detection and these helpers
 #pragma once
 
@@ -44,5 +45,9 @@ void read_inspect(const ojson& log, recorded_trace& t);
 void read_openhands(const std::vector<ojson>& calls, recorded_trace& t);
 // vcr_cassette.cpp
 void read_vcr(std::string_view text, recorded_trace& t);
+// codex_rollout.cpp
+bool is_codex_envelope(const ojson& line);
+bool is_codex_direct(const std::vector<ojson>& lines);
+void read_codex_rollout(const std::vector<ojson>& lines, recorded_trace& t);
 
 }  // namespace gistproxy::rewrite::trace_readers

@@ -146,6 +146,65 @@ TEST_CASE("tau-bench results: each run's traj is its own conversation") {
   CHECK(read_trace(bodies.dump()).format == "request-bodies");
 }
 
+TEST_CASE("Codex CLI rollouts: a request at each point the model starts answering, with the items so far") {
+  auto jsonl = [](const std::vector<J>& lines) {
+    std::string out;
+    for (const auto& l : lines) out += l.dump() + "\n";
+    return out;
+  };
+  auto item = [](J payload) { return J{{"timestamp", "2026-01-01T00:00:00Z"}, {"type", "response_item"}, {"payload", payload}}; };
+  auto user = [](const std::string& text) {
+    return J{{"type", "message"}, {"role", "user"}, {"content", J::array({{{"type", "input_text"}, {"text", text}}})}};
+  };
+  std::vector<J> lines = {
+      {{"timestamp", "t"}, {"type", "session_meta"}, {"payload", {{"id", "s1"}, {"cwd", "/w"}, {"instructions", nullptr}}}},
+      item(user("<environment_context>/w</environment_context>")),
+      item(user("fix the build")),
+      {{"timestamp", "t"}, {"type", "event_msg"}, {"payload", {{"type", "user_message"}, {"message", "fix the build"}}}},
+      {{"timestamp", "t"}, {"type", "turn_context"}, {"payload", {{"model", "gpt-5-codex"}, {"cwd", "/w"}}}},
+      item({{"type", "reasoning"}, {"summary", J::array()}, {"encrypted_content", "xyz"}}),
+      item({{"type", "function_call"}, {"name", "shell"}, {"arguments", "{\"command\":[\"make\"]}"}, {"call_id", "call_1"}}),
+      item({{"type", "function_call_output"}, {"call_id", "call_1"}, {"output", big_output("make")}}),
+      item({{"type", "message"}, {"role", "assistant"}, {"content", J::array({{{"type", "output_text"}, {"text", "fixed"}}})}}),
+      item(user("thanks")),
+      item({{"type", "message"}, {"role", "assistant"}, {"content", J::array({{{"type", "output_text"}, {"text", "ok"}}})}}),
+  };
+  auto t = read_trace(jsonl(lines));
+  CHECK(t.format == "codex");
+  CHECK(t.rebuilt);
+  REQUIRE(t.requests.size() == 3);  // before the reasoning, after the tool output, after "thanks"
+  CHECK(t.requests[0].api->name() == "responses");
+  auto second = J::parse(t.requests[1].body);
+  CHECK(second["model"] == "gpt-5-codex");
+  CHECK_FALSE(second.contains("instructions"));  // null in session_meta: not recorded
+  REQUIRE(second["input"].size() == 5);          // 2 user, reasoning, call, output
+  CHECK(second["input"][4]["type"] == "function_call_output");
+  CHECK(J::parse(t.requests[2].body)["input"].size() == 7);
+
+  // The tool output is offloaded like any function_call_output.
+  replay_env env;
+  auto s = env.r.run(t, "t");
+  CHECK(s.offloads == 2);  // in the second and third requests
+  CHECK(s.by_tool["shell"].offloaded == 1);
+
+  // The direct generation: a session line, then the items themselves.
+  std::vector<J> direct = {{{"id", "s2"}, {"timestamp", "t"}, {"instructions", "You are Codex."}},
+                           user("hello"),
+                           {{"record_type", "state"}},
+                           {{"type", "message"}, {"role", "assistant"}, {"content", J::array({{{"type", "output_text"}, {"text", "hi"}}})}}};
+  auto d = read_trace(jsonl(direct));
+  CHECK(d.format == "codex");
+  REQUIRE(d.requests.size() == 1);
+  CHECK(J::parse(d.requests[0].body)["instructions"] == "You are Codex.");
+
+  // Not confused with a Claude Code transcript or a JSONL message list.
+  std::vector<J> claude = {{{"type", "user"}, {"sessionId", "x"}, {"message", {{"role", "user"}, {"content", "hi"}}}},
+                           {{"type", "assistant"}, {"sessionId", "x"}, {"message", {{"role", "assistant"}, {"id", "m1"}, {"content", "yo"}}}}};
+  CHECK(read_trace(jsonl(claude)).format == "claude-code");
+  std::vector<J> msgs = {{{"role", "user"}, {"content", "hi"}}, {{"role", "assistant"}, {"content", "yo"}}};
+  CHECK(read_trace(jsonl(msgs)).format == "messages");
+}
+
 TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecutive user lines are merged") {
   auto line = [](const std::string& type, J message) {
     return J{{"type", type}, {"sessionId", "s"}, {"uuid", "u"}, {"message", message}}.dump() + "\n";
