@@ -136,6 +136,12 @@ const std::vector<option>& options() {
          c.tokenizer = v;
          return v == "o200k" || v == "cl100k" || v == "estimate";
        }},
+      {"text-tool-results", "off|cline", "also offload tool results carried as user text: cline = Cline, Roo Code "
+                                         "and Kilo Code's `[tool for 'arg'] Result:` blocks (default off)",
+       [](config& c, const std::string& v) {
+         c.text_tool_results = v;
+         return v == "off" || v == "cline";
+       }},
       {"preview-tokens", "N", "preview size in a reference (default 1000)",
        [](config& c, const std::string& v) { return set_uint(c.preview_tokens, v, 0, 1ull << 30); }},
       {"context-budget-tokens", "N", "budget mode: over N tokens, offload further outputs oldest first (default off)",

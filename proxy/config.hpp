@@ -26,6 +26,7 @@ struct config {
   std::string otlp_endpoint;
   std::string record;  // --record FILE: one JSON line per exchange
   std::string tokenizer = "o200k";  // --tokenizer o200k|cl100k|estimate
+  std::string text_tool_results = "off";  // --text-tool-results off|cline
   std::string prices;  // --prices FILE: the price table (default: the built-in docs/prices.json)
   std::uint64_t record_max_bytes = 1ull << 30;
   std::string service_name = "gistproxy";

@@ -76,9 +76,14 @@ struct tool_output {
                              // images: the base64 data
   bool image = false;        // value is a whole image block (Anthropic)
   std::string media_type;    // images only
+  bool inner = false;        // value is raw only, inside a string that keeps a header (Cline text results)
 };
 
+// Tool results some agents carry as user text instead of tool-result blocks.
+enum class text_results : std::uint8_t { none, cline };
+
 struct request_scan {
+  text_results text_results_from = text_results::none;  // input: which text-carried results to find
   std::vector<tool_output> outputs;
   std::optional<json::range> tools;        // the "tools" array, if the client declared one
   std::vector<std::string> declared_tools; // their names

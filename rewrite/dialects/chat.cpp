@@ -104,9 +104,12 @@ bool chat_dialect::scan(std::string_view body, request_scan& out) const {
                            return r.has_value();
                          }).has_value();
               if (!ok) return false;
-              if (role != "tool" || !content) return true;
+              if (!content) return true;
               json::cursor cc(body.substr(0, content->end), content->begin);
-              return collect_output_content(cc, call_names[call_id], call_id, false, out);
+              if (role == "tool") return collect_output_content(cc, call_names[call_id], call_id, false, out);
+              // Opt-in: tool results some agents send as user text (collect_text_tool_results).
+              if (role == "user" && out.text_results_from == text_results::cline) return collect_text_tool_results(cc, out);
+              return true;
             })
         .has_value();
   });

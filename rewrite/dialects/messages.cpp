@@ -84,9 +84,16 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
     return v.array([&](std::size_t, json::cursor& m) {
               if (m.peek() != json::kind::object) return m.skip_value().has_value();
-              return m.object([&](std::string_view k, json::cursor& mv) {
+              std::string role;
+              std::optional<json::range> user_content;
+              bool message = m.object([&](std::string_view k, json::cursor& mv) {
+                         if (k == "role" && mv.peek() == json::kind::string) return mv.string_value(role);
+                         if (k == "content" && mv.peek() == json::kind::string) {
+                           user_content = mv.skip_value();
+                           return user_content.has_value();
+                         }
                          if (k != "content" || mv.peek() != json::kind::array) return mv.skip_value().has_value();
-                         return mv.array([&](std::size_t, json::cursor& b) {
+                         user_content = mv.array([&](std::size_t, json::cursor& b) {
                                    if (b.peek() != json::kind::object) return b.skip_value().has_value();
                                    std::string type, id, name, tool_use_id;
                                    std::optional<json::range> content;
@@ -106,10 +113,14 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
                                    if (type != "tool_result" || !content) return true;
                                    json::cursor cc(body.substr(0, content->end), content->begin);
                                    return collect_output_content(cc, call_names[tool_use_id], tool_use_id, true, out);
-                                 })
-                             .has_value();
-                       })
-                  .has_value();
+                                 });
+                         return user_content.has_value();
+                       }).has_value();
+              if (!message) return false;
+              // Opt-in: tool results some agents send as user text (collect_text_tool_results).
+              if (out.text_results_from != text_results::cline || role != "user" || !user_content) return true;
+              json::cursor uc(body.substr(0, user_content->end), user_content->begin);
+              return collect_text_tool_results(uc, out);
             })
         .has_value();
   });

@@ -57,7 +57,99 @@ bool collect_part(json::cursor& e, std::string_view tool_name, std::string_view 
   return true;
 }
 
+// A text part: its escaped contents and range, when the part is a string.
+struct text_part {
+  json::range value;
+  std::string_view raw;
+};
+
+std::optional<text_part> string_at(std::string_view doc, const json::range& r) {
+  if (r.size() < 2 || doc[r.begin] != '"') return std::nullopt;
+  return text_part{r, doc.substr(r.begin + 1, r.size() - 2)};
+}
+
+void add_text_output(request_scan& out, std::string tool, const json::range& value, std::string_view raw, bool inner) {
+  tool_output o;
+  o.order = out.outputs.size();
+  o.tool_name = std::move(tool);
+  o.value = value;
+  o.raw = raw;
+  o.inner = inner;
+  out.outputs.push_back(std::move(o));
+}
+
+// A text that starts with a header line: the output is what follows the
+// newline, inside the same JSON string. The header is matched on its decoded
+// text and must be escaped exactly as we would escape it (else it stays inline).
+void try_header_and_output(request_scan& out, const text_part& t) {
+  auto nl = t.raw.find("\\n");
+  if (nl == std::string_view::npos || nl > 4096) return;
+  std::string header;
+  if (!json::unescape(t.raw.substr(0, nl), header)) return;
+  auto tool = cline_header_tool(header);
+  if (tool.empty()) return;
+  std::string escaped;
+  json::escape_into(escaped, header);
+  if (escaped != t.raw.substr(0, nl)) return;
+  const auto start = nl + 2;  // after the escaped newline
+  if (start >= t.raw.size()) return;
+  add_text_output(out, std::move(tool), {t.value.begin + 1 + start, t.value.end - 1}, t.raw.substr(start), true);
+}
+
 }  // namespace
+
+std::string cline_header_tool(std::string_view line) {
+  if (line.size() < 11 || line.front() != '[' || !line.ends_with("] Result:")) return {};
+  std::size_t n = 1;
+  while (n < line.size() && ((line[n] >= 'a' && line[n] <= 'z') || line[n] == '_')) ++n;
+  if (n == 1) return {};
+  const auto name = line.substr(1, n - 1);
+  const auto rest = line.substr(n, line.size() - n - 9);  // between the name and "] Result:"
+  if (!rest.empty() && !(rest.starts_with(" for '") && rest.size() >= 7 && rest.ends_with("'"))) return {};
+  if (line.find('\n') != std::string_view::npos || line.find('\r') != std::string_view::npos) return {};
+  return std::string(name);
+}
+
+bool collect_text_tool_results(json::cursor& c, request_scan& out) {
+  const auto doc = c.doc();
+  if (c.peek() == json::kind::string) {
+    auto r = c.skip_value();
+    if (!r) return false;
+    if (auto t = string_at(doc, *r)) try_header_and_output(out, *t);
+    return true;
+  }
+  if (c.peek() != json::kind::array) return c.skip_value().has_value();
+  std::string pending_tool;  // a part that was only a header: the next text part is its output
+  return c.array([&](std::size_t, json::cursor& e) {
+            if (e.peek() != json::kind::object) {
+              pending_tool.clear();
+              return e.skip_value().has_value();
+            }
+            std::string type;
+            std::optional<json::range> text;
+            bool ok = e.object([&](std::string_view key, json::cursor& v) {
+                         if (key == "type" && v.peek() == json::kind::string) return v.string_value(type);
+                         auto r = v.skip_value();
+                         if (r && key == "text") text = r;
+                         return r.has_value();
+                       }).has_value();
+            if (!ok) return false;
+            auto t = is_text_type(type) && text ? string_at(doc, *text) : std::nullopt;
+            auto tool = std::move(pending_tool);
+            pending_tool.clear();
+            if (!t) return true;
+            if (!tool.empty()) {
+              add_text_output(out, std::move(tool), t->value, t->raw, false);
+              return true;
+            }
+            std::string whole;
+            if (t->raw.size() <= 4096 && json::unescape(t->raw, whole) && !(pending_tool = cline_header_tool(whole)).empty())
+              return true;
+            try_header_and_output(out, *t);
+            return true;
+          })
+      .has_value();
+}
 
 bool collect_output_content(json::cursor& c, std::string_view tool_name, std::string_view call_id, bool images,
                             request_scan& out) {

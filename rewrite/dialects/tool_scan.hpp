@@ -17,6 +17,17 @@ namespace gistproxy::rewrite {
 bool collect_output_content(json::cursor& c, std::string_view tool_name, std::string_view call_id, bool images,
                             request_scan& out);
 
+// Cline (and Roo Code, Kilo Code) put a tool's result in the user message as
+// text: a header line `[NAME] Result:` or `[NAME for 'ARG'] Result:` (NAME is
+// lowercase letters and underscores; ARG anything up to the line's final
+// `'] Result:`), then the output, either in the next text part or after a
+// newline in the same text. Consumes a user message's content value and adds
+// each such output (the header stays; only what follows it is a candidate).
+bool collect_text_tool_results(json::cursor& c, request_scan& out);
+
+// The tool name if `line` is exactly a Cline tool-result header, else empty.
+std::string cline_header_tool(std::string_view line);
+
 // Consumes a "tools" array value, recording its range and the declared names
 // (a tool's "name", or "function.name" for Chat Completions).
 bool collect_tools(json::cursor& c, request_scan& out);

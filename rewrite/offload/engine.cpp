@@ -122,6 +122,7 @@ class offload_engine::pass {
       : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), result_(out), report_(out.report) {}
 
   bool scan() {
+    scan_.text_results_from = cfg_.text_tool_results;
     if (!d_.scan(body_, scan_)) return false;
     report_.outputs_seen = scan_.outputs.size();
     report_.tool_name = declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
@@ -320,6 +321,10 @@ class offload_engine::pass {
   std::string replacement_for(const candidate& c, const std::string& reference) const {
     if (c.out->image) return d_.image_replacement(reference);
     std::string out;
+    if (c.out->inner) {  // inside a string that keeps its header: no quotes of our own
+      json::escape_into(out, reference);
+      return out;
+    }
     out.reserve(reference.size() + 16);
     out += '"';
     json::escape_into(out, reference);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "rewrite/dialect.hpp"
 #include "rewrite/gist/reference.hpp"
 
 namespace gistproxy::rewrite {
@@ -30,6 +31,7 @@ struct offload_config {
   std::string fallback_tool_name = "gistproxy_read_blob";  // when the client has its own read_blob
   std::uint64_t max_blob_bytes = 16ull << 20;
   std::uint64_t min_offload_bytes = 256;  // never offload what a reference would not shrink
+  text_results text_tool_results = text_results::none;  // --text-tool-results cline
   reference_config reference;
 };
 

@@ -135,6 +135,7 @@ replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
     }
 
     request_scan scan;
+    scan.text_results_from = engine_.config().text_tool_results;
     std::vector<std::string> keys;
     if (d->scan(req.body, scan))
       for (const auto& o : scan.outputs) {

@@ -1,5 +1,7 @@
 // The offload engine over each dialect's scan: a rewritten body is valid
-// JSON, and every offloaded output pages back to exactly its bytes.
+// JSON, and every offloaded output pages back to exactly its bytes — with
+// Cline-style text tool results found too (--text-tool-results cline), whose
+// references are spliced inside a string that keeps its header.
 #include <nlohmann/json.hpp>
 
 #include "rewrite/blob/digest.hpp"
@@ -18,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   offload_config cfg;
   cfg.threshold_tokens = 8;
   cfg.min_offload_bytes = 16;
+  cfg.text_tool_results = text_results::cline;
   offload_engine engine(cfg, store, estimator);
   for (const auto* d : all_dialects()) {
     auto result = engine.rewrite(*d, body, "t");

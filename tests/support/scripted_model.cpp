@@ -71,6 +71,7 @@ conversation read_conversation(llm_api api, const nlohmann::json& req) {
   for (const auto& msg : req.value("messages", nlohmann::json::array())) {
     auto role = msg.value("role", "");
     if (role == "user" && c.first_user.empty()) c.first_user = text_of(msg.value("content", nlohmann::json()));
+    if (role == "user") find_handle(c, text_of(msg.value("content", nlohmann::json())));  // Cline-style text results
     if (api == llm_api::chat && role == "tool") note_result(msg.value("tool_call_id", ""), text_of(msg["content"]));
     if (api == llm_api::messages && msg.value("content", nlohmann::json()).is_array())
       for (const auto& b : msg["content"])
@@ -113,6 +114,11 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
   if (u.find("fail second hop") != std::string::npos || u.find("hang second hop") != std::string::npos) {
     if (c.blob_results.empty()) rb("rb_0", {{"handle", c.handle}, {"pattern", "NEEDLE"}});
     else t.status = u.find("hang") != std::string::npos ? 0 : 500;
+    return t;
+  }
+  if (u.find("read it all") != std::string::npos) {  // the whole output back, then it verbatim
+    if (c.blob_results.empty() && !c.handle.empty()) rb("rb_0", {{"handle", c.handle}});
+    else t.text = "tool said: " + (c.blob_results.empty() ? std::string("nothing") : c.blob_results[0]);
     return t;
   }
   if (u.find("unknown handle") != std::string::npos) {
