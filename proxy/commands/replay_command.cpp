@@ -43,7 +43,7 @@ constexpr const char* help =
     "Formats, detected from the content: gistproxy recordings (serve --record), HAR 1.2,\n"
     "claude-trace JSONL, vcrpy cassettes (YAML), Claude Code session transcripts, OpenHands\n"
     "llm_completions, Inspect AI eval logs, SWE-agent .traj, mini-swe-agent .traj.json, tau-bench\n"
-    "results, Codex CLI rollouts, and JSON/JSONL lists of chat\n"
+    "results, Codex CLI rollouts, Cline/Roo/Kilo task histories, and JSON/JSONL lists of chat\n"
     "messages or of request bodies. A directory is one trace (its files in name order).\n\n"
     "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
     "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"
@@ -221,6 +221,8 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
     out.text += in.name + " (" + in.trace.format + (in.trace.rebuilt ? ", requests rebuilt from messages" : "") +
                 "): " + thousands(st.turns) + " turns, " + thousands(st.conversations) + " conversations\n";
     out.text += stats_text(st, "  ");
+    if (in.trace.format == "cline" && cfg.text_tool_results != "cline")
+      out.text += "  (Cline's tool results are user text: --text-tool-results cline offloads them)\n";
     if (!in.trace.notes.empty()) out.text += "  (" + thousands(in.trace.notes.size()) + " entries skipped: not LLM requests, no body or not JSON; --json lists them)\n";
   }
   out.json.update(stats_json(total));

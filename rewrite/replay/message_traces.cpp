@@ -39,6 +39,32 @@ void rebuild_chat(const ojson& messages, const std::string& model, const ojson& 
   }
 }
 
+// Cline / Roo Code / Kilo Code task history (api_conversation_history.json):
+// the Anthropic messages of a task, the first user text opening with <task>
+// (Cline) or the task itself. Their tool results are user text blocks, found
+// only with --text-tool-results cline.
+bool is_cline_history(const ojson& list) {
+  if (!list.is_array() || list.empty() || !list[0].is_object() || list[0].value("role", "") != "user") return false;
+  const auto& content = list[0].contains("content") ? list[0]["content"] : ojson();
+  if (!content.is_array() || content.empty() || !content[0].is_object() || !is_str(content[0], "text")) return false;
+  const auto text = content[0]["text"].get<std::string>();
+  return text.rfind("<task>", 0) == 0 || text.rfind("<feedback>", 0) == 0;
+}
+
+void read_cline_history(const ojson& list, recorded_trace& t) {
+  t.format = "cline";
+  t.rebuilt = true;
+  ojson so_far = ojson::array();
+  for (const auto& m : list) {
+    if (!m.is_object() || !is_str(m, "role")) continue;
+    if (m["role"] == "assistant" && !so_far.empty()) {
+      ojson body = {{"model", "unknown"}, {"max_tokens", 8192}, {"messages", so_far}};
+      t.requests.push_back({dialect_named("messages"), dump(body), {}});
+    }
+    so_far.push_back({{"role", m["role"]}, {"content", m.contains("content") ? m["content"] : ojson("")}});
+  }
+}
+
 // Claude Code keeps one content block per line; lines of one assistant message
 // share message.id, and consecutive user lines reach the API as one message.
 void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {

@@ -154,6 +154,7 @@ recorded_trace from_document(const ojson& j) {
   if (j.is_array() && !j.empty()) {
     std::vector<ojson> items(j.begin(), j.end());
     if (is_tau_bench_run(items.front())) return read_tau_bench(items, t), t;
+    if (is_cline_history(j)) return read_cline_history(j, t), t;
     if (items.front().is_object() && items.front().contains("role")) {
       t.format = "messages";
       rebuild_chat(j, "unknown", ojson(), t);

@@ -12,6 +12,7 @@
 //   swe-agent             SWE-agent .traj (history: the messages sent to the model)
 //   mini-swe-agent        mini-swe-agent .traj.json (messages of the run, info.config.model.model_name)
 //   tau-bench             tau-bench results: a list of runs, each a conversation (traj: chat messages)
+//   cline                 Cline / Roo Code / Kilo Code api_conversation_history.json (Anthropic messages)
 //   codex                 Codex CLI rollouts (JSONL of Responses items; envelope and direct generations)
 //   messages              any JSON array / JSONL of chat messages
 //   request-bodies        any JSON array / JSONL of request bodies (chat, responses or messages)

@@ -205,6 +205,35 @@ TEST_CASE("Codex CLI rollouts: a request at each point the model starts answerin
   CHECK(read_trace(jsonl(msgs)).format == "messages");
 }
 
+TEST_CASE("Cline task histories: Anthropic requests whose text tool results need --text-tool-results cline") {
+  auto text = [](const std::string& s) { return J::array({{{"type", "text"}, {"text", s}}}); };
+  J history = J::array({{{"role", "user"}, {"content", text("<task>fix the config</task>")}, {"ts", 1}},
+                        {{"role", "assistant"}, {"content", text("<read_file><path>a.conf</path></read_file>")}},
+                        {{"role", "user"}, {"content", J::array({{{"type", "text"}, {"text", "[read_file for 'a.conf'] Result:"}},
+                                                                 {{"type", "text"}, {"text", big_output("conf")}}})}},
+                        {{"role", "assistant"}, {"content", text("done")}}});
+  auto t = read_trace(history.dump());
+  CHECK(t.format == "cline");
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[1].api->name() == "messages");
+  CHECK_FALSE(J::parse(t.requests[1].body)["messages"][0].contains("ts"));
+
+  replay_env plain;
+  CHECK(plain.r.run(t, "t").offloads == 0);  // the result is user text: invisible without the flag
+  memory_blob_store store([] { return std::int64_t(1000); });
+  char_ratio_estimator estimator;
+  offload_config cfg;
+  cfg.text_tool_results = text_results::cline;
+  offload_engine engine(cfg, store, estimator, [] { return std::uint64_t(1); });
+  auto s = replayer(engine, store, estimator).run(t, "t");
+  CHECK(s.offloads == 1);
+  CHECK(s.by_tool["read_file"].offloaded == 1);
+
+  // A message list with string contents stays a plain message list.
+  CHECK(read_trace(J::array({{{"role", "user"}, {"content", "<task>x</task>"}}, {{"role", "assistant"}, {"content", "y"}}}).dump())
+            .format == "messages");
+}
+
 TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecutive user lines are merged") {
   auto line = [](const std::string& type, J message) {
     return J{{"type", type}, {"sessionId", "s"}, {"uuid", "u"}, {"message", message}}.dump() + "\n";
