@@ -94,4 +94,65 @@ void read_openhands(const std::vector<ojson>& calls, recorded_trace& t) {
   }
 }
 
+namespace {
+
+// One OpenHands event as the chat message the agent's LLM saw, or null.
+// Agent actions carry the model's whole response (tool_call_metadata.
+// model_response): the assistant message is taken from it, once per response
+// (several actions can share one). Observations answer a tool call by id.
+ojson openhands_event_message(const ojson& e, std::string& last_response_id) {
+  if (!e.is_object()) return nullptr;
+  const auto source = e.value("source", "");
+  const auto action = e.value("action", "");
+  const auto& meta = is_obj(e, "tool_call_metadata") ? e["tool_call_metadata"] : ojson();
+  const auto& args = is_obj(e, "args") ? e["args"] : ojson();
+  auto text = [&](const char* key) {
+    if (is_str(args, key)) return args[key].get<std::string>();
+    return e.value("message", std::string());
+  };
+  if (action == "system") return {{"role", "system"}, {"content", text("content")}};
+  if (e.contains("observation")) {
+    if (!is_str(meta, "tool_call_id")) return nullptr;
+    return {{"role", "tool"}, {"tool_call_id", meta["tool_call_id"]}, {"content", e.value("content", std::string())}};
+  }
+  if (source == "user" && action == "message") return {{"role", "user"}, {"content", text("content")}};
+  if (source != "agent" || action.empty()) return nullptr;
+  if (is_obj(meta, "model_response") && is_arr(meta["model_response"], "choices") && !meta["model_response"]["choices"].empty()) {
+    const auto& response = meta["model_response"];
+    const auto id = response.value("id", "");
+    if (!id.empty() && id == last_response_id) return nullptr;  // already added for an earlier action
+    last_response_id = id;
+    const auto& message = response["choices"][0].value("message", ojson::object());
+    ojson out = {{"role", "assistant"}, {"content", message.contains("content") ? message["content"] : ojson(nullptr)}};
+    if (is_arr(message, "tool_calls")) out["tool_calls"] = message["tool_calls"];
+    return out;
+  }
+  if (action == "message" || action == "finish") return {{"role", "assistant"}, {"content", text("content")}};
+  return nullptr;
+}
+
+}  // namespace
+
+// OpenHands evaluation output (output.jsonl): one instance per line, its
+// event history rebuilt into the chat requests the agent made.
+void read_openhands_output(const std::vector<ojson>& lines, recorded_trace& t) {
+  t.format = "openhands-output";
+  for (const auto& line : lines) {
+    if (!is_arr(line, "history")) {
+      t.notes.push_back("a line has no history: skipped");
+      continue;
+    }
+    std::string model = "unknown";
+    if (is_obj(line, "metadata") && is_obj(line["metadata"], "llm_config") && is_str(line["metadata"]["llm_config"], "model"))
+      model = line["metadata"]["llm_config"]["model"];
+    ojson messages = ojson::array();
+    std::string last_response_id;
+    for (const auto& e : line["history"]) {
+      auto m = openhands_event_message(e, last_response_id);
+      if (!m.is_null()) messages.push_back(std::move(m));
+    }
+    rebuild_chat(messages, model, ojson(), t);
+  }
+}
+
 }  // namespace gistproxy::rewrite::trace_readers

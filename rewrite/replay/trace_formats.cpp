@@ -113,7 +113,7 @@ std::string mini_swe_agent_model(const ojson& j) {
 recorded_trace from_document(const ojson& j) {
   // A JSONL file of one line is also one JSON document.
   if (j.is_object() && (j.contains("gistproxy_record") || is_obj(j, "request") || (is_str(j, "type") && is_obj(j, "message")) ||
-                        is_codex_envelope(j)))
+                        is_codex_envelope(j) || (j.contains("instance_id") && is_arr(j, "history"))))
     return from_lines({j});
   recorded_trace t;
   if (is_obj(j, "log") && is_arr(j["log"], "entries")) return read_har(j, t), t;
@@ -178,6 +178,7 @@ recorded_trace from_lines(const std::vector<ojson>& lines) {
   if (first.contains("gistproxy_record")) return read_recording(lines, t), t;
   if (is_obj(first, "request")) return read_claude_trace(lines, t), t;
   if (is_codex_envelope(first) || is_codex_direct(lines)) return read_codex_rollout(lines, t), t;
+  if (first.contains("instance_id") && is_arr(first, "history")) return read_openhands_output(lines, t), t;
   for (const auto& l : lines)  // transcripts may open with summary/metadata lines
     if (is_str(l, "type") && is_obj(l, "message") && (l.contains("sessionId") || l.contains("uuid")))
       return read_claude_code(lines, t), t;
@@ -193,7 +194,7 @@ recorded_trace from_lines(const std::vector<ojson>& lines) {
     return t;
   }
   throw std::runtime_error("unrecognised JSONL trace (expected a gistproxy recording, claude-trace, a Claude Code "
-                           "transcript, a Codex CLI rollout, request bodies or messages)");
+                           "transcript, a Codex CLI rollout, OpenHands output.jsonl, request bodies or messages)");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 //   vcr                   vcrpy cassettes (YAML): interactions[].request.body|parsed_body
 //   claude-code           Claude Code session transcripts (JSONL, one content block per line)
 //   openhands             OpenHands llm_completions (one JSON per call: messages + kwargs.tools)
+//   openhands-output      OpenHands evaluation output.jsonl (one instance per line: its event history)
 //   inspect               Inspect AI eval logs (samples[].events[model].call.request, attachments resolved)
 //   swe-agent             SWE-agent .traj (history: the messages sent to the model)
 //   mini-swe-agent        mini-swe-agent .traj.json (messages of the run, info.config.model.model_name)

@@ -45,6 +45,7 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t);
 void read_har(const ojson& har, recorded_trace& t);
 void read_inspect(const ojson& log, recorded_trace& t);
 void read_openhands(const std::vector<ojson>& calls, recorded_trace& t);
+void read_openhands_output(const std::vector<ojson>& lines, recorded_trace& t);
 // vcr_cassette.cpp
 void read_vcr(std::string_view text, recorded_trace& t);
 // codex_rollout.cpp

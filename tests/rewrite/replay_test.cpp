@@ -234,6 +234,55 @@ TEST_CASE("Cline task histories: Anthropic requests whose text tool results need
             .format == "messages");
 }
 
+TEST_CASE("OpenHands evaluation output: each instance's event history becomes its chat requests") {
+  auto response = [](const std::string& id, J message) {
+    return J{{"id", id}, {"choices", J::array({{{"index", 0}, {"message", message}}})}};
+  };
+  auto call = [](const std::string& id, const std::string& cmd) {
+    return J{{"id", id}, {"type", "function"}, {"function", {{"name", "execute_bash"}, {"arguments", J{{"command", cmd}}.dump()}}}};
+  };
+  auto instance = [&](const std::string& name, std::vector<std::pair<std::string, std::string>> calls, const std::string& output) {
+    J history = J::array({{{"id", 0}, {"source", "agent"}, {"action", "system"}, {"args", {{"content", "You are OpenHands."}}}},
+                          {{"id", 1}, {"source", "user"}, {"action", "message"}, {"args", {{"content", "fix " + name}}}}});
+    J tool_calls = J::array();
+    for (auto& [id, cmd] : calls) tool_calls.push_back(call(id, cmd));
+    auto first = response(name + "-r1", {{"role", "assistant"}, {"content", "running"}, {"tool_calls", tool_calls}});
+    for (auto& [id, cmd] : calls)
+      history.push_back({{"source", "agent"}, {"action", "run"}, {"args", {{"command", cmd}}},
+                         {"tool_call_metadata", {{"function_name", "execute_bash"}, {"tool_call_id", id}, {"model_response", first},
+                                                 {"total_calls_in_response", calls.size()}}}});
+    for (auto& [id, cmd] : calls)
+      history.push_back({{"source", "agent"}, {"observation", "run"}, {"content", output}, {"cause", 2},
+                         {"tool_call_metadata", {{"function_name", "execute_bash"}, {"tool_call_id", id}}}});
+    history.push_back({{"source", "agent"}, {"observation", "agent_state_changed"}, {"content", ""}});
+    history.push_back({{"source", "agent"}, {"action", "finish"}, {"args", {{"final_thought", "ok"}}},
+                       {"tool_call_metadata", {{"function_name", "finish"}, {"tool_call_id", "f"},
+                                               {"model_response", response(name + "-r2", {{"role", "assistant"}, {"content", "done"}})}}}});
+    return J{{"instance_id", name}, {"instruction", "fix " + name}, {"history", history},
+             {"metadata", {{"llm_config", {{"model", "gpt-4o"}}}}}, {"test_result", J::object()}};
+  };
+  std::string jsonl = instance("a", {{"call_1", "make"}}, big_output("make")).dump() + "\n" +
+                      instance("b", {{"call_x", "ls"}, {"call_y", "pwd"}}, "short").dump() + "\n";
+  auto t = read_trace(jsonl);
+  CHECK(t.format == "openhands-output");
+  REQUIRE(t.requests.size() == 4);  // two model turns per instance
+  auto a2 = J::parse(t.requests[1].body);
+  CHECK(a2["model"] == "gpt-4o");
+  REQUIRE(a2["messages"].size() == 4);  // system, user, assistant with the call, tool
+  CHECK(a2["messages"][3]["tool_call_id"] == "call_1");
+  auto b2 = J::parse(t.requests[3].body);
+  REQUIRE(b2["messages"].size() == 5);  // one assistant message for two actions of one response, two results
+  CHECK(b2["messages"][2]["tool_calls"].size() == 2);
+  CHECK(b2["messages"][1]["content"] == "fix b");  // instances do not bleed into each other
+
+  replay_env env;
+  auto s = env.r.run(t, "t");
+  CHECK(s.by_tool["execute_bash"].offloaded == 1);
+  // Not confused with a SWE-agent .traj, which also has a history.
+  CHECK(read_trace(J{{"history", J::array({{{"role", "user"}, {"content", "x"}}, {{"role", "assistant"}, {"content", "y"}}})},
+                     {"trajectory", J::array()}}.dump()).format == "swe-agent");
+}
+
 TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecutive user lines are merged") {
   auto line = [](const std::string& type, J message) {
     return J{{"type", type}, {"sessionId", "s"}, {"uuid", "u"}, {"message", message}}.dump() + "\n";
