@@ -65,6 +65,62 @@ void read_cline_history(const ojson& list, recorded_trace& t) {
   }
 }
 
+namespace {
+
+// One request per model turn: the contents before it.
+void rebuild_gemini(const ojson& contents, recorded_trace& t) {
+  t.rebuilt = true;
+  ojson so_far = ojson::array();
+  for (const auto& c : contents) {
+    if (!c.is_object() || !is_arr(c, "parts")) continue;
+    if (c.value("role", "") == "model" && !so_far.empty())
+      t.requests.push_back({dialect_named("gemini"), dump(ojson{{"contents", so_far}}), {}});
+    so_far.push_back({{"role", c.value("role", "user")}, {"parts", c["parts"]}});
+  }
+}
+
+}  // namespace
+
+// Gemini CLI saved chats. `/chat save TAG` writes the API's own contents
+// (checkpoint-TAG.json: [{role, parts}]); sessions (~/.gemini/tmp/*/chats/
+// session-*.json) keep {messages: [{type: user|gemini, content, toolCalls:
+// [{id, name, args, result: [parts]}]}]}, turned back into contents here.
+bool is_gemini_contents(const ojson& list) {
+  return list.is_array() && !list.empty() && list[0].is_object() && is_str(list[0], "role") && is_arr(list[0], "parts");
+}
+
+bool is_gemini_cli_session(const ojson& j) {
+  return is_arr(j, "messages") && (j.contains("sessionId") || j.contains("projectHash")) && !j.contains("model");
+}
+
+void read_gemini_cli(const ojson& j, recorded_trace& t) {
+  t.format = "gemini-cli";
+  if (j.is_array()) return rebuild_gemini(j, t);
+  ojson contents = ojson::array();
+  for (const auto& m : j["messages"]) {
+    if (!m.is_object()) continue;
+    const auto type = m.value("type", "");
+    ojson text_parts = ojson::array();
+    if (is_str(m, "content") && !m["content"].get<std::string>().empty()) text_parts.push_back({{"text", m["content"]}});
+    else if (m.contains("content") && m["content"].is_array()) text_parts = m["content"];
+    if (type == "user") {
+      contents.push_back({{"role", "user"}, {"parts", text_parts}});
+      continue;
+    }
+    if (type != "gemini") continue;
+    ojson calls = text_parts, results = ojson::array();
+    for (const auto& call : is_arr(m, "toolCalls") ? m["toolCalls"] : ojson::array()) {
+      if (!call.is_object()) continue;
+      calls.push_back({{"functionCall", {{"id", call.value("id", "")}, {"name", call.value("name", "")},
+                                         {"args", call.contains("args") ? call["args"] : ojson::object()}}}});
+      for (const auto& part : is_arr(call, "result") ? call["result"] : ojson::array()) results.push_back(part);
+    }
+    contents.push_back({{"role", "model"}, {"parts", calls}});
+    if (!results.empty()) contents.push_back({{"role", "user"}, {"parts", results}});
+  }
+  rebuild_gemini(contents, t);
+}
+
 // Claude Code keeps one content block per line; lines of one assistant message
 // share message.id, and consecutive user lines reach the API as one message.
 void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {

@@ -130,6 +130,7 @@ recorded_trace from_document(const ojson& j) {
     rebuild_chat(j["history"], model, ojson(), t);
     return t;
   }
+  if (is_gemini_cli_session(j)) return read_gemini_cli(j, t), t;
   if (is_mini_swe_agent(j)) {
     t.format = "mini-swe-agent";
     rebuild_chat(j["messages"], mini_swe_agent_model(j), ojson(), t);
@@ -155,6 +156,7 @@ recorded_trace from_document(const ojson& j) {
     std::vector<ojson> items(j.begin(), j.end());
     if (is_tau_bench_run(items.front())) return read_tau_bench(items, t), t;
     if (is_cline_history(j)) return read_cline_history(j, t), t;
+    if (is_gemini_contents(j)) return read_gemini_cli(j, t), t;
     if (items.front().is_object() && items.front().contains("role")) {
       t.format = "messages";
       rebuild_chat(j, "unknown", ojson(), t);

@@ -14,6 +14,7 @@
 //   mini-swe-agent        mini-swe-agent .traj.json (messages of the run, info.config.model.model_name)
 //   tau-bench             tau-bench results: a list of runs, each a conversation (traj: chat messages)
 //   cline                 Cline / Roo Code / Kilo Code api_conversation_history.json (Anthropic messages)
+//   gemini-cli            Gemini CLI saved chats (checkpoint [{role, parts}] and session {messages})
 //   codex                 Codex CLI rollouts (JSONL of Responses items; envelope and direct generations)
 //   messages              any JSON array / JSONL of chat messages
 //   request-bodies        any JSON array / JSONL of request bodies (chat, responses or messages)

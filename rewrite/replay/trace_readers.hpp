@@ -38,6 +38,9 @@ void add_body_text(recorded_trace& t, const std::string& text, const dialect* ap
 void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t);
 void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t);
 bool is_cline_history(const ojson& list);
+bool is_gemini_contents(const ojson& list);
+bool is_gemini_cli_session(const ojson& j);
+void read_gemini_cli(const ojson& j, recorded_trace& t);
 void read_cline_history(const ojson& list, recorded_trace& t);
 // body_traces.cpp
 void read_claude_trace(const std::vector<ojson>& entries, recorded_trace& t);

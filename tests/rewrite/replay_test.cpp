@@ -283,6 +283,42 @@ TEST_CASE("OpenHands evaluation output: each instance's event history becomes it
                      {"trajectory", J::array()}}.dump()).format == "swe-agent");
 }
 
+TEST_CASE("Gemini CLI saved chats: checkpoints and sessions become generateContent requests") {
+  const auto big = big_output("file");
+  J checkpoint = J::array({{{"role", "user"}, {"parts", J::array({{{"text", "fix a"}}})}},
+                           {{"role", "model"}, {"parts", J::array({{{"functionCall", {{"name", "read_file"}, {"args", {{"path", "a"}}}}}}})}},
+                           {{"role", "user"}, {"parts", J::array({{{"functionResponse", {{"name", "read_file"}, {"response", {{"output", big}}}}}}})}},
+                           {{"role", "model"}, {"parts", J::array({{{"text", "done"}}})}}});
+  auto t = read_trace(checkpoint.dump());
+  CHECK(t.format == "gemini-cli");
+  REQUIRE(t.requests.size() == 2);
+  CHECK(t.requests[1].api->name() == "gemini");
+  CHECK(J::parse(t.requests[1].body)["contents"].size() == 3);
+  replay_env env;
+  CHECK(env.r.run(t, "t").by_tool["read_file"].offloaded == 1);
+
+  J session = {{"sessionId", "s1"}, {"projectHash", "h"}, {"startTime", "t"},
+               {"messages", J::array({{{"id", "1"}, {"type", "user"}, {"content", "fix a"}},
+                                      {{"id", "2"}, {"type", "gemini"}, {"content", ""}, {"model", "gemini-2.5-pro"},
+                                       {"toolCalls", J::array({{{"id", "c1"}, {"name", "read_file"}, {"args", {{"path", "a"}}},
+                                                                {"result", J::array({{{"functionResponse", {{"id", "c1"}, {"name", "read_file"},
+                                                                                                             {"response", {{"output", big}}}}}}})}}})}},
+                                      {{"id", "3"}, {"type", "gemini"}, {"content", "done"}}})}};
+  auto st = read_trace(session.dump());
+  CHECK(st.format == "gemini-cli");
+  REQUIRE(st.requests.size() == 2);
+  auto second = J::parse(st.requests[1].body)["contents"];
+  REQUIRE(second.size() == 3);  // user, model call, user response
+  CHECK(second[1]["parts"][0]["functionCall"]["name"] == "read_file");
+  CHECK(second[2]["parts"][0]["functionResponse"]["response"]["output"] == big);
+  replay_env env2;
+  CHECK(env2.r.run(st, "t").by_tool["read_file"].offloaded == 1);
+
+  // Chat messages (content, no parts) stay a message list.
+  CHECK(read_trace(J::array({{{"role", "user"}, {"content", "x"}}, {{"role", "assistant"}, {"content", "y"}}}).dump()).format ==
+        "messages");
+}
+
 TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecutive user lines are merged") {
   auto line = [](const std::string& type, J message) {
     return J{{"type", type}, {"sessionId", "s"}, {"uuid", "u"}, {"message", message}}.dump() + "\n";
