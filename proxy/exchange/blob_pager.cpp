@@ -18,7 +18,8 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
   std::vector<rewrite::call_result> results;
   std::vector<answered_page> pages;
   auto* store = svc_.store;
-  const rewrite::token_estimator* tokenizer = svc_.offload ? &svc_.offload->estimator() : nullptr;
+  // A store is only wired with the offload engine (serve_command): its tokenizer counts pages.
+  const rewrite::token_estimator* tokenizer = &svc_.offload->estimator();
   auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
   const std::string tenant = ctx_.rw.tenant;
   auto& tracer = svc_.tracer;
@@ -42,8 +43,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
           answered_[call.arguments] = results.back();
           // Counted here, off the I/O thread: a page can be 256 KiB.
           std::uint64_t tokens = 0;
-          if (page.ok) tokens = tokenizer ? tokenizer->estimate(page.text, rewrite::content_kind::text)
-                                          : (page.bytes_returned + 3) / 4;
+          if (page.ok) tokens = tokenizer->estimate(page.text, rewrite::content_kind::text);
           pages.push_back({std::move(page), start, tokens});
         }
         co_return;

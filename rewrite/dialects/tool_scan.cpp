@@ -2,6 +2,8 @@
 
 #include "rewrite/dialects/text_fields.hpp"
 
+#include <utility>
+
 namespace gistproxy::rewrite {
 namespace {
 
@@ -96,6 +98,29 @@ void try_header_and_output(request_scan& out, const text_part& t) {
   add_text_output(out, std::move(tool), {t.value.begin + 1 + start, t.value.end - 1}, t.raw.substr(start), true);
 }
 
+// One element of a user message's content array: false when it does not
+// parse; `text` set when it is a text part whose text is a string.
+bool read_text_part(json::cursor& e, std::optional<text_part>& text) {
+  if (e.peek() != json::kind::object) return e.skip_value().has_value();
+  std::string type;
+  std::optional<json::range> value;
+  bool ok = e.object([&](std::string_view key, json::cursor& v) {
+               if (key == "type" && v.peek() == json::kind::string) return v.string_value(type);
+               auto r = v.skip_value();
+               if (r && key == "text") value = r;
+               return r.has_value();
+             }).has_value();
+  if (ok && is_text_type(type) && value) text = string_at(e.doc(), *value);
+  return ok;
+}
+
+// The tool named when a whole text part is exactly a header, else empty.
+std::string whole_text_header(const text_part& t) {
+  std::string whole;
+  if (t.raw.size() > 4096 || !json::unescape(t.raw, whole)) return {};
+  return cline_header_tool(whole);
+}
+
 }  // namespace
 
 std::string cline_header_tool(std::string_view line) {
@@ -121,31 +146,16 @@ bool collect_text_tool_results(json::cursor& c, request_scan& out) {
   if (c.peek() != json::kind::array) return c.skip_value().has_value();
   std::string pending_tool;  // a part that was only a header: the next text part is its output
   return c.array([&](std::size_t, json::cursor& e) {
-            if (e.peek() != json::kind::object) {
-              pending_tool.clear();
-              return e.skip_value().has_value();
-            }
-            std::string type;
-            std::optional<json::range> text;
-            bool ok = e.object([&](std::string_view key, json::cursor& v) {
-                         if (key == "type" && v.peek() == json::kind::string) return v.string_value(type);
-                         auto r = v.skip_value();
-                         if (r && key == "text") text = r;
-                         return r.has_value();
-                       }).has_value();
-            if (!ok) return false;
-            auto t = is_text_type(type) && text ? string_at(doc, *text) : std::nullopt;
-            auto tool = std::move(pending_tool);
-            pending_tool.clear();
+            std::optional<text_part> t;
+            if (!read_text_part(e, t)) return false;
+            const auto tool = std::exchange(pending_tool, {});
             if (!t) return true;
             if (!tool.empty()) {
-              add_text_output(out, std::move(tool), t->value, t->raw, false);
+              add_text_output(out, tool, t->value, t->raw, false);
               return true;
             }
-            std::string whole;
-            if (t->raw.size() <= 4096 && json::unescape(t->raw, whole) && !(pending_tool = cline_header_tool(whole)).empty())
-              return true;
-            try_header_and_output(out, *t);
+            pending_tool = whole_text_header(*t);
+            if (pending_tool.empty()) try_header_and_output(out, *t);
             return true;
           })
       .has_value();

@@ -184,3 +184,18 @@ TEST_CASE("the tokenizer choices of --tokenizer") {
   CHECK_FALSE(make_token_estimator("gpt2", &error));
   CHECK_FALSE(embedded_rank_data("p50k_base", &error));
 }
+
+TEST_CASE("a split that fails part-way is counted by the estimate for the rest, and counted as a fallback") {
+  // A pattern that backtracks exponentially exhausts PCRE2's match limit: the
+  // tokenizer must neither hang nor throw, but estimate what it could not split.
+  auto table = rank_table::parse(rank_file(with_bytes({}), "(a+)+b|\\S+|\\s+"), nullptr);
+  REQUIRE(table);
+  std::string error;
+  auto t = bpe_tokenizer::create(std::move(table), &error);
+  REQUIRE(t);
+  const std::string text = "xy " + std::string(40, 'a');
+  const auto n = t->estimate(text, content_kind::text);
+  CHECK(t->fallbacks() == 1);
+  // "xy" and " " split and merged (no merges: one token per byte), the 40 a's estimated at characters/4.
+  CHECK(n == 2 + 1 + 10);
+}
