@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 using telemetry::thousands;
 
 constexpr const char* help =
-    "usage: gistproxy replay [--json] [--sweep-threshold A,B,...] [offload flags] FILE|DIR...\n\n"
+    "usage: gistproxy replay [--json] [--format NAME] [--sweep-threshold A,B,...] [offload flags] FILE|DIR...\n\n"
     "Runs every LLM request of recorded traces through the same rewrite pipeline as `serve`,\n"
     "without any network, and reports per trace and in total: turns, input tokens\n"
     "before and after, share saved, offloads, outputs / offloaded / tokens saved per tool,\n"
@@ -45,9 +45,15 @@ constexpr const char* help =
     "llm_completions, Inspect AI eval logs, SWE-agent .traj, mini-swe-agent .traj.json, tau-bench\n"
     "results, Codex CLI rollouts, Cline/Roo/Kilo task histories, OpenHands output.jsonl, Gemini\n"
     "CLI saved chats, and JSON/JSONL lists of chat\n"
-    "messages or of request bodies. A directory is one trace (its files in name order).\n\n"
+    "messages or of request bodies. A directory is one trace (its files in name order).\n"
+    "A file nothing recognises gets an error naming what each format is identified by.\n\n"
     "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
     "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"
+    "  --format NAME          read every file with this format's reader, skipping detection (the file\n"
+    "                         must still have the shape the reader needs): gistproxy-recording, har,\n"
+    "                         claude-trace, vcr, claude-code, openhands, openhands-output, inspect,\n"
+    "                         swe-agent, mini-swe-agent, tau-bench, cline, gemini-cli, codex,\n"
+    "                         messages, request-bodies\n"
     "  --sweep-threshold LIST replay once per --threshold-tokens value (e.g. 1000,2500,5000)\n"
     "  --tokenizer NAME       o200k (default), cl100k or estimate (characters / 4)\n"
     "  --store DIR            keep the blobs in DIR (default: a temporary store, removed after)\n"
@@ -69,10 +75,10 @@ std::string read_file(const fs::path& p) {
 }
 
 // A file is one trace; a directory is one trace of all its files in name order.
-trace_input load(const std::string& arg) {
+trace_input load(const std::string& arg, const std::string& format) {
   trace_input in{arg, {}};
   if (!fs::is_directory(arg)) {
-    in.trace = rewrite::read_trace(read_file(arg));
+    in.trace = rewrite::read_trace(read_file(arg), format);
     return in;
   }
   std::vector<fs::path> files;
@@ -81,7 +87,7 @@ trace_input load(const std::string& arg) {
   std::sort(files.begin(), files.end());
   if (files.empty()) throw std::runtime_error("empty directory");
   for (const auto& f : files) {
-    auto t = rewrite::read_trace(read_file(f));
+    auto t = rewrite::read_trace(read_file(f), format);
     if (in.trace.format.empty()) in.trace.format = t.format;
     else if (in.trace.format != t.format) in.trace.format = "mixed";
     in.trace.rebuilt |= t.rebuilt;
@@ -91,6 +97,18 @@ trace_input load(const std::string& arg) {
   return in;
 }
 
+
+bool known_format(const std::string& name) {
+  for (const auto& f : rewrite::trace_formats())
+    if (f.name == name) return true;
+  return false;
+}
+
+std::string format_names() {
+  std::string s;
+  for (const auto& f : rewrite::trace_formats()) s += (s.empty() ? "" : ", ") + std::string(f.name);
+  return s;
+}
 
 // "12.5% saved", or "3.0% more" when the read_blob tool costs more than offloading saved.
 std::string saved_text(double share) {
@@ -250,6 +268,7 @@ std::vector<std::uint64_t> parse_list(const std::string& s) {
 
 int replay_command(const std::vector<std::string>& args) {
   bool json = false, own_store = false;
+  std::string format;
   std::vector<std::uint64_t> sweep;
   std::vector<std::string> files, serve_args;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -257,6 +276,10 @@ int replay_command(const std::vector<std::string>& args) {
     if (a == "--help" || a == "-h") return std::cout << help, 0;
     if (a == "--json") {
       json = true;
+    } else if (a == "--format" || a.rfind("--format=", 0) == 0) {
+      if (a == "--format" && i + 1 >= args.size()) return std::cerr << "--format needs a format name\n", 2;
+      format = a == "--format" ? args[++i] : a.substr(9);
+      if (!known_format(format)) return std::cerr << "gistproxy replay: --format: unknown format '" << format << "' (" << format_names() << ")\n", 2;
     } else if (a == "--sweep-threshold") {
       if (i + 1 >= args.size()) return std::cerr << "--sweep-threshold needs a list, e.g. 1000,2500,5000\n", 2;
       try {
@@ -282,7 +305,7 @@ int replay_command(const std::vector<std::string>& args) {
   int status = 0;
   for (const auto& f : files) {
     try {
-      inputs.push_back(load(f));
+      inputs.push_back(load(f, format));
     } catch (const std::exception& e) {
       std::cerr << "gistproxy replay: " << f << ": " << e.what() << "\n";
       status = 1;

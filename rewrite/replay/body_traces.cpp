@@ -75,6 +75,7 @@ void read_har(const ojson& har, recorded_trace& t) {
 void read_inspect(const ojson& log, recorded_trace& t) {
   t.format = "inspect";
   for (const auto& sample : log["samples"]) {
+    if (!sample.is_object()) continue;
     auto attachments = sample.value("attachments", ojson::object());
     for (const auto& ev : sample.value("events", ojson::array())) {
       if (ev.value("event", "") != "model" || !is_obj(ev, "call") || !is_obj(ev["call"], "request")) continue;
@@ -86,6 +87,10 @@ void read_inspect(const ojson& log, recorded_trace& t) {
 void read_openhands(const std::vector<ojson>& calls, recorded_trace& t) {
   t.format = "openhands";
   for (const auto& c : calls) {
+    if (!is_arr(c, "messages")) {
+      t.notes.push_back("a call without messages: skipped");
+      continue;
+    }
     std::string model = "unknown";
     if (is_obj(c, "response") && is_str(c["response"], "model")) model = c["response"]["model"];
     ojson body = {{"model", model}, {"messages", c["messages"]}};

@@ -65,17 +65,30 @@ nlohmann::json prefix_view(std::string_view body) {
 
 bool keeps_prefix(std::string_view prev, std::string_view cur) { return keeps_parsed_prefix(prefix_view(prev), prefix_view(cur)); }
 
+namespace {
+
+// The parts of a request before its conversation, in the order providers cache them.
+constexpr const char* prefix_members[] = {"tools", "system", "instructions", "systemInstruction"};
+
+// The conversation list: chat/messages, Responses' input or Gemini's contents.
+const char* conversation_list(const nlohmann::json& body) {
+  return body.contains("messages") ? "messages" : body.contains("contents") ? "contents" : "input";
+}
+
+}  // namespace
+
 bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur) {
   if (!prev.is_object() || !cur.is_object()) return false;
   auto same = [&](const char* key) {
     bool a = prev.contains(key), b = cur.contains(key);
     return a == b && (!a || prev[key] == cur[key]);
   };
-  if (!same("tools") || !same("system") || !same("instructions")) return false;
+  for (const char* key : prefix_members)
+    if (!same(key)) return false;
   // Responses continued server-side resend only the new input: the cached
   // prefix is the provider's, nothing to compare beyond tools and instructions.
   if (cur.contains("previous_response_id") && !cur["previous_response_id"].is_null()) return true;
-  const char* list = cur.contains("messages") ? "messages" : "input";
+  const char* list = conversation_list(cur);
   if (!prev.contains(list) || !cur.contains(list)) return false;
   const auto &p = prev[list], &c = cur[list];
   if (!p.is_array() || !c.is_array()) return p == c;
@@ -89,12 +102,12 @@ std::uint64_t shared_prefix_tokens(const nlohmann::json& prev, const nlohmann::j
   if (!prev.is_object() || !cur.is_object()) return 0;
   auto tokens = [&](const nlohmann::json& j) { return estimator.estimate(checked::dump(j), content_kind::text); };
   std::uint64_t shared = 0;
-  for (const char* key : {"tools", "system", "instructions", "systemInstruction"}) {
+  for (const char* key : prefix_members) {
     const bool a = prev.contains(key), b = cur.contains(key);
     if (a != b || (a && prev[key] != cur[key])) return shared;
     if (a) shared += tokens(cur[key]);
   }
-  const char* list = cur.contains("messages") ? "messages" : cur.contains("contents") ? "contents" : "input";
+  const char* list = conversation_list(cur);
   if (!prev.contains(list) || !cur.contains(list)) return shared;
   const auto &p = prev[list], &c = cur[list];
   if (!p.is_array() || !c.is_array()) return p == c ? shared + tokens(c) : shared;

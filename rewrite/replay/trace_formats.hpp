@@ -45,9 +45,24 @@ struct recorded_trace {
   std::vector<std::string> notes;  // entries skipped and why
 };
 
-// Reads one file's content; throws std::runtime_error with a clear message
-// when the format is not recognised.
-recorded_trace read_trace(std::string_view text);
+// The formats above, in the order detection tries them (the generic
+// `messages` and `request-bodies` last): a name for --format and what
+// identifies the format, for messages.
+struct trace_format_info {
+  std::string_view name;
+  std::string_view looks_for;
+};
+const std::vector<trace_format_info>& trace_formats();
+
+// Reads one file's content. With `format` empty the format is detected (the
+// first whose marks the content has); otherwise that reader is used whatever
+// an earlier format would have claimed, if the content has the shape it reads.
+// Throws std::runtime_error naming what was looked for when neither holds.
+recorded_trace read_trace(std::string_view text, std::string_view format = {});
+
+// Every format whose detection marks the content has, in detection order:
+// for tests that no two formats claim the same file.
+std::vector<std::string> formats_claiming(std::string_view text);
 
 
 }  // namespace gistproxy::rewrite

@@ -6,7 +6,8 @@
 //                       claude-trace, OpenHands, Inspect)
 //   vcr_cassette.cpp    vcrpy YAML cassettes
 //   codex_rollout.cpp   Codex CLI session rollouts
-//   trace_formats.cpp   detection and these helpers
+//   reader_helpers.cpp  these helpers
+//   trace_formats.cpp   the format table (detection, --format) and the small readers
 #pragma once
 
 #include <optional>

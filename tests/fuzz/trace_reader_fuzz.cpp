@@ -1,5 +1,6 @@
 // The trace readers of `gistproxy replay` (every supported format, detected
-// from the text) and the span-log reader of `gistproxy report`.
+// from the text, and one reader forced as --format does: readers must survive
+// files of other formats) and the span-log reader of `gistproxy report`.
 #include <exception>
 
 #include "rewrite/replay/trace_formats.hpp"
@@ -10,6 +11,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   try {
     gistproxy::rewrite::read_trace(text);
   } catch (const std::exception&) {  // its contract: an unreadable trace is an error the CLI reports
+  }
+  const auto& formats = gistproxy::rewrite::trace_formats();
+  try {
+    gistproxy::rewrite::read_trace(text, formats[size % formats.size()].name);
+  } catch (const std::exception&) {
   }
   gistproxy::telemetry::span_report_builder report;
   std::size_t line = 0;

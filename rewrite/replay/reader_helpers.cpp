@@ -1,0 +1,73 @@
+// The helpers the trace readers share (see trace_readers.hpp).
+#include <stdexcept>
+
+#include "rewrite/json/checked.hpp"
+#include "rewrite/replay/trace_readers.hpp"
+
+namespace gistproxy::rewrite {
+
+namespace trace_readers {
+
+std::string dump(const ojson& j) { return j.dump(-1, ' ', false, ojson::error_handler_t::replace); }
+
+bool is_obj(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_object(); }
+bool is_arr(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_array(); }
+bool is_str(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string(); }
+
+// A dialect whose conversation member no other dialect shares, when the body has it.
+const dialect* dialect_of_unique_member(const ojson& body) {
+  for (const auto* d : all_dialects()) {
+    const std::string member(d->conversation_member());
+    if (!body.contains(member)) continue;
+    bool shared = false;
+    for (const auto* other : all_dialects()) shared |= other != d && other->conversation_member() == member;
+    if (!shared) return d;
+  }
+  return nullptr;
+}
+
+const dialect* guess_api(const ojson& body) {
+  if (body.contains("input") && !body.contains("messages")) return dialect_named("responses");
+  if (!body.contains("messages"))
+    if (const auto* d = dialect_of_unique_member(body)) return d;
+  if (body.contains("system") || body.contains("anthropic_version") || body.contains("stop_sequences"))
+    return dialect_named("messages");
+  for (const auto& m : body.value("messages", ojson::array())) {
+    if (!m.is_object()) continue;
+    if (m.value("role", "") == "system" || m.value("role", "") == "tool" || m.contains("tool_calls")) return dialect_named("chat");
+    if (m.contains("content") && m["content"].is_array())
+      for (const auto& b : m["content"])
+        if (b.is_object() && (b.value("type", "") == "tool_use" || b.value("type", "") == "tool_result"))
+          return dialect_named("messages");
+  }
+  return dialect_named("chat");
+}
+
+bool looks_like_request_body(const ojson& j) {
+  if (!j.is_object() || j.contains("role")) return false;
+  if (is_arr(j, "messages") || j.contains("input")) return true;
+  for (const auto* d : all_dialects())
+    if (is_arr(j, std::string(d->conversation_member()).c_str())) return true;
+  return false;
+}
+
+void add_body(recorded_trace& t, const ojson& body, const dialect* api) {
+  if (!body.is_object()) return t.notes.push_back("an entry's body is not a JSON object");
+  t.requests.push_back({api ? api : guess_api(body), dump(body), {}});
+}
+
+void add_body_text(recorded_trace& t, const std::string& text, const dialect* api) {
+  auto j = checked::parse<ojson>(text);
+  if (j.is_discarded() || !j.is_object()) return t.notes.push_back("an LLM request body is not JSON: skipped");
+  t.requests.push_back({api ? api : guess_api(j), text, {}});
+}
+
+std::string path_of_url(const std::string& url) {
+  auto scheme = url.find("://");
+  auto start = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  return start == std::string::npos ? "/" : url.substr(start);
+}
+
+}  // namespace trace_readers
+
+}  // namespace gistproxy::rewrite
