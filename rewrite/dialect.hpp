@@ -87,6 +87,7 @@ struct request_scan {
   std::vector<tool_output> outputs;
   std::optional<json::range> tools;        // the "tools" array, if the client declared one
   std::vector<std::string> declared_tools; // their names
+  std::vector<json::range> tool_ranges;     // each element of the tools array, in order
   std::size_t object_end = 0;              // offset of the body's closing '}'
 };
 

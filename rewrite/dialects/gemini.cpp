@@ -25,7 +25,7 @@ bool append_parts_text(json::cursor& c, std::string& out, std::string* role = nu
 bool collect_declarations(json::cursor& c, request_scan& out) {
   auto range = c.array([&](std::size_t, json::cursor& tool) {
     if (tool.peek() != json::kind::object) return tool.skip_value().has_value();
-    return tool.object([&](std::string_view key, json::cursor& v) {
+    auto tool_range = tool.object([&](std::string_view key, json::cursor& v) {
                  if (key != "functionDeclarations" || v.peek() != json::kind::array) return v.skip_value().has_value();
                  return v.array([&](std::size_t, json::cursor& decl) {
                            if (decl.peek() != json::kind::object) return decl.skip_value().has_value();
@@ -35,8 +35,9 @@ bool collect_declarations(json::cursor& c, request_scan& out) {
                            return true;
                          })
                      .has_value();
-               })
-        .has_value();
+               });
+    if (tool_range) out.tool_ranges.push_back(*tool_range);
+    return tool_range.has_value();
   });
   if (range) out.tools = range;
   return range.has_value();

@@ -189,13 +189,14 @@ bool collect_tools(json::cursor& c, request_scan& out) {
   auto r = c.array([&](std::size_t, json::cursor& t) {
     if (t.peek() != json::kind::object) return t.skip_value().has_value();
     std::string name;
-    bool ok = t.object([&](std::string_view key, json::cursor& v) {
-                 if (key == "name" && v.peek() == json::kind::string) return v.string_value(name);
-                 if (key == "function" && v.peek() == json::kind::object) return read_string_member(v, "name", name);
-                 return v.skip_value().has_value();
-               }).has_value();
-    if (ok && !name.empty()) out.declared_tools.push_back(std::move(name));
-    return ok;
+    auto range = t.object([&](std::string_view key, json::cursor& v) {
+      if (key == "name" && v.peek() == json::kind::string) return v.string_value(name);
+      if (key == "function" && v.peek() == json::kind::object) return read_string_member(v, "name", name);
+      return v.skip_value().has_value();
+    });
+    if (range) out.tool_ranges.push_back(*range);
+    if (range && !name.empty()) out.declared_tools.push_back(std::move(name));
+    return range.has_value();
   });
   if (!r) return false;
   out.tools = r;

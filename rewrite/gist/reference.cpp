@@ -52,6 +52,43 @@ std::string_view preview_slice(std::string_view bytes, std::size_t max_bytes, bo
   return slice;
 }
 
+namespace {
+constexpr std::string_view reference_opening =
+    "[gistproxy: this tool output was moved out of the context window; its exact bytes are stored]\n";
+constexpr std::string_view reference_closing =
+    "Only part of it: add pattern=\"<regex>\" (matching lines, numbered; context_lines=N adds lines around "
+    "them) or start_line=A, end_line=B.";
+}  // namespace
+
+namespace {
+
+// `text` ends with NAME("HANDLE"), HANDLE 16..64 lowercase hex.
+bool ends_with_call(std::string_view text) {
+  auto open = text.rfind("(\"");
+  if (open == std::string_view::npos || !text.ends_with("\")")) return false;
+  auto handle = text.substr(open + 2, text.size() - open - 4);
+  if (handle.size() < 16 || handle.size() > 64) return false;
+  for (char c : handle)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+}  // namespace
+
+bool is_reference(std::string_view text) {
+  // An image placeholder: one line, "[image: …] (from tool …; stored by gistproxy) Retrieve: NAME("HANDLE")".
+  if (text.starts_with("[image: "))
+    return text.find('\n') == std::string_view::npos && text.find("; stored by gistproxy) Retrieve: ") != std::string_view::npos &&
+           ends_with_call(text);
+  if (!text.starts_with(reference_opening) || !text.ends_with(reference_closing)) return false;
+  // The line before the closing one: Full output: NAME("HANDLE")
+  auto body = text.substr(0, text.size() - reference_closing.size());
+  if (body.empty() || body.back() != '\n') return false;
+  body.remove_suffix(1);
+  auto line = body.substr(body.rfind('\n') + 1);
+  return line.starts_with("Full output: ") && ends_with_call(line);
+}
+
 std::string render_reference(std::string_view bytes, const content_shape& shape, std::string_view tool_name,
                              std::string_view full_hash, const reference_config& cfg) {
   const bool tail = shape.kind == content_kind::log;  // errors are at the end of logs
@@ -61,7 +98,7 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
 
   std::string out;
   out.reserve(preview.size() + 512);
-  out += "[gistproxy: this tool output was moved out of the context window; its exact bytes are stored]\n";
+  out += reference_opening;
   out += "tool: ";
   out += tool_name.empty() ? std::string_view("unknown") : tool_name;
   out += " | kind: ";
@@ -82,8 +119,7 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
   out += "(\"";
   out += handle;
   out += "\")\n";
-  out += "Only part of it: add pattern=\"<regex>\" (matching lines, numbered; context_lines=N adds lines around "
-         "them) or start_line=A, end_line=B.";
+  out += reference_closing;
   return out;
 }
 

@@ -22,6 +22,12 @@ struct reference_config {
 std::string render_reference(std::string_view bytes, const content_shape& shape, std::string_view tool_name,
                              std::string_view full_hash, const reference_config& cfg);
 
+// True when `text` is a reference render_reference() wrote (its first line,
+// its "Full output: NAME(\"HANDLE\")" line and its closing line) or an image
+// placeholder render_image_reference() wrote: an output that already went
+// through a gistproxy, never offloaded again.
+bool is_reference(std::string_view text);
+
 std::string render_image_reference(std::string_view media_type, std::size_t bytes, std::string_view tool_name,
                                    std::string_view full_hash, const reference_config& cfg);
 

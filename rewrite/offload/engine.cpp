@@ -97,6 +97,7 @@ std::string_view fate_name(output_fate f) {
     case output_fate::not_exact: return "not_exact";
     case output_fate::too_large: return "too_large";
     case output_fate::store_failed: return "store_failed";
+    case output_fate::already_reference: return "already_reference";
   }
   return "below_threshold";
 }
@@ -125,7 +126,7 @@ class offload_engine::pass {
     scan_.text_results_from = cfg_.text_tool_results;
     if (!d_.scan(body_, scan_)) return false;
     report_.outputs_seen = scan_.outputs.size();
-    report_.tool_name = declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
+    report_.tool_name = choose_tool_name();
     ref_cfg_ = cfg_.reference;
     ref_cfg_.tool_name = report_.tool_name;
     cands_.reserve(scan_.outputs.size());
@@ -146,6 +147,10 @@ class offload_engine::pass {
       // Images cost tokens by their pixels, not their bytes: always offloaded.
       if (c.out->image) {
         c.chosen = decode(c);
+        continue;
+      }
+      if ((c.out->raw.starts_with("[gistproxy: ") || c.out->raw.starts_with("[image: ")) && decode(c) && is_reference(c.bytes)) {
+        c.fate = output_fate::already_reference;  // whatever the threshold: never a reference to a reference
         continue;
       }
       if (c.out->raw.size() < cfg_.min_offload_bytes) continue;
@@ -253,6 +258,22 @@ class offload_engine::pass {
   }
 
  private:
+  // Our read_blob's name, unless the client declared a tool of that name
+  // (then the fallback name). A declaration byte-identical to our own
+  // definition is ours, arriving from another gistproxy: keep its name.
+  std::string choose_tool_name() {
+    for (const auto& name : {cfg_.tool_name, cfg_.fallback_tool_name}) {
+      if (!declared(name)) continue;
+      const auto ours = d_.read_blob_tool(name);
+      for (const auto& r : scan_.tool_ranges)
+        if (body_.substr(r.begin, r.size()) == ours) {
+          report_.tool_already_ours = true;
+          return name;
+        }
+    }
+    return declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
+  }
+
   bool declared(std::string_view n) const {
     return std::find(scan_.declared_tools.begin(), scan_.declared_tools.end(), n) != scan_.declared_tools.end();
   }

@@ -50,6 +50,7 @@ enum class output_fate : std::uint8_t {
   not_exact,           // not representable exactly: lone surrogates, not UTF-8, bad base64
   too_large,           // over --max-blob-bytes
   store_failed,        // the store refused it (fail-open)
+  already_reference,   // a gistproxy reference already (another gistproxy offloaded it)
 };
 std::string_view fate_name(output_fate f);
 
@@ -61,6 +62,9 @@ struct rewrite_report {
   std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
   bool tool_injected = false;
+  // The request already declares read_blob exactly as gistproxy defines it
+  // (forwarded by another gistproxy, or replayed): the model's calls to it are ours.
+  bool tool_already_ours = false;
   std::uint64_t tool_tokens = 0;      // estimated tokens of the read_blob definition added
   std::size_t budget_evictions = 0;   // outputs offloaded only to fit --context-budget-tokens
   std::string tool_name;              // read_blob's name in this request
