@@ -119,8 +119,14 @@ const std::vector<option>& options() {
          c.offload = v == "on" || v == "true";
          return true;
        }},
-      {"store", "DIR", "blob store directory (default ./gistproxy-blobs)",
+      {"store", "DIR|s3://BUCKET/PREFIX", "blob store: a directory (default ./gistproxy-blobs) or an S3 bucket",
        [](config& c, const std::string& v) { return c.store = v, !v.empty(); }},
+      {"s3-endpoint", "URL", "S3-compatible endpoint (MinIO, Ceph, R2, ...; path-style); default AWS_ENDPOINT_URL_S3, "
+                             "AWS_ENDPOINT_URL, else AWS for AWS_REGION",
+       [](config& c, const std::string& v) { return c.s3_endpoint = v, !v.empty(); }},
+      {"store-timeout", "DURATION", "longest wait for one S3 store call, retries included; past it the original "
+                                    "is forwarded (default 5s)",
+       [](config& c, const std::string& v) { return set_duration(c.store_timeout, v) && c.store_timeout.count() > 0; }},
       {"zstd-level", "N", "zstd level for stored blobs (default 3)",
        [](config& c, const std::string& v) { return set_uint(c.zstd_level, v, 1, 19); }},
       {"max-blob-bytes", "BYTES", "larger outputs stay inline, never truncated (default 16MiB)",

@@ -43,7 +43,9 @@ struct config {
 
   // Offload (rewrite/): which tool outputs leave the window and where they go.
   bool offload = true;
-  std::string store = "gistproxy-blobs";
+  std::string store = "gistproxy-blobs";  // a directory, or s3://BUCKET/PREFIX
+  std::string s3_endpoint;                // --s3-endpoint: S3-compatible server (path-style addressing)
+  std::chrono::milliseconds store_timeout{5'000};  // one store call against S3, retries included
   int zstd_level = 3;
   std::uint64_t max_blob_bytes = 16ull << 20;
   std::chrono::milliseconds blob_ttl{7ll * 24 * 3600 * 1000};

@@ -41,6 +41,7 @@ struct services {
   rewrite::blob_store* store = nullptr;        // read_blob answers come from here
   rewrite::churn_tracker* churn = nullptr;
   asio::thread_pool* store_pool = nullptr;     // blocking store work runs here, not on I/O threads
+  bool store_is_remote = false;                // s3://: every rewrite that may store runs on the pool
   class recorder* recorder = nullptr;          // --record
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table
   rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause

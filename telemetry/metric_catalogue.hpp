@@ -65,6 +65,12 @@ struct metric_catalogue {
   // serve --record: exchanges written or dropped (queue full, write error).
   family<counter>& records;
 
+  // Remote blob store (s3://) calls by operation (put, head, get, list,
+  // delete, refresh) and result (ok, not_found, exists, client_error,
+  // server_error, unreachable), and their latency (retries included).
+  family<counter>& store_operations;
+  family<histogram>& store_operation_duration;
+
   family<counter>& spans_exported;  // by exporter: span_log, otlp
   family<counter>& spans_dropped;   // by exporter and reason: queue_full, export_failed
   family<gauge>& build_info;

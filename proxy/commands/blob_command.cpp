@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <iostream>
 
+#include "proxy/commands/wiring.hpp"
 #include "proxy/config.hpp"
+#include "proxy/store/s3/s3_blob_store.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "proxy/store/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -18,7 +20,10 @@ constexpr const char* usage =
     "  verify        re-hash every blob; exit 1 if any is corrupt\n"
     "  gc            remove expired blobs (at most --max per run)\n\n"
     "options:\n"
-    "  --store DIR         blob store directory (default ./gistproxy-blobs)\n"
+    "  --store DIR|s3://BUCKET/PREFIX   blob store (default ./gistproxy-blobs); S3 credentials and\n"
+    "                      region from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION\n"
+    "  --s3-endpoint URL   S3-compatible endpoint (default AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS)\n"
+    "  --store-timeout D   longest wait for one S3 call, retries included (default 5s)\n"
     "  --tenant T          the tenant to read from (get); default: search every tenant\n"
     "  --api-key KEY       read as the tenant of this API key (get): the key itself (sk-...) or\n"
     "                      the Authorization value the client sent (\"Bearer sk-...\")\n"
@@ -41,7 +46,8 @@ int blob_command(const std::vector<std::string>& args) {
     std::cout << usage;
     return args.empty() ? 2 : 0;
   }
-  std::string verb = args[0], handle, tenant, api_key, store = "gistproxy-blobs";
+  std::string verb = args[0], handle, tenant, api_key, store = "gistproxy-blobs", s3_endpoint;
+  std::chrono::milliseconds store_timeout{5000};
   std::chrono::milliseconds ttl{7ll * 24 * 3600 * 1000};
   std::uint64_t max = 10000;
   std::size_t i = 1;
@@ -58,6 +64,12 @@ int blob_command(const std::vector<std::string>& args) {
     if (a == "--store") store = *v;
     else if (a == "--tenant") tenant = *v;
     else if (a == "--api-key") api_key = *v;
+    else if (a == "--s3-endpoint") s3_endpoint = *v;
+    else if (a == "--store-timeout") {
+      auto d = parse_duration(*v);
+      if (!d || d->count() <= 0) return std::cerr << "gistproxy blob: bad --store-timeout '" << *v << "'\n", 2;
+      store_timeout = *d;
+    }
     else if (a == "--blob-ttl") {
       auto d = parse_duration(*v);
       if (!d) return std::cerr << "gistproxy blob: bad --blob-ttl '" << *v << "'\n", 2;
@@ -65,12 +77,21 @@ int blob_command(const std::vector<std::string>& args) {
     } else if (a == "--max") max = std::strtoull(v->c_str(), nullptr, 10);
     else return std::cerr << "gistproxy blob: unknown option " << a << "\n" << usage, 2;
   }
-  if (!std::filesystem::is_directory(store)) return std::cerr << "gistproxy blob: no store at '" << store << "'\n", 2;
-
-  store::fs_store_options options;
-  options.root = store;
-  options.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(ttl).count();
-  store::fs_blob_store blobs(options);
+  if (!is_s3_store(store) && !std::filesystem::is_directory(store))
+    return std::cerr << "gistproxy blob: no store at '" << store << "'\n", 2;
+  config cfg;
+  cfg.store = store;
+  cfg.s3_endpoint = s3_endpoint;
+  cfg.store_timeout = store_timeout;
+  cfg.blob_ttl = ttl;
+  opened_store opened;
+  try {
+    opened = open_store(cfg, nullptr);
+  } catch (const std::exception& e) {
+    return std::cerr << "gistproxy blob: " << e.what() << "\n", 2;
+  }
+  if (!opened.warning.empty()) return std::cerr << "gistproxy blob: " << opened.warning << "\n", 1;
+  auto& blobs = *opened.blobs;
 
   if (verb == "get") {
     if (!rewrite::is_handle_prefix(handle))
@@ -78,6 +99,8 @@ int blob_command(const std::vector<std::string>& args) {
     std::vector<std::string> tenants;
     if (!tenant.empty()) tenants.push_back(tenant);
     else if (!api_key.empty()) tenants = tenants_of_key(api_key);
+    else if (opened.s3)
+      tenants = opened.s3->tenants();
     else
       for (const auto& e : std::filesystem::directory_iterator(store))
         if (e.is_directory()) tenants.push_back(e.path().filename().string());

@@ -37,12 +37,10 @@ class offload_services {
  public:
   offload_services(const config& cfg, services& svc, asio::thread_pool& store_pool, telemetry::clock& clock) {
     if (!cfg.offload) return;
-    store::fs_store_options so;
-    so.root = cfg.store;
-    so.zstd_level = cfg.zstd_level;
-    so.max_blob_bytes = cfg.max_blob_bytes;
-    so.ttl_seconds = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
-    store_ = std::make_unique<store::fs_blob_store>(so);
+    auto opened = open_store(cfg, &svc.metrics);
+    if (!opened.warning.empty()) svc.log.log(telemetry::log_level::warn, opened.warning + " (offloads forward the originals until it answers)");
+    store_ = std::move(opened.blobs);
+    svc.store_is_remote = opened.s3 != nullptr;
     estimator_ = make_tokenizer(cfg);
     engine_ = std::make_unique<rewrite::offload_engine>(offload_config_of(cfg), *store_, *estimator_,
                                                          [&clock] { return clock.now_unix_nano(); });
@@ -54,7 +52,7 @@ class offload_services {
                                     [s = store_.get()] { return double(s->stats().objects); });
     svc.registry.add_callback_gauge("gistproxy_store_bytes", "Bytes the store uses on disk (compressed).",
                                     [s = store_.get()] { return double(s->stats().stored_bytes); });
-    start_gc(store_pool);
+    if (!svc.store_is_remote) start_gc(store_pool);  // S3: retention is the bucket's lifecycle rule (README)
   }
   void stop_gc() { gc_.reset(); }
 
@@ -74,7 +72,7 @@ class offload_services {
     (*gc_)();
   }
 
-  std::unique_ptr<store::fs_blob_store> store_;
+  std::unique_ptr<rewrite::blob_store> store_;
   std::unique_ptr<rewrite::token_estimator> estimator_;
   std::unique_ptr<rewrite::offload_engine> engine_;
   rewrite::churn_tracker churn_;

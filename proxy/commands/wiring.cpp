@@ -7,6 +7,9 @@
 #include <stdexcept>
 
 #include "proxy/net/http_url.hpp"
+#include "proxy/store/fs_blob_store.hpp"
+#include "proxy/store/s3/s3_blob_store.hpp"
+#include "telemetry/metric_catalogue.hpp"
 
 namespace gistproxy::proxy {
 
@@ -66,6 +69,55 @@ std::unique_ptr<rewrite::token_estimator> make_tokenizer(const config& cfg) {
   auto t = rewrite::tokens::make_token_estimator(cfg.tokenizer, &error);
   if (!t) throw std::runtime_error("--tokenizer " + cfg.tokenizer + ": " + error);
   return t;
+}
+
+bool is_s3_store(const std::string& store) { return store.rfind("s3://", 0) == 0; }
+
+opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics) {
+  opened_store out;
+  const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
+  if (!is_s3_store(cfg.store)) {
+    store::fs_store_options so;
+    so.root = cfg.store;
+    so.zstd_level = cfg.zstd_level;
+    so.max_blob_bytes = cfg.max_blob_bytes;
+    so.ttl_seconds = ttl;
+    out.blobs = std::make_unique<store::fs_blob_store>(so);
+    return out;
+  }
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  std::string error;
+  auto where = store::s3::parse_location(cfg.store, cfg.s3_endpoint, env, error);
+  if (!where) throw std::runtime_error("--store " + cfg.store + ": " + error);
+  auto creds = store::s3::credentials_from_env(env, error);
+  if (!creds) throw std::runtime_error("--store " + cfg.store + ": " + error);
+  store::s3::client_options co;
+  co.timeout = cfg.store_timeout;
+  co.max_body_bytes = cfg.max_blob_bytes + cfg.max_blob_bytes / 8 + (1 << 20);  // a zstd frame of the largest blob, and lists
+  co.extra_ca_file = cfg.upstream_ca;
+  if (metrics)
+    co.observe = [metrics](std::string_view op, const store::s3::response& r, double seconds) {
+      metrics->store_operations.labels({std::string(op), std::string(store::s3::result_name(r))}).inc();
+      metrics->store_operation_duration.labels({std::string(op)}).observe(seconds);
+    };
+  store::s3_store_options so;
+  so.zstd_level = cfg.zstd_level;
+  so.max_blob_bytes = cfg.max_blob_bytes;
+  so.ttl_seconds = ttl;
+  auto s3 = std::make_unique<store::s3_blob_store>(std::make_unique<store::s3::client>(*where, *creds, co), so);
+  // Wrong credentials or a missing bucket fail loudly now, not on the first
+  // offload; a bucket that does not answer yet is only a warning.
+  auto problem = s3->check_access();
+  if (!problem.empty()) {
+    if (problem.rfind("S3 unreachable", 0) == 0) out.warning = "--store " + cfg.store + ": " + problem;
+    else throw std::runtime_error("--store " + cfg.store + ": " + problem);
+  }
+  out.s3 = s3.get();
+  out.blobs = std::move(s3);
+  return out;
 }
 
 }  // namespace gistproxy::proxy

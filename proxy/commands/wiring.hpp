@@ -6,10 +6,15 @@
 #include <memory>
 
 #include "proxy/config.hpp"
+#include "rewrite/blob/blob_store.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/gist/content_shape.hpp"
 #include "rewrite/offload/policy.hpp"
 #include "telemetry/exporters.hpp"
+
+namespace gistproxy::store {
+class s3_blob_store;
+}
 
 namespace gistproxy::proxy {
 
@@ -25,5 +30,18 @@ rewrite::price_table load_prices(const config& cfg);
 // --tokenizer: the exact BPE tokenizer (o200k, cl100k) or the characters/4
 // estimate. Throws with a flag-named message if it cannot be built.
 std::unique_ptr<rewrite::token_estimator> make_tokenizer(const config& cfg);
+
+// --store: a directory, or s3://BUCKET/PREFIX (--s3-endpoint, credentials and
+// region from the environment). `metrics` (optional) receives the S3 calls.
+// Throws with a flag-named message when the store cannot be opened; a bucket
+// that refuses the credentials is an error here, an unreachable one is not
+// (the proxy fails open until it answers).
+struct opened_store {
+  std::unique_ptr<rewrite::blob_store> blobs;
+  store::s3_blob_store* s3 = nullptr;  // set for s3:// stores
+  std::string warning;                 // e.g. the bucket did not answer at startup
+};
+bool is_s3_store(const std::string& store);
+opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics);
 
 }  // namespace gistproxy::proxy

@@ -129,7 +129,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.rw.tenant;
   rewrite::rewrite_result result;
-  if (body.size() < inline_rewrite_limit) {
+  if (body.size() < inline_rewrite_limit && !svc.store_is_remote) {
     result = engine->rewrite(dialect, body, tenant);
   } else {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
@@ -140,7 +140,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   }
   if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());
   record_rewrite(svc, ctx, result.report);
-  if (result.report.tool_injected) ctx.rw.intercept_tool = result.report.tool_name;
+  if (result.report.tool_injected || result.report.tool_already_ours) ctx.rw.intercept_tool = result.report.tool_name;
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
 }
 

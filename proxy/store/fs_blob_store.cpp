@@ -10,6 +10,7 @@
 #include <cstring>
 #include <random>
 
+#include "proxy/store/blob_file.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/json/checked.hpp"
 
@@ -19,7 +20,6 @@ using namespace gistproxy::rewrite;
 
 namespace {
 
-constexpr std::string_view magic = "GPB1 ";
 constexpr std::int64_t touch_granularity = 3600;  // refresh mtime at most hourly
 constexpr std::uint64_t max_header_bytes = 64 * 1024;
 
@@ -124,16 +124,9 @@ put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) {
     return {blob_error::none, true, {}};
   }
 
-  nlohmann::json header = {{"hash", meta.hash},         {"size", bytes.size()},       {"kind", meta.kind},
-                           {"created_at", options_.now()}, {"tenant", meta.tenant}, {"tool", meta.tool_name}};
-  std::string out(magic);
-  out += header.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  out += '\n';
-  std::size_t head = out.size();
-  out.resize(head + ZSTD_compressBound(bytes.size()));
-  std::size_t z = ZSTD_compress(out.data() + head, out.size() - head, bytes.data(), bytes.size(), options_.zstd_level);
-  if (ZSTD_isError(z)) return {blob_error::io, false, std::string("zstd: ") + ZSTD_getErrorName(z)};
-  out.resize(head + z);
+  std::string error;
+  std::string out = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error);
+  if (out.empty()) return {blob_error::io, false, error};
 
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
@@ -173,41 +166,7 @@ get_result fs_blob_store::read_file(const fs::path& path, std::string_view expec
   }
   std::string file;
   if (auto failure = read_regular_file(path, options_.max_blob_bytes, file)) return *std::move(failure);
-  auto nl = file.find('\n');
-  if (file.compare(0, magic.size(), magic) != 0 || nl == std::string::npos)
-    return {blob_error::integrity, {}, {}, "blob file header is damaged"};
-  // The header is as hostile as the rest of the file: any member of the
-  // wrong type is damage (an integrity failure), never an exception.
-  auto header = checked::parse(std::string_view(file).substr(magic.size(), nl - magic.size()));
-  const auto size = checked::integer_at(header, "size");
-  if (!header.is_object() || !checked::member(header, "hash").is_string() || !size || *size < 0)
-    return {blob_error::integrity, {}, {}, "blob metadata is damaged"};
-  r.meta.hash = checked::string_at(header, "hash");
-  r.meta.size = std::uint64_t(*size);
-  r.meta.kind = checked::string_at(header, "kind");
-  r.meta.created_at = checked::integer_at(header, "created_at").value_or(0);
-  r.meta.tenant = checked::string_at(header, "tenant");
-  r.meta.tool_name = checked::string_at(header, "tool");
-
-  const char* frame = file.data() + nl + 1;
-  std::size_t frame_size = file.size() - nl - 1;
-  auto content = ZSTD_getFrameContentSize(frame, frame_size);
-  // Cap decompression (zstd bombs): the frame must declare a size within the limit.
-  if (content == ZSTD_CONTENTSIZE_ERROR || content == ZSTD_CONTENTSIZE_UNKNOWN)
-    return {blob_error::integrity, {}, r.meta, "blob data is not a valid zstd frame"};
-  if (content > options_.max_blob_bytes || content != r.meta.size)
-    return {blob_error::integrity, {}, r.meta, "blob data size does not match its metadata"};
-  r.bytes.resize(content);
-  std::size_t got = ZSTD_decompress(r.bytes.data(), r.bytes.size(), frame, frame_size);
-  if (ZSTD_isError(got) || got != content) return {blob_error::integrity, {}, r.meta, "blob data does not decompress"};
-  // The store is the attack surface the hash defends: re-hash on every read.
-  if (sha256_hex(r.bytes) != expected_hash || r.meta.hash != expected_hash) {
-    r.bytes.clear();
-    r.error = blob_error::integrity;
-    r.message = "blob bytes do not match their SHA-256 handle";
-    return r;
-  }
-  return r;
+  return decode_blob(file, expected_hash, options_.max_blob_bytes);
 }
 
 get_result fs_blob_store::get(std::string_view tenant, std::string_view prefix) {

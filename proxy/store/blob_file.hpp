@@ -1,0 +1,24 @@
+// One stored blob as bytes: "GPB1 " + a one-line JSON header (metadata) + "\n"
+// + one zstd frame. The filesystem store writes it to a file, the S3 store to
+// an object; both read it back through decode_blob(), which treats it as
+// hostile: capped decompression, metadata checked, the bytes re-hashed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "rewrite/blob/blob_store.hpp"
+
+namespace gistproxy::store {
+
+// Empty with `error` set when compression fails.
+std::string encode_blob(std::string_view bytes, const rewrite::blob_meta& meta, std::int64_t created_at, int zstd_level,
+                        std::string& error);
+
+// The blob's bytes and metadata, or an integrity error: a damaged header, a
+// frame over `max_blob_bytes` or not matching its declared size, or bytes
+// that do not hash to `expected_hash`.
+rewrite::get_result decode_blob(std::string_view file, std::string_view expected_hash, std::uint64_t max_blob_bytes);
+
+}  // namespace gistproxy::store

@@ -1,0 +1,202 @@
+#include "proxy/store/s3/s3_blob_store.hpp"
+
+#include <chrono>
+
+#include "proxy/store/blob_file.hpp"
+#include "proxy/store/fs_blob_store.hpp"
+#include "rewrite/blob/digest.hpp"
+
+namespace gistproxy::store {
+using namespace gistproxy::rewrite;
+
+namespace {
+
+constexpr std::size_t max_listed_objects = 1'000'000;  // verify/gc stop there (one run)
+
+std::string status_text(const s3::response& r) {
+  if (r.status == 0) return "S3 unreachable: " + r.error;
+  return "S3 answered " + std::to_string(r.status) + (r.error.empty() ? "" : " " + r.error);
+}
+
+std::int64_t system_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool is_hex64(std::string_view s) {
+  if (s.size() != 64) return false;
+  for (char c : s)
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+s3::header_list meta_headers(const blob_meta& meta, std::uint64_t size) {
+  return {{"x-amz-meta-gistproxy-size", std::to_string(size)},
+          {"x-amz-meta-gistproxy-kind", meta.kind},
+          {"x-amz-meta-gistproxy-tool", meta.tool_name}};
+}
+
+std::int64_t last_modified_of(const s3::response& r) {
+  return s3::parse_http_date(r.header("last-modified")).value_or(0);
+}
+
+}  // namespace
+
+s3_blob_store::s3_blob_store(std::unique_ptr<s3::client> client, s3_store_options options)
+    : client_(std::move(client)), options_(std::move(options)) {
+  if (!options_.now) options_.now = system_now;
+}
+
+std::string s3_blob_store::root() const {
+  const auto& p = client_->where().prefix;
+  return p.empty() ? std::string() : p + "/";
+}
+
+std::string s3_blob_store::key_of(std::string_view tenant, std::string_view hash) const {
+  return root() + std::string(tenant) + "/" + std::string(hash);
+}
+
+std::string s3_blob_store::check_access() {
+  auto r = client_->send({"GET", "", {{"list-type", "2"}, {"max-keys", "1"}, {"prefix", root()}}, {}, {}});
+  if (r.ok()) return {};
+  if (r.error == "SignatureDoesNotMatch" || r.error == "InvalidAccessKeyId")
+    return status_text(r) + ": the credentials are wrong (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)";
+  if (r.error == "NoSuchBucket") return status_text(r) + ": bucket '" + client_->where().bucket + "' does not exist";
+  return status_text(r);
+}
+
+bool s3_blob_store::contains(std::string_view tenant, std::string_view hash) {
+  if (!is_valid_tenant(tenant) || !is_hex64(hash)) return false;
+  return client_->send({"HEAD", key_of(tenant, hash), {}, {}, {}}).ok();
+}
+
+void s3_blob_store::refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta) {
+  if (last_modified <= 0 || options_.now() - last_modified < options_.refresh_after_seconds) return;
+  // A copy onto itself (new metadata required by S3) resets Last-Modified
+  // without moving the bytes through this process.
+  s3::header_list headers = meta;
+  headers.emplace_back("x-amz-copy-source", s3::uri_encode(client_->where().object_path(key), true));
+  headers.emplace_back("x-amz-metadata-directive", "REPLACE");
+  client_->send({"PUT", key, {}, headers, {}});  // best effort: a failed refresh only shortens the blob's life
+}
+
+put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) {
+  if (!is_valid_tenant(meta.tenant) || !is_hex64(meta.hash)) return {blob_error::io, false, "invalid tenant or hash"};
+  if (bytes.size() > options_.max_blob_bytes) return {blob_error::too_large, false, "blob exceeds --max-blob-bytes"};
+  const auto key = key_of(meta.tenant, meta.hash);
+  const auto headers = meta_headers(meta, bytes.size());
+  auto head = client_->send({"HEAD", key, {}, {}, {}});
+  if (head.ok()) {
+    refresh_if_old(key, last_modified_of(head), headers);  // an offload seen again keeps its blob alive
+    return {blob_error::none, true, {}};
+  }
+  if (head.status != 404) return {blob_error::io, false, status_text(head)};
+
+  std::string error;
+  std::string object = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error);
+  if (object.empty()) return {blob_error::io, false, error};
+  auto put_headers = headers;
+  put_headers.emplace_back("If-None-Match", "*");  // written once; identical bytes make a lost race harmless
+  const auto size = object.size();
+  auto r = client_->send({"PUT", key, {}, put_headers, std::move(object)});
+  if (r.status == 412) return {blob_error::none, true, {}};  // another replica stored it first
+  if (!r.ok()) return {blob_error::io, false, status_text(r)};
+  objects_.fetch_add(1);
+  stored_bytes_.fetch_add(size);
+  return {blob_error::none, false, {}};
+}
+
+get_result s3_blob_store::get(std::string_view tenant, std::string_view prefix) {
+  if (!is_handle_prefix(prefix)) return {blob_error::not_found, {}, {}, "a handle is 16 to 64 lowercase hex characters"};
+  if (!is_valid_tenant(tenant)) return {blob_error::not_found, {}, {}, "unknown tenant"};
+  std::string full;
+  if (prefix.size() == 64) {
+    full = std::string(prefix);
+  } else {
+    std::string error;
+    std::size_t matches = 0;
+    const auto tenant_root = root() + std::string(tenant) + "/";
+    bool listed = list(std::string(tenant) + "/" + std::string(prefix), [&](const s3::listed_object& o) {
+      if (o.key.size() != tenant_root.size() + 64) return true;
+      full = o.key.substr(tenant_root.size());
+      return ++matches < 2;
+    }, error);
+    if (!listed) return {blob_error::io, {}, {}, error};
+    if (matches > 1) return {blob_error::ambiguous, {}, {}, "handle prefix matches several blobs; use more characters"};
+    if (matches == 0) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
+  }
+  const auto key = key_of(tenant, full);
+  auto r = client_->send({"GET", key, {}, {}, {}});
+  if (r.status == 404) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
+  if (!r.ok()) return {blob_error::io, {}, {}, status_text(r)};
+  const auto modified = last_modified_of(r);
+  if (modified > 0 && options_.now() - modified > options_.ttl_seconds)
+    return {blob_error::expired, {}, {}, "blob expired (unused for longer than the TTL)"};
+  auto got = decode_blob(r.body, full, options_.max_blob_bytes);
+  if (got.error == blob_error::none) refresh_if_old(key, modified, meta_headers(got.meta, got.bytes.size()));
+  return got;
+}
+
+bool s3_blob_store::list(std::string_view prefix, const std::function<bool(const s3::listed_object&)>& visit,
+                         std::string& error) {
+  std::string token;
+  std::size_t seen = 0;
+  do {
+    s3::header_list query = {{"list-type", "2"}, {"prefix", root() + std::string(prefix)}};
+    if (!token.empty()) query.emplace_back("continuation-token", token);
+    auto r = client_->send({"GET", "", query, {}, {}});
+    if (!r.ok()) return error = status_text(r), false;
+    auto page = s3::parse_list_objects(r.body);
+    for (const auto& o : page.objects) {
+      if (++seen > max_listed_objects || !visit(o)) return true;
+    }
+    token = page.next_token;
+  } while (!token.empty());
+  return true;
+}
+
+std::vector<std::string> s3_blob_store::tenants() {
+  std::vector<std::string> out;
+  auto r = client_->send({"GET", "", {{"list-type", "2"}, {"prefix", root()}, {"delimiter", "/"}}, {}, {}});
+  if (!r.ok()) return out;
+  for (const auto& p : s3::parse_list_objects(r.body).common_prefixes) {
+    auto t = p.substr(root().size());
+    if (!t.empty() && t.back() == '/') t.pop_back();
+    if (is_valid_tenant(t)) out.push_back(t);
+  }
+  return out;
+}
+
+verify_report s3_blob_store::verify() {
+  verify_report report;
+  std::string error;
+  const auto base = root();
+  bool listed = list("", [&](const s3::listed_object& o) {
+    auto rel = o.key.substr(base.size());
+    auto slash = rel.find('/');
+    auto hash = slash == std::string::npos ? std::string() : rel.substr(slash + 1);
+    if (!is_hex64(hash)) return true;
+    ++report.checked;
+    auto r = client_->send({"GET", o.key, {}, {}, {}});
+    if (!r.ok()) report.corrupt.push_back(rel + ": " + status_text(r));
+    else if (auto got = decode_blob(r.body, hash, options_.max_blob_bytes); got.error != blob_error::none)
+      report.corrupt.push_back(rel + ": " + got.message);
+    return true;
+  }, error);
+  if (!listed) report.corrupt.push_back("listing failed: " + error);
+  return report;
+}
+
+std::uint64_t s3_blob_store::gc(std::uint64_t max_removals) {
+  std::uint64_t removed = 0;
+  std::string error;
+  list("", [&](const s3::listed_object& o) {
+    if (removed >= max_removals) return false;
+    if (o.last_modified > 0 && options_.now() - o.last_modified > options_.ttl_seconds &&
+        client_->send({"DELETE", o.key, {}, {}, {}}).ok())
+      ++removed;
+    return true;
+  }, error);
+  return removed;
+}
+
+}  // namespace gistproxy::store

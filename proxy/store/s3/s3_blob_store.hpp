@@ -1,0 +1,60 @@
+// The S3-compatible blob store: one object per blob, PREFIX/<tenant>/<sha256>,
+// holding the same bytes as a filesystem blob file (header + zstd frame; the
+// metadata also in x-amz-meta-*). Written once (If-None-Match: *; a 412 means
+// another replica stored the same bytes first), read back and re-hashed on
+// every get. A blob's age is its object's Last-Modified: page-ins and
+// re-offloads refresh it (a copy onto itself) at most once a day, so a
+// bucket lifecycle rule "expire N days after creation" acts as "N days since
+// last use".
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "proxy/store/s3/s3_client.hpp"
+#include "proxy/store/s3/s3_xml.hpp"
+#include "rewrite/blob/blob_store.hpp"
+
+namespace gistproxy::store {
+
+struct s3_store_options {
+  int zstd_level = 3;
+  std::uint64_t max_blob_bytes = 16ull << 20;
+  std::int64_t ttl_seconds = 7 * 86400;  // get() and gc() treat older objects as expired
+  std::int64_t refresh_after_seconds = 86400;
+  rewrite::clock_fn now;  // unix seconds; defaults to the system clock
+};
+
+class s3_blob_store final : public rewrite::blob_store {
+ public:
+  s3_blob_store(std::unique_ptr<s3::client> client, s3_store_options options);
+
+  rewrite::put_result put(std::string_view bytes, const rewrite::blob_meta& meta) override;
+  bool contains(std::string_view tenant, std::string_view hash) override;
+  rewrite::get_result get(std::string_view tenant, std::string_view handle_prefix) override;
+  rewrite::verify_report verify() override;
+  std::uint64_t gc(std::uint64_t max_removals) override;
+  // What this process wrote (a bucket has no cheap count).
+  rewrite::store_stats stats() override { return {objects_.load(), stored_bytes_.load()}; }
+
+  // Tenants with blobs (for `blob get` without --tenant).
+  std::vector<std::string> tenants();
+  // A HEAD of the bucket, to fail at startup on wrong credentials or a
+  // missing bucket; empty when fine, else why not.
+  std::string check_access();
+  std::string key_of(std::string_view tenant, std::string_view hash) const;
+
+ private:
+  // Every object under `prefix` (the store's prefix prepended), page by page;
+  // stops when `visit` returns false.
+  bool list(std::string_view prefix, const std::function<bool(const s3::listed_object&)>& visit, std::string& error);
+  void refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta);
+  std::string root() const;
+
+  std::unique_ptr<s3::client> client_;
+  s3_store_options options_;
+  std::atomic<std::uint64_t> objects_{0};
+  std::atomic<std::uint64_t> stored_bytes_{0};
+};
+
+}  // namespace gistproxy::store
