@@ -19,23 +19,41 @@ async function firstLine(stream, predicate, what) {
   throw new Error(`${what} exited before starting`);
 }
 
-// upstream: override where gistproxy forwards (default: the mock).
-export async function startStack(extraArgs = [], upstream = null) {
+// The loopback mock upstream (scripted model); returns its URL and process.
+export async function startMock() {
   const mock = spawn(`${BUILD}/gistproxy-mock-upstream`, [], { stdio: ["ignore", "pipe", "inherit"] });
-  const mockPort = JSON.parse(await firstLine(mock.stdout, (l) => l.startsWith("{"), "mock upstream")).port;
+  const port = JSON.parse(await firstLine(mock.stdout, (l) => l.startsWith("{"), "mock upstream")).port;
+  return { url: `http://127.0.0.1:${port}`, process: mock };
+}
+
+// One gistproxy serve in front of `upstream`; `env` adds environment variables.
+export async function startProxy(upstream, extraArgs = [], env = {}) {
   const proxy = spawn(`${BUILD}/gistproxy`, ["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
-    "--upstream", upstream ?? `http://127.0.0.1:${mockPort}`, ...extraArgs], { stdio: ["ignore", "ignore", "pipe"] });
+    "--upstream", upstream, ...extraArgs], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
   const listening = JSON.parse(await firstLine(proxy.stderr, (l) => l.includes('"msg":"listening"'), "gistproxy"));
   proxy.stderr.resume();
-  const port = Number(listening.listen.split(":").pop());
   return {
-    mockUrl: `http://127.0.0.1:${mockPort}`,
-    proxyUrl: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${Number(listening.listen.split(":").pop())}`,
+    adminUrl: `http://127.0.0.1:${Number(listening.admin.split(":").pop())}`,
+    process: proxy,
+  };
+}
+
+export async function stopProcess(p) {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  p.kill("SIGTERM");
+  await once(p, "exit");
+}
+
+// upstream: override where gistproxy forwards (default: the mock).
+export async function startStack(extraArgs = [], upstream = null) {
+  const mock = await startMock();
+  const proxy = await startProxy(upstream ?? mock.url, extraArgs);
+  return {
+    mockUrl: mock.url,
+    proxyUrl: proxy.url,
     async stop() {
-      for (const p of [proxy, mock]) {
-        p.kill("SIGTERM");
-        await once(p, "exit");
-      }
+      for (const p of [proxy.process, mock.process]) await stopProcess(p);
     },
   };
 }

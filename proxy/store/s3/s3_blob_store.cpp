@@ -56,11 +56,15 @@ std::string s3_blob_store::key_of(std::string_view tenant, std::string_view hash
 }
 
 std::string s3_blob_store::check_access() {
-  auto r = client_->send({"GET", "", {{"list-type", "2"}, {"max-keys", "1"}, {"prefix", root()}}, {}, {}});
+  // HeadBucket: no body, so the status says it (an error body needs a GET).
+  auto r = client_->send({"HEAD", "", {}, {}, {}});
   if (r.ok()) return {};
-  if (r.error == "SignatureDoesNotMatch" || r.error == "InvalidAccessKeyId")
-    return status_text(r) + ": the credentials are wrong (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)";
-  if (r.error == "NoSuchBucket") return status_text(r) + ": bucket '" + client_->where().bucket + "' does not exist";
+  if (r.status == 403)
+    return status_text(r) + ": access denied: the credentials are wrong (check AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY) "
+                            "or may not use bucket '" + client_->where().bucket + "'";
+  if (r.status == 404) return status_text(r) + ": bucket '" + client_->where().bucket + "' does not exist";
+  if (r.status == 301 || r.status == 400)
+    return status_text(r) + ": the bucket is in another region (set AWS_REGION) or the endpoint is wrong";
   return status_text(r);
 }
 

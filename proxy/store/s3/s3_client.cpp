@@ -263,7 +263,7 @@ std::string_view operation_name(const request& r) {
     return "put";
   }
   if (r.method == "GET") return r.key.empty() ? "list" : "get";
-  if (r.method == "HEAD") return "head";
+  if (r.method == "HEAD") return r.key.empty() ? "head_bucket" : "head";
   if (r.method == "DELETE") return "delete";
   return "other";
 }

@@ -76,7 +76,7 @@ struct client_options {
   std::function<void(std::string_view op, const response&, double seconds)> observe;
 };
 
-// put, refresh (a copy onto itself), get, head, list, delete.
+// put, refresh (a copy onto itself), get, head, head_bucket, list, delete.
 std::string_view operation_name(const request& r);
 // ok, not_found, exists (412), client_error, server_error, unreachable.
 std::string_view result_name(const response& r);

@@ -1,0 +1,248 @@
+// Two gistproxy replicas on one S3 bucket (s3rver, a Node.js implementation
+// of the S3 REST API, on loopback). For every API: an output offloaded
+// through replica A is paged in through replica B, which receives only the
+// reference A forwarded (never the bytes). Then: a tampered object is an
+// integrity failure (page-in and `blob verify`); with the S3 server stopped,
+// offloads forward the originals and page-ins answer the model with a tool
+// error, both counted, both replicas healthy; the server back, offloading
+// resumes. s3rver accepts any signature, so the signing is proven elsewhere
+// (sigv4_test.cpp: AWS's vectors; s3_signing_test.mjs: @smithy/signature-v4).
+import test, { after, before } from "node:test";
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, existsSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import S3rver from "s3rver";
+import { startMock, startProxy, stopProcess } from "./harness.mjs";
+
+const BUILD = process.env.GISTPROXY_BUILD;
+const BUCKET = "gistproxy-fleet";
+const PREFIX = "team-a/blobs";
+const ENV = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
+const dir = mkdtempSync(path.join(tmpdir(), "gistproxy-s3-"));
+const recording = path.join(dir, "replica-a.jsonl");
+
+let s3, s3Port, mock, a, b;
+
+async function startS3(port = 0) {
+  const server = new S3rver({ port, address: "127.0.0.1", silent: true, directory: path.join(dir, "s3"),
+    configureBuckets: [{ name: BUCKET }] });
+  const addr = await server.run();
+  return { server, port: addr.port };
+}
+
+before(async () => {
+  ({ server: s3, port: s3Port } = await startS3());
+  mock = await startMock();
+  const store = ["--store", `s3://${BUCKET}/${PREFIX}`, "--s3-endpoint", `http://127.0.0.1:${s3Port}`, "--store-timeout", "2s"];
+  a = await startProxy(mock.url, [...store, "--record", recording], ENV);
+  b = await startProxy(mock.url, store, ENV);
+});
+
+after(async () => {
+  for (const p of [a?.process, b?.process, mock?.process]) if (p) await stopProcess(p);
+  if (s3) await s3.close().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function haystack(salt) {
+  const lines = [];
+  for (let i = 0; lines.join("\n").length < 120 * 1024; i++) {
+    if (i === 1000) lines.push(`config line 1000: NEEDLE secret_port=48213 ${salt}`);
+    lines.push(`${salt} config line ${i}: key_${i}=value_${(i * 31) % 977}`);
+  }
+  return lines.join("\n") + "\n";
+}
+
+// One request per API that carries `output` as a tool result; `ask` picks the mock's script.
+const apis = {
+  chat: {
+    path: "/v1/chat/completions", headers: { authorization: "Bearer sk-fleet" },
+    body: (ask, output) => ({ model: "gpt-4o", messages: [
+      { role: "user", content: ask },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "cat", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: output }],
+      tools: [{ type: "function", function: { name: "cat", parameters: { type: "object", properties: {} } } }] }),
+    text: (j) => j.choices[0].message.content,
+  },
+  responses: {
+    path: "/v1/responses", headers: { authorization: "Bearer sk-fleet" },
+    body: (ask, output) => ({ model: "gpt-5", input: [
+      { role: "user", content: ask },
+      { type: "function_call", call_id: "c1", name: "cat", arguments: "{}" },
+      { type: "function_call_output", call_id: "c1", output }],
+      tools: [{ type: "function", name: "cat", parameters: { type: "object", properties: {} }, strict: false }] }),
+    text: (j) => j.output.filter((o) => o.type === "message").flatMap((o) => o.content).map((c) => c.text).join(""),
+  },
+  messages: {
+    path: "/v1/messages", headers: { "x-api-key": "sk-ant-fleet", "anthropic-version": "2023-06-01" },
+    body: (ask, output) => ({ model: "claude-sonnet-4-5", max_tokens: 200, messages: [
+      { role: "user", content: ask },
+      { role: "assistant", content: [{ type: "tool_use", id: "c1", name: "cat", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "c1", content: output }] }],
+      tools: [{ name: "cat", input_schema: { type: "object", properties: {} } }] }),
+    text: (j) => j.content.map((c) => c.text ?? "").join(""),
+  },
+  gemini: {
+    path: "/v1beta/models/gemini-2.5-flash:generateContent", headers: { "x-goog-api-key": "gm-fleet" },
+    body: (ask, output) => ({ contents: [
+      { role: "user", parts: [{ text: ask }] },
+      { role: "model", parts: [{ functionCall: { name: "cat", args: {} } }] },
+      { role: "user", parts: [{ functionResponse: { name: "cat", response: { result: output } } }] }],
+      tools: [{ functionDeclarations: [{ name: "cat", parameters: { type: "object", properties: {} } }] }] }),
+    text: (j) => j.candidates[0].content.parts.map((p) => p.text ?? "").join(""),
+  },
+};
+
+async function send(replica, api, body) {
+  const r = await fetch(replica.url + api.path, {
+    method: "POST", headers: { "content-type": "application/json", ...api.headers },
+    body: typeof body === "string" ? body : JSON.stringify(body) });
+  const text = await r.text();
+  assert.equal(r.status, 200, text.slice(0, 300));
+  return JSON.parse(text);
+}
+
+async function waitFor(what, predicate, ms = 10000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await predicate();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+// The recorded exchange whose request carried `marker`: what A forwarded upstream.
+async function forwardedBy(marker) {
+  return waitFor("the recording", () => {
+    if (!existsSync(recording)) return null;
+    for (const line of readFileSync(recording, "utf8").split("\n").filter(Boolean).reverse()) {
+      const rec = JSON.parse(line);
+      if (rec.request_body?.includes(marker) && rec.forwarded_body) return rec.forwarded_body;
+    }
+    return null;
+  });
+}
+
+async function metric(replica, name, labels) {
+  const text = await (await fetch(`${replica.adminUrl}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(name + "{") && !line.startsWith(name + " ")) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum += Number(line.split(" ").pop());
+  }
+  return sum;
+}
+
+async function healthy(replica) {
+  return (await fetch(`${replica.adminUrl}/healthz`)).status === 200;
+}
+
+const sha256 = (s) => createHash("sha256").update(s).digest("hex");
+
+for (const [name, api] of Object.entries(apis)) {
+  test(`${name}: offloaded through replica A, paged in through replica B from the bucket`, async () => {
+    const output = haystack(`${name}-salt`);
+    const direct = await send(a, api, api.body("find the needle", output));
+    assert.equal(api.text(direct), `found: 1001: config line 1000: NEEDLE secret_port=48213 ${name}-salt`);
+
+    const forwarded = await forwardedBy(`${name}-salt config line 0:`);
+    assert.ok(!forwarded.includes("NEEDLE"), "A forwarded the bytes, not a reference");
+    assert.ok(forwarded.includes('read_blob(\\"'));
+    const pageInsBefore = await metric(b, "gistproxy_store_operations_total", { op: "get", result: "ok" });
+
+    const viaB = await send(b, api, forwarded);  // B never saw the output
+    assert.equal(api.text(viaB), `found: 1001: config line 1000: NEEDLE secret_port=48213 ${name}-salt`);
+    assert.ok(await metric(b, "gistproxy_store_operations_total", { op: "get", result: "ok" }) > pageInsBefore);
+  });
+}
+
+test("the object is PREFIX/<tenant>/<sha256>, holds the gistproxy blob format, and `blob get` reads it", async () => {
+  const output = haystack("layout");
+  await send(a, apis.chat, apis.chat.body("find the needle", output));
+  const tenant = sha256("Bearer sk-fleet").slice(0, 16);
+  const key = `${PREFIX}/${tenant}/${sha256(output)}`;
+  const obj = await fetch(`http://127.0.0.1:${s3Port}/${BUCKET}/${key}`);
+  assert.equal(obj.status, 200);
+  const bytes = Buffer.from(await obj.arrayBuffer());
+  assert.equal(bytes.subarray(0, 5).toString(), "GPB1 ");
+  assert.equal(obj.headers.get("x-amz-meta-gistproxy-size"), String(Buffer.byteLength(output)));
+
+  const { stdout } = await promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "get", sha256(output).slice(0, 20),
+    "--store", `s3://${BUCKET}/${PREFIX}`, "--s3-endpoint", `http://127.0.0.1:${s3Port}`, "--api-key", "sk-fleet"],
+  { env: { ...process.env, ...ENV }, maxBuffer: 1 << 24 });
+  assert.equal(stdout, output);
+});
+
+test("a tampered object is an integrity failure: the page-in refuses it and `blob verify` names it", async () => {
+  const output = haystack("tamper");
+  await send(a, apis.chat, apis.chat.body("find the needle", output));
+  const forwarded = await forwardedBy("tamper config line 0:");
+  const key = `${PREFIX}/${sha256("Bearer sk-fleet").slice(0, 16)}/${sha256(output)}`;
+  const url = `http://127.0.0.1:${s3Port}/${BUCKET}/${key}`;
+  const original = Buffer.from(await (await fetch(url)).arrayBuffer());
+  const tampered = Buffer.from(original);
+  tampered[tampered.length - 10] ^= 0x55;  // inside the zstd frame
+  assert.equal((await fetch(url, { method: "PUT", body: tampered })).status, 200);  // s3rver takes unsigned writes
+
+  const failuresBefore = await metric(b, "gistproxy_integrity_failures_total", {});
+  const viaB = await send(b, apis.chat, forwarded);
+  assert.ok(!apis.chat.text(viaB).includes("NEEDLE"), "tampered bytes must never reach the model");
+  assert.ok(await metric(b, "gistproxy_integrity_failures_total", {}) > failuresBefore);
+
+  const verify = await promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "verify", "--store", `s3://${BUCKET}/${PREFIX}`,
+    "--s3-endpoint", `http://127.0.0.1:${s3Port}`], { env: { ...process.env, ...ENV } }).catch((e) => e);
+  assert.equal(verify.code, 1);
+  assert.match(verify.stdout, new RegExp(`corrupt .*${sha256(output)}`));
+  assert.equal((await fetch(url, { method: "PUT", body: original })).status, 200);
+});
+
+test("S3 down: offloads forward the originals, page-ins give the model a tool error, both counted, replicas stay up", async () => {
+  const before = haystack("before-outage");
+  await send(a, apis.chat, apis.chat.body("find the needle", before));
+  const forwarded = await forwardedBy("before-outage config line 0:");
+  await s3.close();
+
+  const failOpenBefore = await metric(a, "gistproxy_rewrite_failures_total", { reason: "store_error" });
+  const during = haystack("during-outage");
+  const answer = await send(a, apis.chat, apis.chat.body("plain question", during));
+  assert.ok(answer.choices[0].message.content.length > 0);
+  assert.ok(await metric(a, "gistproxy_rewrite_failures_total", { reason: "store_error" }) > failOpenBefore);
+  assert.ok(await metric(a, "gistproxy_store_operations_total", { result: "unreachable" }) > 0);
+
+  const pageErrorsBefore = await metric(b, "gistproxy_page_ins_total", { result: "io" });
+  const viaB = await send(b, apis.chat, forwarded);
+  assert.ok(!apis.chat.text(viaB).includes("NEEDLE"));
+  assert.ok(await metric(b, "gistproxy_page_ins_total", { result: "io" }) > pageErrorsBefore);
+  assert.ok(await healthy(a));
+  assert.ok(await healthy(b));
+
+  // Back on the same port: offloading resumes without a restart.
+  ({ server: s3 } = await startS3(s3Port));
+  const after = haystack("after-outage");
+  const direct = await send(a, apis.chat, apis.chat.body("find the needle", after));
+  assert.equal(apis.chat.text(direct), "found: 1001: config line 1000: NEEDLE secret_port=48213 after-outage");
+});
+
+test("a wrong secret stops serve at startup with a message that says so", async () => {
+  // s3rver accepts any signature, so an endpoint that answers as S3 does to a
+  // bad signature (403 on every request) stands in for it.
+  const { createServer } = await import("node:http");
+  const refusing = createServer((req, res) => {
+    res.writeHead(403, { "content-type": "application/xml" });
+    res.end(req.method === "HEAD" ? undefined
+      : "<Error><Code>SignatureDoesNotMatch</Code><Message>The request signature we calculated does not match</Message></Error>");
+  });
+  await new Promise((r) => refusing.listen(0, "127.0.0.1", r));
+  const port = refusing.address().port;
+  const run = await promisify(execFile)(`${BUILD}/gistproxy`, ["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+    "--upstream", mock.url, "--store", `s3://${BUCKET}/x`, "--s3-endpoint", `http://127.0.0.1:${port}`],
+  { env: { ...process.env, ...ENV, AWS_SECRET_ACCESS_KEY: "wrong" }, timeout: 10000 }).catch((e) => e);
+  refusing.close();
+  assert.notEqual(run.code, 0);
+  assert.match(run.stderr, /403.*credentials are wrong/);
+});
