@@ -124,6 +124,10 @@ const std::vector<option>& options() {
       {"s3-endpoint", "URL", "S3-compatible endpoint (MinIO, Ceph, R2, ...; path-style); default AWS_ENDPOINT_URL_S3, "
                              "AWS_ENDPOINT_URL, else AWS for AWS_REGION",
        [](config& c, const std::string& v) { return c.s3_endpoint = v, !v.empty(); }},
+      {"store-cache", "DIR", "local disk cache of an s3:// store: page-ins read it first (re-hashed), writes go to S3 first",
+       [](config& c, const std::string& v) { return c.store_cache = v, !v.empty(); }},
+      {"store-cache-bytes", "BYTES", "the cache's budget; least recently used blobs leave first (default 1GiB)",
+       [](config& c, const std::string& v) { return set_bytes(c.store_cache_bytes, v); }},
       {"store-timeout", "DURATION", "longest wait for one S3 store call, retries included; past it the original "
                                     "is forwarded (default 5s)",
        [](config& c, const std::string& v) { return set_duration(c.store_timeout, v) && c.store_timeout.count() > 0; }},

@@ -46,6 +46,8 @@ struct config {
   std::string store = "gistproxy-blobs";  // a directory, or s3://BUCKET/PREFIX
   std::string s3_endpoint;                // --s3-endpoint: S3-compatible server (path-style addressing)
   std::chrono::milliseconds store_timeout{5'000};  // one store call against S3, retries included
+  std::string store_cache;                         // --store-cache: local disk cache of an s3:// store
+  std::uint64_t store_cache_bytes = 1ull << 30;
   int zstd_level = 3;
   std::uint64_t max_blob_bytes = 16ull << 20;
   std::chrono::milliseconds blob_ttl{7ll * 24 * 3600 * 1000};

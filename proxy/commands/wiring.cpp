@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "proxy/net/http_url.hpp"
+#include "proxy/store/cached_blob_store.hpp"
 #include "proxy/store/fs_blob_store.hpp"
 #include "proxy/store/s3/s3_blob_store.hpp"
 #include "telemetry/metric_catalogue.hpp"
@@ -77,6 +78,7 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics)
   opened_store out;
   const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
   if (!is_s3_store(cfg.store)) {
+    if (!cfg.store_cache.empty()) throw std::runtime_error("--store-cache needs an s3:// --store");
     store::fs_store_options so;
     so.root = cfg.store;
     so.zstd_level = cfg.zstd_level;
@@ -117,6 +119,17 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics)
   }
   out.s3 = s3.get();
   out.blobs = std::move(s3);
+  if (!cfg.store_cache.empty()) {
+    store::fs_store_options local;
+    local.root = cfg.store_cache;
+    local.zstd_level = cfg.zstd_level;
+    local.max_blob_bytes = cfg.max_blob_bytes;
+    local.ttl_seconds = std::int64_t(100) * 365 * 86400;  // the cache evicts by its budget, never by age
+    store::cache_options co_cache;
+    co_cache.max_bytes = cfg.store_cache_bytes;
+    out.blobs = std::make_unique<store::cached_blob_store>(std::move(out.blobs),
+                                                           std::make_unique<store::fs_blob_store>(local), co_cache);
+  }
   return out;
 }
 

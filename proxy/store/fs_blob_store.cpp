@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <cstring>
@@ -236,6 +237,32 @@ std::uint64_t fs_blob_store::gc(std::uint64_t max_removals) {
 }
 
 store_stats fs_blob_store::stats() { return {objects_.load(), stored_bytes_.load()}; }
+
+void fs_blob_store::remove(std::string_view tenant, std::string_view hash) {
+  if (!is_valid_tenant(tenant) || hash.size() != 64) return;
+  std::error_code ec;
+  auto path = path_of(tenant, hash);
+  auto size = fs::file_size(path, ec);
+  if (fs::remove(path, ec) && !ec) {
+    objects_.fetch_sub(std::min<std::uint64_t>(objects_.load(), 1));
+    stored_bytes_.fetch_sub(std::min<std::uint64_t>(stored_bytes_.load(), size));
+  }
+}
+
+std::vector<fs_blob_store::blob_file_info> fs_blob_store::list_blobs() {
+  std::vector<blob_file_info> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    const auto& p = it->path();
+    if (!it->is_regular_file(type_ec) || it->is_symlink(type_ec) || p.extension() != ".blob") continue;
+    auto hash = p.stem().string();
+    auto tenant = p.parent_path().parent_path().filename().string();
+    if (hash.size() != 64 || !is_valid_tenant(tenant)) continue;
+    out.push_back({tenant, hash, it->file_size(type_ec), mtime_of(p)});
+  }
+  return out;
+}
 
 void fs_blob_store::rescan() {
   std::uint64_t objects = 0, bytes = 0;

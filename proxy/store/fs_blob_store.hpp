@@ -40,6 +40,15 @@ class fs_blob_store final : public blob_store {
   store_stats stats() override;
 
   std::filesystem::path path_of(std::string_view tenant, std::string_view hash) const;
+  // For the local cache tier: drops one blob; every blob file with its size
+  // on disk and last use (mtime), for rebuilding an LRU index at startup.
+  void remove(std::string_view tenant, std::string_view hash);
+  struct blob_file_info {
+    std::string tenant, hash;
+    std::uint64_t bytes_on_disk = 0;
+    std::int64_t last_used = 0;
+  };
+  std::vector<blob_file_info> list_blobs();
 
  private:
   get_result read_file(const std::filesystem::path& path, std::string_view expected_hash, bool check_ttl);

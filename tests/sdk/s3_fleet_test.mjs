@@ -5,7 +5,8 @@
 // integrity failure (page-in and `blob verify`); with the S3 server stopped,
 // offloads forward the originals and page-ins answer the model with a tool
 // error, both counted, both replicas healthy; the server back, offloading
-// resumes. s3rver accepts any signature, so the signing is proven elsewhere
+// resumes; replica B's local cache (--store-cache) still serves what it paged
+// in before the outage. s3rver accepts any signature, so the signing is proven elsewhere
 // (sigv4_test.cpp: AWS's vectors; s3_signing_test.mjs: @smithy/signature-v4).
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
@@ -39,7 +40,7 @@ before(async () => {
   mock = await startMock();
   const store = ["--store", `s3://${BUCKET}/${PREFIX}`, "--s3-endpoint", `http://127.0.0.1:${s3Port}`, "--store-timeout", "2s"];
   a = await startProxy(mock.url, [...store, "--record", recording], ENV);
-  b = await startProxy(mock.url, store, ENV);
+  b = await startProxy(mock.url, [...store, "--store-cache", path.join(dir, "cache-b"), "--store-cache-bytes", "64MiB"], ENV);
 });
 
 after(async () => {
@@ -220,6 +221,10 @@ test("S3 down: offloads forward the originals, page-ins give the model a tool er
   assert.ok(await metric(b, "gistproxy_page_ins_total", { result: "io" }) > pageErrorsBefore);
   assert.ok(await healthy(a));
   assert.ok(await healthy(b));
+  // What B paged in before the outage is in its --store-cache: still served, re-hashed.
+  const cachedForwarded = await forwardedBy("chat-salt config line 0:");
+  assert.equal(apis.chat.text(await send(b, apis.chat, cachedForwarded)),
+    "found: 1001: config line 1000: NEEDLE secret_port=48213 chat-salt");
 
   // Back on the same port: offloading resumes without a restart.
   ({ server: s3 } = await startS3(s3Port));
