@@ -77,7 +77,7 @@ blob_meta meta_of(std::string_view b) { return {sha256_hex(b), b.size(), "text",
 
 }  // namespace
 
-TEST_CASE("cache tier: a write reaches the remote store first; a refused write caches nothing") {
+TEST_CASE("cache tier: a write reaches the remote store first, and a refused write caches nothing") {
   tier t;
   auto a = noise(1, 4000);
   t.remote->down = true;
