@@ -112,6 +112,14 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     }
     saved_usd.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
+    rewrite_failures.labels({api, "store_error"});
+    page_ins.labels({api, "full", "io"});
+  }
+  // The remote store's calls (all 0 with a filesystem store): the store panels
+  // and rates see every operation from the first scrape.
+  for (std::string_view op : {"put", "get", "head", "list", "refresh"}) {
+    store_operation_duration.labels({op});
+    for (std::string_view result : {"ok", "unreachable", "server_error"}) store_operations.labels({op, result});
   }
 }
 

@@ -142,6 +142,18 @@ TEST_CASE("the compose stack validates and the image builds with scripts/install
   auto services = run_command({"docker-compose", "-f", (source_dir / "docker/compose.yaml").string(), "config", "--services"});
   for (auto s : {"gistproxy", "tempo", "prometheus", "grafana"}) CHECK(services.output.find(s) != std::string::npos);
 
+  // The fleet: two replicas on one MinIO bucket behind nginx; the bucket's
+  // password must be given (no default secret).
+  const auto fleet = (source_dir / "docker/compose.fleet.yaml").string();
+  auto unset = run_command({"env", "-u", "MINIO_ROOT_PASSWORD", "docker-compose", "-f", fleet, "config", "-q"});
+  CHECK(unset.exit_code != 0);
+  auto fleet_config = run_command({"env", "MINIO_ROOT_PASSWORD=x", "docker-compose", "-f", fleet, "config"});
+  INFO(fleet_config.output);
+  CHECK(fleet_config.exit_code == 0);
+  for (auto s : {"gistproxy-a:", "gistproxy-b:", "lb:", "minio:", "minio-init:", "--store=s3://gistproxy/blobs",
+                 "--s3-endpoint=http://minio:9000", "--store-cache=", "mc ilm rule add --expire-days 7"})
+    CHECK(fleet_config.output.find(s) != std::string::npos);
+
   auto dockerfile = read_text(source_dir / "docker/Dockerfile");
   CHECK(dockerfile.find("FROM debian:12 AS build") != std::string::npos);
   CHECK(dockerfile.find("RUN scripts/install-deps --build") != std::string::npos);
