@@ -124,6 +124,8 @@ const std::vector<option>& options() {
       {"s3-endpoint", "URL", "S3-compatible endpoint (MinIO, Ceph, R2, ...; path-style); default AWS_ENDPOINT_URL_S3, "
                              "AWS_ENDPOINT_URL, else AWS for AWS_REGION",
        [](config& c, const std::string& v) { return c.s3_endpoint = v, !v.empty(); }},
+      {"store-slow-span", "DURATION", "S3 calls at least this slow become store_call spans of their request (default 200ms; 0: all)",
+       [](config& c, const std::string& v) { return set_duration(c.store_slow_span, v); }},
       {"store-cache", "DIR", "local disk cache of an s3:// store: page-ins read it first (re-hashed), writes go to S3 first",
        [](config& c, const std::string& v) { return c.store_cache = v, !v.empty(); }},
       {"store-cache-bytes", "BYTES", "the cache's budget; least recently used blobs leave first (default 1GiB)",

@@ -46,6 +46,7 @@ struct config {
   std::string store = "gistproxy-blobs";  // a directory, or s3://BUCKET/PREFIX
   std::string s3_endpoint;                // --s3-endpoint: S3-compatible server (path-style addressing)
   std::chrono::milliseconds store_timeout{5'000};  // one store call against S3, retries included
+  std::chrono::milliseconds store_slow_span{200};  // S3 calls at least this slow become store_call spans
   std::string store_cache;                         // --store-cache: local disk cache of an s3:// store
   std::uint64_t store_cache_bytes = 1ull << 30;
   int zstd_level = 3;

@@ -37,7 +37,7 @@ class offload_services {
  public:
   offload_services(const config& cfg, services& svc, asio::thread_pool& store_pool, telemetry::clock& clock) {
     if (!cfg.offload) return;
-    auto opened = open_store(cfg, &svc.metrics);
+    auto opened = open_store(cfg, &svc.metrics, &svc.tracer);
     if (!opened.warning.empty()) svc.log.log(telemetry::log_level::warn, opened.warning + " (offloads forward the originals until it answers)");
     store_ = std::move(opened.blobs);
     svc.store_is_remote = opened.s3 != nullptr;

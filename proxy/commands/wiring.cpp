@@ -9,6 +9,7 @@
 #include "proxy/net/http_url.hpp"
 #include "proxy/store/cached_blob_store.hpp"
 #include "proxy/store/fs_blob_store.hpp"
+#include "proxy/store/store_call_trace.hpp"
 #include "proxy/store/s3/s3_blob_store.hpp"
 #include "telemetry/metric_catalogue.hpp"
 
@@ -74,7 +75,27 @@ std::unique_ptr<rewrite::token_estimator> make_tokenizer(const config& cfg) {
 
 bool is_s3_store(const std::string& store) { return store.rfind("s3://", 0) == 0; }
 
-opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics) {
+namespace {
+
+// A span for one slow S3 call, child of the request whose store work made it.
+void record_slow_call(telemetry::tracer& tracer, std::string_view op, const store::s3::response& r, double seconds) {
+  const auto& parent = store::current_store_call_parent();
+  if (!parent.set) return;
+  auto s = tracer.start("store_call", telemetry::span_kind::client, parent.trace, parent.span);
+  const auto end = tracer.now();
+  s.start_unix_nano = end - std::min<std::uint64_t>(end, std::uint64_t(seconds * 1e9));
+  s.end_unix_nano = end;
+  s.set_text("gistproxy.store.op", op);
+  s.set_text("gistproxy.store.result", store::s3::result_name(r));
+  s.set("http.response.status_code", std::int64_t(r.status));
+  s.set("gistproxy.store.attempts", std::int64_t(r.attempts));
+  if (!r.ok() && !r.error.empty()) s.set_text("error.type", r.error.substr(0, 120));
+  tracer.end(s);
+}
+
+}  // namespace
+
+opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics, telemetry::tracer* tracer) {
   opened_store out;
   const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(cfg.blob_ttl).count();
   if (!is_s3_store(cfg.store)) {
@@ -100,11 +121,14 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics)
   co.timeout = cfg.store_timeout;
   co.max_body_bytes = cfg.max_blob_bytes + cfg.max_blob_bytes / 8 + (1 << 20);  // a zstd frame of the largest blob, and lists
   co.extra_ca_file = cfg.upstream_ca;
-  if (metrics)
-    co.observe = [metrics](std::string_view op, const store::s3::response& r, double seconds) {
+  const double slow = std::chrono::duration<double>(cfg.store_slow_span).count();
+  co.observe = [metrics, tracer, slow](std::string_view op, const store::s3::response& r, double seconds) {
+    if (metrics) {
       metrics->store_operations.labels({std::string(op), std::string(store::s3::result_name(r))}).inc();
       metrics->store_operation_duration.labels({std::string(op)}).observe(seconds);
-    };
+    }
+    if (tracer && seconds >= slow) record_slow_call(*tracer, op, r, seconds);
+  };
   store::s3_store_options so;
   so.zstd_level = cfg.zstd_level;
   so.max_blob_bytes = cfg.max_blob_bytes;

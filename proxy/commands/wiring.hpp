@@ -11,6 +11,7 @@
 #include "rewrite/gist/content_shape.hpp"
 #include "rewrite/offload/policy.hpp"
 #include "telemetry/exporters.hpp"
+#include "telemetry/tracer.hpp"
 
 namespace gistproxy::store {
 class s3_blob_store;
@@ -42,6 +43,8 @@ struct opened_store {
   std::string warning;                 // e.g. the bucket did not answer at startup
 };
 bool is_s3_store(const std::string& store);
-opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics);
+// `tracer` (optional): S3 calls slower than --store-slow-span become
+// store_call spans of the request they served.
+opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics, telemetry::tracer* tracer = nullptr);
 
 }  // namespace gistproxy::proxy

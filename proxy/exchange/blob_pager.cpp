@@ -4,6 +4,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/store/store_call_trace.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -26,6 +27,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<void> {
+        store::store_call_scope scope(ctx_.span.trace, ctx_.span.id);  // slow store calls become spans of this request
         for (const auto& call : calls) {
           if (auto seen = answered_.find(call.arguments); seen != answered_.end()) {
             results.push_back({call.id, seen->second.text, seen->second.is_error});

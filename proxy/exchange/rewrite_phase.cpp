@@ -8,6 +8,7 @@
 #include "proxy/exchange/compaction_span.hpp"
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/store/store_call_trace.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -135,7 +136,10 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
-        [&]() -> asio::awaitable<rewrite::rewrite_result> { co_return engine->rewrite(dialect, body, tenant); },
+        [&]() -> asio::awaitable<rewrite::rewrite_result> {
+          store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
+          co_return engine->rewrite(dialect, body, tenant);
+        },
         use_awaitable);
   }
   if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());

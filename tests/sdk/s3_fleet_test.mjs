@@ -25,6 +25,7 @@ const PREFIX = "team-a/blobs";
 const ENV = { AWS_ACCESS_KEY_ID: "S3RVER", AWS_SECRET_ACCESS_KEY: "S3RVER", AWS_REGION: "us-east-1" };
 const dir = mkdtempSync(path.join(tmpdir(), "gistproxy-s3-"));
 const recording = path.join(dir, "replica-a.jsonl");
+const spanLog = path.join(dir, "spans-a.jsonl");
 
 let s3, s3Port, mock, a, b;
 
@@ -39,7 +40,7 @@ before(async () => {
   ({ server: s3, port: s3Port } = await startS3());
   mock = await startMock();
   const store = ["--store", `s3://${BUCKET}/${PREFIX}`, "--s3-endpoint", `http://127.0.0.1:${s3Port}`, "--store-timeout", "2s"];
-  a = await startProxy(mock.url, [...store, "--record", recording], ENV);
+  a = await startProxy(mock.url, [...store, "--record", recording, "--span-log", spanLog, "--store-slow-span", "0s"], ENV);
   b = await startProxy(mock.url, [...store, "--store-cache", path.join(dir, "cache-b"), "--store-cache-bytes", "64MiB"], ENV);
 });
 
@@ -161,6 +162,24 @@ for (const [name, api] of Object.entries(apis)) {
     assert.ok(await metric(b, "gistproxy_store_operations_total", { op: "get", result: "ok" }) > pageInsBefore);
   });
 }
+
+test("S3 calls slower than --store-slow-span (0 here: all) are store_call spans of the request they served", async () => {
+  const spans = await waitFor("store_call spans", () => {
+    if (!existsSync(spanLog)) return null;
+    const all = readFileSync(spanLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    return all.some((s) => s.name === "store_call") ? all : null;
+  });
+  const requests = new Map(spans.filter((s) => s.name === "gistproxy.request").map((s) => [s.spanId, s]));
+  const calls = spans.filter((s) => s.name === "store_call");
+  const attr = (s, k) => s.attributes[k];
+  const put = calls.find((s) => attr(s, "gistproxy.store.op") === "put");
+  assert.ok(put, "a put span");
+  assert.equal(attr(put, "gistproxy.store.result"), "ok");
+  const parent = requests.get(put.parentSpanId);
+  assert.ok(parent, "the put's parent is a request span");
+  assert.equal(parent.traceId, put.traceId);
+  assert.ok(calls.some((s) => attr(s, "gistproxy.store.op") === "get"), "page-ins' gets too");
+});
 
 test("the object is PREFIX/<tenant>/<sha256>, holds the gistproxy blob format, and `blob get` reads it", async () => {
   const output = haystack("layout");
