@@ -13,7 +13,7 @@ FUZZ_SECONDS ?= 60
 SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: deps configure build test test-asan fuzz run bench clean
+.PHONY: deps configure build test test-asan fuzz run bench bench-store clean
 
 deps:
 	@scripts/install-deps
@@ -48,6 +48,9 @@ run: build
 
 bench: build
 	scripts/bench $(BUILD)
+
+bench-store: build
+	scripts/bench-store $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

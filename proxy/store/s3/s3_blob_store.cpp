@@ -12,6 +12,7 @@ using namespace gistproxy::rewrite;
 namespace {
 
 constexpr std::size_t max_listed_objects = 1'000'000;  // verify/gc stop there (one run)
+constexpr std::size_t max_known = 200'000;             // remembered objects (~100 bytes each)
 
 std::string status_text(const s3::response& r) {
   if (r.status == 0) return "S3 unreachable: " + r.error;
@@ -73,27 +74,49 @@ bool s3_blob_store::contains(std::string_view tenant, std::string_view hash) {
   return client_->send({"HEAD", key_of(tenant, hash), {}, {}, {}}).ok();
 }
 
-void s3_blob_store::refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta) {
-  if (last_modified <= 0 || options_.now() - last_modified < options_.refresh_after_seconds) return;
+std::int64_t s3_blob_store::refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta) {
+  const auto now = options_.now();
+  if (last_modified <= 0 || now - last_modified < options_.refresh_after_seconds) return last_modified;
   // A copy onto itself (new metadata required by S3) resets Last-Modified
   // without moving the bytes through this process.
   s3::header_list headers = meta;
   headers.emplace_back("x-amz-copy-source", s3::uri_encode(client_->where().object_path(key), true));
   headers.emplace_back("x-amz-metadata-directive", "REPLACE");
-  client_->send({"PUT", key, {}, headers, {}});  // best effort: a failed refresh only shortens the blob's life
+  // Best effort: a failed refresh only shortens the blob's life.
+  return client_->send({"PUT", key, {}, headers, {}}).ok() ? now : last_modified;
+}
+
+bool s3_blob_store::known_fresh(const std::string& key) {
+  std::lock_guard lock(known_mutex_);
+  auto it = known_.find(key);
+  return it != known_.end() && options_.now() - it->second < options_.refresh_after_seconds;
+}
+
+void s3_blob_store::remember(const std::string& tenant, const std::string& hash, std::int64_t last_modified) {
+  std::lock_guard lock(known_mutex_);
+  if (known_.size() >= max_known) {  // a bound, not an LRU: forgetting costs one request per blob
+    known_.clear();
+    known_handles_.clear();
+  }
+  known_[key_of(tenant, hash)] = last_modified;
+  known_handles_[tenant + "/" + hash.substr(0, 16)] = hash;
+}
+
+std::string s3_blob_store::known_full_hash(std::string_view tenant, std::string_view prefix) {
+  if (prefix.size() < 16) return {};
+  std::lock_guard lock(known_mutex_);
+  auto it = known_handles_.find(std::string(tenant) + "/" + std::string(prefix.substr(0, 16)));
+  // 16 hex characters are 64 bits: another blob of the tenant sharing them is
+  // not a case to pay a listing for on every page-in.
+  return it != known_handles_.end() && it->second.compare(0, prefix.size(), prefix) == 0 ? it->second : std::string();
 }
 
 put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) {
   if (!is_valid_tenant(meta.tenant) || !is_hex64(meta.hash)) return {blob_error::io, false, "invalid tenant or hash"};
   if (bytes.size() > options_.max_blob_bytes) return {blob_error::too_large, false, "blob exceeds --max-blob-bytes"};
   const auto key = key_of(meta.tenant, meta.hash);
+  if (known_fresh(key)) return {blob_error::none, true, {}};  // stored, and young: nothing to ask the bucket
   const auto headers = meta_headers(meta, bytes.size());
-  auto head = client_->send({"HEAD", key, {}, {}, {}});
-  if (head.ok()) {
-    refresh_if_old(key, last_modified_of(head), headers);  // an offload seen again keeps its blob alive
-    return {blob_error::none, true, {}};
-  }
-  if (head.status != 404) return {blob_error::io, false, status_text(head)};
 
   std::string error;
   std::string object = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error);
@@ -101,9 +124,15 @@ put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) {
   auto put_headers = headers;
   put_headers.emplace_back("If-None-Match", "*");  // written once; identical bytes make a lost race harmless
   const auto size = object.size();
+  // First sight is the common case: one conditional PUT, no HEAD before it.
   auto r = client_->send({"PUT", key, {}, put_headers, std::move(object)});
-  if (r.status == 412) return {blob_error::none, true, {}};  // another replica stored it first
+  if (r.status == 412) {  // another replica (or an earlier run) stored it: keep it alive
+    auto head = client_->send({"HEAD", key, {}, {}, {}});
+    remember(meta.tenant, meta.hash, head.ok() ? refresh_if_old(key, last_modified_of(head), headers) : options_.now());
+    return {blob_error::none, true, {}};
+  }
   if (!r.ok()) return {blob_error::io, false, status_text(r)};
+  remember(meta.tenant, meta.hash, options_.now());
   objects_.fetch_add(1);
   stored_bytes_.fetch_add(size);
   return {blob_error::none, false, {}};
@@ -112,10 +141,8 @@ put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) {
 get_result s3_blob_store::get(std::string_view tenant, std::string_view prefix) {
   if (!is_handle_prefix(prefix)) return {blob_error::not_found, {}, {}, "a handle is 16 to 64 lowercase hex characters"};
   if (!is_valid_tenant(tenant)) return {blob_error::not_found, {}, {}, "unknown tenant"};
-  std::string full;
-  if (prefix.size() == 64) {
-    full = std::string(prefix);
-  } else {
+  std::string full = prefix.size() == 64 ? std::string(prefix) : known_full_hash(tenant, prefix);
+  if (full.empty()) {
     std::string error;
     std::size_t matches = 0;
     const auto tenant_root = root() + std::string(tenant) + "/";
@@ -136,7 +163,8 @@ get_result s3_blob_store::get(std::string_view tenant, std::string_view prefix) 
   if (modified > 0 && options_.now() - modified > options_.ttl_seconds)
     return {blob_error::expired, {}, {}, "blob expired (unused for longer than the TTL)"};
   auto got = decode_blob(r.body, full, options_.max_blob_bytes);
-  if (got.error == blob_error::none) refresh_if_old(key, modified, meta_headers(got.meta, got.bytes.size()));
+  if (got.error == blob_error::none)
+    remember(std::string(tenant), full, refresh_if_old(key, modified, meta_headers(got.meta, got.bytes.size())));
   return got;
 }
 

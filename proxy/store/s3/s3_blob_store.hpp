@@ -10,6 +10,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "proxy/store/s3/s3_client.hpp"
 #include "proxy/store/s3/s3_xml.hpp"
@@ -48,13 +50,24 @@ class s3_blob_store final : public rewrite::blob_store {
   // Every object under `prefix` (the store's prefix prepended), page by page;
   // stops when `visit` returns false.
   bool list(std::string_view prefix, const std::function<bool(const s3::listed_object&)>& visit, std::string& error);
-  void refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta);
+  // Returns the object's age after the refresh (now if refreshed, else last_modified).
+  std::int64_t refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta);
   std::string root() const;
+  // What this process knows the bucket holds, and since when (the object's
+  // Last-Modified as last seen, or when it wrote it): a re-offload of a known
+  // blob whose age is fresh needs no request at all, and a page-in by a
+  // 16-hex handle this process has seen needs no listing.
+  bool known_fresh(const std::string& key);
+  void remember(const std::string& tenant, const std::string& hash, std::int64_t last_modified);
+  std::string known_full_hash(std::string_view tenant, std::string_view prefix);
 
   std::unique_ptr<s3::client> client_;
   s3_store_options options_;
   std::atomic<std::uint64_t> objects_{0};
   std::atomic<std::uint64_t> stored_bytes_{0};
+  std::mutex known_mutex_;
+  std::unordered_map<std::string, std::int64_t> known_;        // key → last write (bounded: cleared when full)
+  std::unordered_map<std::string, std::string> known_handles_;  // tenant/16-hex → full hash
 };
 
 }  // namespace gistproxy::store
