@@ -252,6 +252,20 @@ test("S3 down: offloads forward the originals, page-ins give the model a tool er
   assert.equal(apis.chat.text(direct), "found: 1001: config line 1000: NEEDLE secret_port=48213 after-outage");
 });
 
+test("blob gc deletes objects older than --blob-ttl by Last-Modified, bounded by --max", async () => {
+  const run = (args) => promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "gc", "--store", `s3://${BUCKET}/${PREFIX}`,
+    "--s3-endpoint", `http://127.0.0.1:${s3Port}`, ...args], { env: { ...process.env, ...ENV } });
+  assert.match((await run(["--blob-ttl", "7d"])).stdout, /^0 expired blobs removed/);
+  const one = await waitFor("an object older than 1s", async () => {
+    const { stdout } = await run(["--blob-ttl", "1s", "--max", "1"]);
+    return stdout.startsWith("1 expired") ? stdout : null;
+  });
+  assert.match(one, /^1 expired blobs removed/);
+  const rest = await run(["--blob-ttl", "1s"]);
+  assert.match(rest.stdout, /^[1-9]\d* expired blobs removed/);
+  assert.match((await run(["--blob-ttl", "1s"])).stdout, /^0 expired blobs removed/);
+});
+
 test("a wrong secret stops serve at startup with a message that says so", async () => {
   // s3rver accepts any signature, so an endpoint that answers as S3 does to a
   // bad signature (403 on every request) stands in for it.

@@ -3,7 +3,8 @@
 // (HEAD bucket, HEAD/PUT/GET objects with metadata and If-None-Match, a list
 // with a prefix query) and `blob verify`, with a session token and a region
 // other than us-east-1. A capturing endpoint answers as S3 would and keeps
-// every request. For each one: x-amz-content-sha256 is the SHA-256 of the
+// every request; one blob is "old" (stored by someone else days ago), so its
+// re-offload refreshes its age by a copy onto itself. For each request: x-amz-content-sha256 is the SHA-256 of the
 // body received; smithy, given the same request and time, produces the same
 // Authorization header as the wire; and gistproxy's signer (gistproxy-sigv4)
 // produces smithy's canonical request and string to sign byte for byte.
@@ -23,6 +24,8 @@ const CREDS = { accessKeyId: "AKIDEXAMPLE", secretAccessKey: "wJalrXUtnFEMI/K7MD
 const ENV = { AWS_ACCESS_KEY_ID: CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey,
   AWS_SESSION_TOKEN: CREDS.sessionToken, AWS_REGION: "eu-west-3" };
 const captured = [];
+const oldOutput = Array.from({ length: 3000 }, (_, i) => `old blob line ${i}: ${"y".repeat(20)}`).join("\n");
+const oldHash = createHash("sha256").update(oldOutput).digest("hex");
 let endpoint, server, mock, proxy;
 
 before(async () => {
@@ -37,7 +40,12 @@ before(async () => {
         return res.end("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>");
       }
       const bucketOnly = url.pathname.split("/").filter(Boolean).length === 1;
-      res.writeHead(req.method === "PUT" || bucketOnly ? 200 : 404);
+      // The "old" blob: stored long ago (by another replica), so a conditional
+      // PUT finds it (412) and its HEAD shows an age past the refresh interval.
+      const old = url.pathname.endsWith(`/${oldHash}`);
+      if (old && req.method === "PUT" && req.headers["if-none-match"] === "*") res.writeHead(412);
+      else if (old && req.method === "HEAD") res.writeHead(200, { "last-modified": new Date(Date.now() - 3 * 86400e3).toUTCString() });
+      else res.writeHead(req.method === "PUT" || bucketOnly ? 200 : 404);
       res.end();
     });
   });
@@ -118,6 +126,14 @@ test("every request serve and blob send to S3 is signed as the AWS SDK signs it,
       { role: "tool", tool_call_id: "c1", content: lines.join("\n") }] }) });
   assert.equal(res.status, 200);
   await res.text();
+  const again = await fetch(`${proxy.url}/v1/chat/completions`, {
+    method: "POST", headers: { "content-type": "application/json", authorization: "Bearer sk-sig" },
+    body: JSON.stringify({ model: "gpt-4o", messages: [
+      { role: "user", content: "plain question" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "cat", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "c1", content: oldOutput }] }) });
+  assert.equal(again.status, 200);
+  await again.text();
   await promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "verify", "--store", "s3://sig-bucket/some/prefix",
     "--s3-endpoint", endpoint], { env: { ...process.env, ...ENV } });
 
@@ -126,5 +142,13 @@ test("every request serve and blob send to S3 is signed as the AWS SDK signs it,
   const put = captured.find((r) => r.method === "PUT");
   assert.ok(put.body.length > 0 && put.headers["if-none-match"] === "*");
   assert.ok(put.headers.authorization.includes("if-none-match") && put.headers.authorization.includes("x-amz-meta-gistproxy-kind"));
+  // The old blob's age is refreshed by a copy onto itself, without its bytes.
+  const copy = captured.find((r) => r.method === "PUT" && r.headers["x-amz-copy-source"]);
+  assert.ok(copy, "a refresh copy");
+  assert.ok(copy.url.endsWith(`/${oldHash}`));
+  assert.equal(copy.headers["x-amz-copy-source"], new URL(copy.url, endpoint).pathname);
+  assert.equal(copy.headers["x-amz-metadata-directive"], "REPLACE");
+  assert.equal(copy.body.length, 0);
+  assert.ok(copy.headers.authorization.includes("x-amz-copy-source"));
   for (const r of captured) await checkRequest(r);
 });
