@@ -252,6 +252,29 @@ test("S3 down: offloads forward the originals, page-ins give the model a tool er
   assert.equal(apis.chat.text(direct), "found: 1001: config line 1000: NEEDLE secret_port=48213 after-outage");
 });
 
+test("an S3 that accepts and never answers: serve starts (with a warning) and offloads fail open within --store-timeout", async () => {
+  const { createServer } = await import("node:net");
+  const sockets = [];
+  const hanging = createServer((sock) => sockets.push(sock));
+  await new Promise((r) => hanging.listen(0, "127.0.0.1", r));
+  const c = await startProxy(mock.url, ["--store", `s3://${BUCKET}/hang`, "--s3-endpoint",
+    `http://127.0.0.1:${hanging.address().port}`, "--store-timeout", "500ms"], ENV);
+  try {
+    const started = Date.now();
+    const answer = await send(c, apis.chat, apis.chat.body("plain question", haystack("hanging-store")));
+    const took = Date.now() - started;
+    assert.ok(answer.choices[0].message.content.length > 0);
+    assert.ok(took < 3000, `answered in ${took} ms`);  // one bounded wait, not a hang
+    assert.ok(await metric(c, "gistproxy_rewrite_failures_total", { reason: "store_error" }) > 0);
+    assert.ok(await metric(c, "gistproxy_store_operations_total", { op: "put", result: "unreachable" }) > 0);
+    assert.ok(await healthy(c));
+  } finally {
+    await stopProcess(c.process);
+    for (const sock of sockets) sock.destroy();
+    hanging.close();
+  }
+});
+
 test("blob gc deletes objects older than --blob-ttl by Last-Modified, bounded by --max", async () => {
   const run = (args) => promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "gc", "--store", `s3://${BUCKET}/${PREFIX}`,
     "--s3-endpoint", `http://127.0.0.1:${s3Port}`, ...args], { env: { ...process.env, ...ENV } });

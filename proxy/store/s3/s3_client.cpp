@@ -91,13 +91,6 @@ std::optional<credentials> credentials_from_env(const env_lookup& env, std::stri
   return c;
 }
 
-std::string error_code_of(std::string_view body) {
-  auto open = body.find("<Code>");
-  if (open == std::string_view::npos) return {};
-  auto close = body.find("</Code>", open);
-  if (close == std::string_view::npos || close - open > 200) return {};
-  return std::string(body.substr(open + 6, close - open - 6));
-}
 
 std::string response::header(std::string_view name) const {
   for (const auto& [k, v] : headers)

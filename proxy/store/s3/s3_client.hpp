@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "proxy/net/http_url.hpp"
+#include "proxy/store/s3/s3_xml.hpp"
 #include "proxy/store/s3/sigv4.hpp"
 
 namespace gistproxy::store::s3 {
@@ -107,8 +108,5 @@ class client {
   std::mutex idle_mutex_;
   std::vector<std::unique_ptr<connection>> idle_;
 };
-
-// S3's <Error><Code>…</Code> from an error body, or empty.
-std::string error_code_of(std::string_view body);
 
 }  // namespace gistproxy::store::s3

@@ -65,6 +65,14 @@ list_page parse_list_objects(std::string_view xml) {
   return page;
 }
 
+std::string error_code_of(std::string_view body) {
+  auto open = body.find("<Code>");
+  if (open == std::string_view::npos) return {};
+  auto close = body.find("</Code>", open);
+  if (close == std::string_view::npos || close - open > 200) return {};
+  return std::string(body.substr(open + 6, close - open - 6));
+}
+
 std::optional<std::int64_t> parse_iso8601(std::string_view s) {
   std::tm tm{};
   const std::string text(s.substr(0, 19));

@@ -29,6 +29,9 @@ list_page parse_list_objects(std::string_view xml);
 std::optional<std::int64_t> parse_iso8601(std::string_view s);
 std::optional<std::int64_t> parse_http_date(std::string_view s);
 
+// S3's <Error><Code>…</Code> from an error body, or empty.
+std::string error_code_of(std::string_view body);
+
 // &amp; &lt; &gt; &quot; &apos; decoded; anything else kept.
 std::string xml_unescape(std::string_view s);
 
