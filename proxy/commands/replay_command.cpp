@@ -300,6 +300,8 @@ int replay_command(const std::vector<std::string>& args) {
   auto parsed = parse_serve_args(serve_args, environ);
   if (!parsed.cfg) return std::cerr << "gistproxy replay: " << parsed.message << "\n", 2;
   auto cfg = *parsed.cfg;
+  if (is_s3_store(cfg.store))  // replay measures a policy offline: it writes a local store it can throw away
+    return std::cerr << "gistproxy replay: --store must be a directory (replay never writes to a bucket)\n", 2;
 
   std::vector<trace_input> inputs;
   int status = 0;
