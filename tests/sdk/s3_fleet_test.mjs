@@ -275,6 +275,52 @@ test("an S3 that accepts and never answers: serve starts (with a warning) and of
   }
 });
 
+test("budget mode: replicas on one bucket make the same decisions, so a conversation's prefix survives a switch", async () => {
+  const x1 = Array.from({ length: 200 }, (_, i) => `old output line ${i} ${"o".repeat(20)}`).join("\n");
+  const x2 = Array.from({ length: 60 }, (_, i) => `recent line ${i} ${"r".repeat(20)}`).join("\n");
+  const call = (id) => ({ role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: "cat", arguments: "{}" } }] });
+  const turn1 = [{ role: "user", content: "budget conversation" }, call("c1"), { role: "tool", tool_call_id: "c1", content: x1 },
+    call("c2"), { role: "tool", tool_call_id: "c2", content: x2 }];
+  const turn2 = [...turn1, { role: "assistant", content: "ok" }, { role: "user", content: "next ".repeat(640) }];
+  const body = (messages) => ({ model: "gpt-4o", messages, tools: [{ type: "function", function: { name: "cat", parameters: { type: "object" } } }] });
+  // Budget mode's arithmetic (rewrite/offload/engine.cpp): tokens ~ bytes / 4,
+  // an eviction saves an output's tokens less a quarter-size preview and ~80.
+  const tokens = (o) => Math.ceil(JSON.stringify(o).length / 4);
+  const saving = (x) => { const t = Math.ceil((JSON.stringify(x).length - 2) / 4); return t - (Math.min(1000, Math.floor(t / 4)) + 80); };
+  const budgetTokens = tokens(body(turn1)) - 1, floor = Math.floor(budgetTokens * 6 / 10);
+  const t2 = tokens(body(turn2));
+  assert.ok(tokens(body(turn1)) - saving(x1) <= floor, "turn 1 evicts only the old output");
+  assert.ok(t2 - saving(x1) <= budgetTokens && t2 - saving(x1) > floor, "turn 2 fits only if the old output stays offloaded");
+
+  const budget = ["--context-budget-tokens", String(budgetTokens), "--threshold-tokens", "100000"];
+  const recD = path.join(dir, "d.jsonl"), recE = path.join(dir, "e.jsonl"), recF = path.join(dir, "f.jsonl");
+  const shared = ["--store", `s3://${BUCKET}/budget`, "--s3-endpoint", `http://127.0.0.1:${s3Port}`];
+  const d = await startProxy(mock.url, [...shared, ...budget, "--record", recD], ENV);
+  const e = await startProxy(mock.url, [...shared, ...budget, "--record", recE], ENV);
+  const f = await startProxy(mock.url, ["--store", path.join(dir, "alone"), ...budget, "--record", recF], ENV);
+  try {
+    const forwarded = async (rec) => waitFor("a recorded exchange", () => {
+      if (!existsSync(rec)) return null;
+      const line = readFileSync(rec, "utf8").split("\n").filter(Boolean).pop();
+      return line ? JSON.parse(JSON.parse(line).forwarded_body ?? "null") : null;
+    });
+    await send(d, apis.chat, body(turn1));            // turn 1 on replica D: the old output is evicted
+    const first = await forwarded(recD);
+    assert.ok(first.messages[2].content.includes("[gistproxy:"));
+    assert.equal(first.messages[4].content, x2);
+    await send(e, apis.chat, body(turn2));            // turn 2 lands on replica E, same bucket
+    const second = await forwarded(recE);
+    assert.deepEqual(second.messages.slice(0, 5), first.messages, "the forwarded prefix is unchanged");
+    assert.deepEqual(second.tools, first.tools);
+
+    await send(f, apis.chat, body(turn2));            // a replica with its own store decides differently
+    const alone = await forwarded(recF);
+    assert.ok(alone.messages[4].content.includes("[gistproxy:"), "without the shared store the recent output goes too");
+  } finally {
+    for (const p of [d, e, f]) await stopProcess(p.process);
+  }
+});
+
 test("blob gc deletes objects older than --blob-ttl by Last-Modified, bounded by --max", async () => {
   const run = (args) => promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "gc", "--store", `s3://${BUCKET}/${PREFIX}`,
     "--s3-endpoint", `http://127.0.0.1:${s3Port}`, ...args], { env: { ...process.env, ...ENV } });

@@ -71,7 +71,16 @@ std::string s3_blob_store::check_access() {
 
 bool s3_blob_store::contains(std::string_view tenant, std::string_view hash) {
   if (!is_valid_tenant(tenant) || !is_hex64(hash)) return false;
-  return client_->send({"HEAD", key_of(tenant, hash), {}, {}, {}}).ok();
+  const auto key = key_of(tenant, hash);
+  {
+    // Budget mode asks this for every old output of every request: what this
+    // replica wrote or read needs no round trip.
+    std::lock_guard lock(known_mutex_);
+    if (known_.count(key)) return true;
+  }
+  auto head = client_->send({"HEAD", key, {}, {}, {}});
+  if (head.ok()) remember(std::string(tenant), std::string(hash), last_modified_of(head));
+  return head.ok();
 }
 
 std::int64_t s3_blob_store::refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta) {
