@@ -149,6 +149,7 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
     local.zstd_level = cfg.zstd_level;
     local.max_blob_bytes = cfg.max_blob_bytes;
     local.ttl_seconds = std::int64_t(100) * 365 * 86400;  // the cache evicts by its budget, never by age
+    local.durable = false;  // the bucket holds every blob; a torn cache file fails its re-hash and is refetched
     store::cache_options co_cache;
     co_cache.max_bytes = cfg.store_cache_bytes;
     out.blobs = std::make_unique<store::cached_blob_store>(std::move(out.blobs),

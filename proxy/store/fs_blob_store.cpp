@@ -137,7 +137,7 @@ put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) {
   tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rng());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return {blob_error::io, false, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
-  bool ok = write_all(fd, out) && ::fsync(fd) == 0;
+  bool ok = write_all(fd, out) && (!options_.durable || ::fsync(fd) == 0);
   ok = (::close(fd) == 0) && ok;
   // rename() is atomic: a concurrent writer of the same bytes just replaces an identical file.
   if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
@@ -146,7 +146,7 @@ put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) {
     return {blob_error::io, false, "cannot write blob: " + std::string(std::strerror(err))};
   }
   set_mtime(path, options_.now());
-  if (int dir = ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir >= 0) {
+  if (int dir = options_.durable ? ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1; dir >= 0) {
     ::fsync(dir);  // the rename itself survives a crash
     ::close(dir);
   }

@@ -25,6 +25,9 @@ struct fs_store_options {
   std::uint64_t max_blob_bytes = 16ull << 20;
   std::int64_t ttl_seconds = 7 * 86400;
   clock_fn now;  // unix seconds; defaults to the system clock
+  // fsync each blob and its directory before put() returns. Off only for a
+  // cache whose blobs are durable elsewhere (--store-cache: the bucket has them).
+  bool durable = true;
 };
 
 class fs_blob_store final : public blob_store {
