@@ -152,6 +152,7 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
     local.durable = false;  // the bucket holds every blob; a torn cache file fails its re-hash and is refetched
     store::cache_options co_cache;
     co_cache.max_bytes = cfg.store_cache_bytes;
+    co_cache.zstd_level = cfg.zstd_level;
     out.blobs = std::make_unique<store::cached_blob_store>(std::move(out.blobs),
                                                            std::make_unique<store::fs_blob_store>(local), co_cache);
   }

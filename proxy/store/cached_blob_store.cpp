@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <vector>
 
+#include "proxy/store/blob_file.hpp"
+
 namespace gistproxy::store {
 using namespace gistproxy::rewrite;
 
@@ -98,9 +100,13 @@ put_result cached_blob_store::put(std::string_view bytes, const blob_meta& meta)
       return {blob_error::none, true, {}};  // the remote store saw it recently: durable, age fresh
     }
   }
-  auto r = remote_->put(bytes, meta);  // durable first: no reference without it
+  // Compressed once, the same stored form for both stores.
+  std::string error;
+  const std::string encoded = encode_blob(bytes, meta, now, options_.zstd_level, error);
+  if (encoded.empty()) return {blob_error::io, false, error};
+  auto r = remote_->put_encoded(bytes, encoded, meta);  // durable first: no reference without it
   if (r.error != blob_error::none) return r;
-  if (!cache_->contains(meta.tenant, meta.hash)) cache_->put(bytes, meta);  // best effort
+  if (!cache_->contains(meta.tenant, meta.hash)) cache_->put_encoded(bytes, encoded, meta);  // best effort
   admit(meta.tenant, meta.hash, now);
   return r;
 }

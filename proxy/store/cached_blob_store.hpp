@@ -23,6 +23,7 @@ struct cache_options {
   std::uint64_t max_bytes = 1ull << 30;            // compressed bytes on disk
   std::int64_t remote_refresh_seconds = 86400;    // re-offloads reach the remote store at least this often
   clock_fn now;                                     // unix seconds; defaults to the system clock
+  int zstd_level = 3;                               // the blob is compressed once, for both stores
 };
 
 class cached_blob_store final : public blob_store {

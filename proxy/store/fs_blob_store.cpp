@@ -114,7 +114,13 @@ void fs_blob_store::touch(const fs::path& path) {
   if (now - mtime_of(path) >= touch_granularity) set_mtime(path, now);
 }
 
-put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) {
+put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) { return store(bytes, std::nullopt, meta); }
+
+put_result fs_blob_store::put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) {
+  return store(bytes, encoded, meta);
+}
+
+put_result fs_blob_store::store(std::string_view bytes, std::optional<std::string_view> encoded, const blob_meta& meta) {
   if (!is_valid_tenant(meta.tenant) || meta.hash.size() != 64)
     return {blob_error::io, false, "invalid tenant or hash"};
   if (bytes.size() > options_.max_blob_bytes)
@@ -126,7 +132,9 @@ put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) {
   }
 
   std::string error;
-  std::string out = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error);
+  std::string owned;
+  const std::string_view out =
+      encoded ? *encoded : std::string_view(owned = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error));
   if (out.empty()) return {blob_error::io, false, error};
 
   std::error_code ec;

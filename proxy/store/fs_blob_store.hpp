@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 
 #include "rewrite/blob/blob_store.hpp"
 
@@ -36,6 +37,7 @@ class fs_blob_store final : public blob_store {
   explicit fs_blob_store(fs_store_options options);
 
   put_result put(std::string_view bytes, const blob_meta& meta) override;
+  put_result put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) override;
   bool contains(std::string_view tenant, std::string_view hash) override;
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override;
@@ -54,6 +56,8 @@ class fs_blob_store final : public blob_store {
   std::vector<blob_file_info> list_blobs();
 
  private:
+  // Writes `encoded` (nullopt: encodes `bytes` now) unless already stored.
+  put_result store(std::string_view bytes, std::optional<std::string_view> encoded, const blob_meta& meta);
   get_result read_file(const std::filesystem::path& path, std::string_view expected_hash, bool check_ttl);
   void touch(const std::filesystem::path& path);
   void rescan();

@@ -60,6 +60,13 @@ class blob_store {
   virtual ~blob_store() = default;
   // Stores bytes under sha256(bytes) for the tenant; `meta.hash` must be that hash.
   virtual put_result put(std::string_view bytes, const blob_meta& meta) = 0;
+  // put() with the blob already in its stored form (`encoded`: what the
+  // store would write for these bytes), so a tier that writes two stores
+  // compresses once. A store that has no use for it stores `bytes` as put() does.
+  virtual put_result put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) {
+    (void)encoded;
+    return put(bytes, meta);
+  }
   // True if the tenant already holds this full hash (cheap: no read).
   virtual bool contains(std::string_view tenant, std::string_view hash) = 0;
   // Reads, decompresses (capped) and re-hashes; resolves a 16..64-hex prefix.

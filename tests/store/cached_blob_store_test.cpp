@@ -28,6 +28,11 @@ class counting_remote final : public blob_store {
     if (down) return {blob_error::io, false, "S3 unreachable"};
     return inner_.put(b, m);
   }
+  put_result put_encoded(std::string_view b, std::string_view encoded, const blob_meta& m) override {
+    last_encoded = std::string(encoded);
+    return put(b, m);
+  }
+  std::string last_encoded;
   bool contains(std::string_view t, std::string_view h) override { return inner_.contains(t, h); }
   get_result get(std::string_view t, std::string_view p) override {
     ++gets;
@@ -87,6 +92,11 @@ TEST_CASE("cache tier: a write reaches the remote store first, and a refused wri
   CHECK(t.store->put(a, meta_of(a)).error == blob_error::none);
   CHECK(t.remote->puts == 2);
   CHECK(t.store->cached_bytes() > 0);
+  // Compressed once: the cache file holds exactly the stored form the remote store was given.
+  std::ifstream file(t.dir / "t1" / sha256_hex(a).substr(0, 2) / (sha256_hex(a) + ".blob"), std::ios::binary);
+  std::string on_disk((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK_FALSE(t.remote->last_encoded.empty());
+  CHECK(on_disk == t.remote->last_encoded);
 }
 
 TEST_CASE("cache tier: reads come from the cache without the remote store, and survive it being down") {

@@ -120,7 +120,13 @@ std::string s3_blob_store::known_full_hash(std::string_view tenant, std::string_
   return it != known_handles_.end() && it->second.compare(0, prefix.size(), prefix) == 0 ? it->second : std::string();
 }
 
-put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) {
+put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) { return store(bytes, std::nullopt, meta); }
+
+put_result s3_blob_store::put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) {
+  return store(bytes, encoded, meta);
+}
+
+put_result s3_blob_store::store(std::string_view bytes, std::optional<std::string_view> encoded, const blob_meta& meta) {
   if (!is_valid_tenant(meta.tenant) || !is_hex64(meta.hash)) return {blob_error::io, false, "invalid tenant or hash"};
   if (bytes.size() > options_.max_blob_bytes) return {blob_error::too_large, false, "blob exceeds --max-blob-bytes"};
   const auto key = key_of(meta.tenant, meta.hash);
@@ -128,7 +134,7 @@ put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) {
   const auto headers = meta_headers(meta, bytes.size());
 
   std::string error;
-  std::string object = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error);
+  std::string object = encoded ? std::string(*encoded) : encode_blob(bytes, meta, options_.now(), options_.zstd_level, error);
   if (object.empty()) return {blob_error::io, false, error};
   auto put_headers = headers;
   put_headers.emplace_back("If-None-Match", "*");  // written once; identical bytes make a lost race harmless

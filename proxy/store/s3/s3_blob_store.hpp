@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "proxy/store/s3/s3_client.hpp"
@@ -32,6 +33,7 @@ class s3_blob_store final : public rewrite::blob_store {
   s3_blob_store(std::unique_ptr<s3::client> client, s3_store_options options);
 
   rewrite::put_result put(std::string_view bytes, const rewrite::blob_meta& meta) override;
+  rewrite::put_result put_encoded(std::string_view bytes, std::string_view encoded, const rewrite::blob_meta& meta) override;
   bool contains(std::string_view tenant, std::string_view hash) override;
   rewrite::get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   rewrite::verify_report verify() override;
@@ -53,6 +55,7 @@ class s3_blob_store final : public rewrite::blob_store {
   // Returns the object's age after the refresh (now if refreshed, else last_modified).
   std::int64_t refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta);
   std::string root() const;
+  rewrite::put_result store(std::string_view bytes, std::optional<std::string_view> encoded, const rewrite::blob_meta& meta);
   // What this process knows the bucket holds, and since when (the object's
   // Last-Modified as last seen, or when it wrote it): a re-offload of a known
   // blob whose age is fresh needs no request at all, and a page-in by a
