@@ -32,15 +32,20 @@ cached_blob_store::cached_blob_store(std::unique_ptr<blob_store> remote, std::un
     index_[lru_.back().key] = std::prev(lru_.end());
     total_ += f.bytes_on_disk;
   }
-  std::lock_guard lock(mutex_);
-  while (total_ > options_.max_bytes && !lru_.empty()) {
+  for (const auto& [t, h] : evict_over_budget(0)) cache_->remove(t, h);
+}
+
+std::vector<std::pair<std::string, std::string>> cached_blob_store::evict_over_budget(std::size_t keep) {
+  std::vector<std::pair<std::string, std::string>> evicted;
+  while (total_ > options_.max_bytes && lru_.size() > keep) {
     auto& last = lru_.back();
     auto slash = last.key.find('/');
-    cache_->remove(last.key.substr(0, slash), last.key.substr(slash + 1));
+    evicted.emplace_back(last.key.substr(0, slash), last.key.substr(slash + 1));
     total_ -= last.bytes;
     index_.erase(last.key);
     lru_.pop_back();
   }
+  return evicted;
 }
 
 void cached_blob_store::touch(std::list<entry>::iterator it) { lru_.splice(lru_.begin(), lru_, it); }
@@ -61,14 +66,7 @@ void cached_blob_store::admit(const std::string& tenant, const std::string& hash
     lru_.push_front({key, bytes, remote_checked});
     index_[key] = lru_.begin();
     total_ += bytes;
-    while (total_ > options_.max_bytes && lru_.size() > 1) {
-      auto& last = lru_.back();
-      auto slash = last.key.find('/');
-      evicted.emplace_back(last.key.substr(0, slash), last.key.substr(slash + 1));
-      total_ -= last.bytes;
-      index_.erase(last.key);
-      lru_.pop_back();
-    }
+    evicted = evict_over_budget(1);  // never the blob just admitted
   }
   for (const auto& [t, h] : evicted) cache_->remove(t, h);
 }

@@ -14,6 +14,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "proxy/store/fs_blob_store.hpp"
 
@@ -49,6 +51,9 @@ class cached_blob_store final : public blob_store {
   // Records a blob now in the cache (most recently used) and evicts past the budget.
   void admit(const std::string& tenant, const std::string& hash, std::int64_t remote_checked);
   void touch(std::list<entry>::iterator it);
+  // Drops least recently used entries (keeping at least `keep`) until the
+  // budget holds; returns them (tenant, hash) for removal outside the lock.
+  std::vector<std::pair<std::string, std::string>> evict_over_budget(std::size_t keep);
   void forget(const std::string& tenant, const std::string& hash);
 
   std::unique_ptr<blob_store> remote_;
