@@ -13,17 +13,13 @@
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/gist/reference.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "tests/support/fixture_files.hpp"
 
 using namespace gistproxy::rewrite;
 
 namespace {
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream in(std::string(GISTPROXY_FIXTURES) + "/" + name, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gistproxy::testing::read_fixture;
 
 std::string gemini_request() {
   std::string out;

@@ -11,17 +11,13 @@
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/page_in/page_in.hpp"
 #include "rewrite/tokens/bpe_tokenizer.hpp"
+#include "tests/support/fixture_files.hpp"
 
 using namespace gistproxy::rewrite;
 
 namespace {
 
-std::string read_fixture(const std::string& name) {
-  std::ifstream in(std::string(GISTPROXY_FIXTURES) + "/" + name, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using gistproxy::testing::read_fixture;
 
 // Compares with the golden file; GISTPROXY_UPDATE_GOLDENS=1 rewrites it.
 void check_golden(const std::string& name, const std::string& actual) {

@@ -16,6 +16,7 @@
 
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/replay/replay_run.hpp"
+#include "tests/support/fixture_files.hpp"
 
 using namespace gistproxy::rewrite;
 using J = nlohmann::json;
@@ -25,12 +26,7 @@ namespace {
 
 const fs::path traces = fs::path(GISTPROXY_FIXTURES) / "traces";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return gistproxy::testing::read_whole_file(p); }
 
 std::string jsonl(const std::vector<J>& lines) {
   std::string out;

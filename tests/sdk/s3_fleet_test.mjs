@@ -335,6 +335,36 @@ test("blob gc deletes objects older than --blob-ttl by Last-Modified, bounded by
   assert.match((await run(["--blob-ttl", "1s"])).stdout, /^0 expired blobs removed/);
 });
 
+test("retries: 5xx and SlowDown are retried with backoff, another 4xx never", async () => {
+  const { createServer } = await import("node:http");
+  let lists = 0, failFirst = 0, status = 503;
+  const flaky = createServer((req, res) => {
+    if (req.method === "HEAD") return res.writeHead(200).end();
+    if (++lists <= failFirst) {
+      res.writeHead(status, { "content-type": "application/xml" });
+      return res.end(`<Error><Code>${status === 503 ? "SlowDown" : "InvalidArgument"}</Code></Error>`);
+    }
+    res.writeHead(200, { "content-type": "application/xml" });
+    res.end("<ListBucketResult><IsTruncated>false</IsTruncated></ListBucketResult>");
+  });
+  await new Promise((r) => flaky.listen(0, "127.0.0.1", r));
+  const verify = () => promisify(execFile)(`${BUILD}/gistproxy`, ["blob", "verify", "--store", `s3://${BUCKET}/x`,
+    "--s3-endpoint", `http://127.0.0.1:${flaky.address().port}`], { env: { ...process.env, ...ENV } }).catch((e) => e);
+  try {
+    failFirst = 2;  // two SlowDowns, then the listing
+    const ok = await verify();
+    assert.match(ok.stdout, /^0 blobs checked, 0 corrupt/);
+    assert.equal(lists, 3);
+    lists = 0, failFirst = 1, status = 400;  // a client error is final
+    const refused = await verify();
+    assert.equal(refused.code, 1);
+    assert.match(refused.stdout, /listing failed: S3 answered 400 InvalidArgument/);
+    assert.equal(lists, 1);
+  } finally {
+    flaky.close();
+  }
+});
+
 test("a wrong secret stops serve at startup with a message that says so", async () => {
   // s3rver accepts any signature, so an endpoint that answers as S3 does to a
   // bad signature (403 on every request) stands in for it.

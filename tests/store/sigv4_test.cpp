@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "proxy/store/s3/sigv4.hpp"
+#include "tests/support/fixture_files.hpp"
 
 namespace fs = std::filesystem;
 using namespace gistproxy::store::s3;
@@ -17,12 +18,7 @@ namespace {
 
 const fs::path vectors = fs::path(GISTPROXY_FIXTURES) / "sigv4";
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const fs::path& p) { return gistproxy::testing::read_whole_file(p); }
 
 // request.txt: "METHOD TARGET HTTP/1.1", "Name:value" lines (a line opening
 // with white space continues the previous value), a blank line, the body.
