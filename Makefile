@@ -5,6 +5,8 @@ BUILDTYPE ?= RelWithDebInfo
 WERROR    ?= $(if $(CI),ON,OFF)
 ARGS      ?=
 JOBS      ?= $(shell nproc)
+# ccache, where the machine has it, makes rebuilds of other checkouts cheap.
+LAUNCHER  ?= $(if $(shell command -v ccache),-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 ASAN_BUILD   ?= build-asan
 FUZZ_BUILD   ?= build-fuzz
@@ -19,7 +21,7 @@ deps:
 	@scripts/install-deps
 
 $(BUILD)/build.ninja: CMakeLists.txt
-	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILDTYPE) -DGISTPROXY_WERROR=$(WERROR)
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILDTYPE) -DGISTPROXY_WERROR=$(WERROR) $(LAUNCHER)
 
 configure: deps $(BUILD)/build.ninja
 
@@ -32,7 +34,7 @@ test: build
 # The whole suite (unit, integration against the real binary, SDKs) built
 # with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGISTPROXY_SANITIZE=ON -DGISTPROXY_WERROR=$(WERROR)
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGISTPROXY_SANITIZE=ON -DGISTPROXY_WERROR=$(WERROR) $(LAUNCHER)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -j 1
 
