@@ -25,6 +25,14 @@ metric_catalogue::metric_catalogue(registry& r)
       upstream_connections(r.add_counter("gistproxy_upstream_connections_total",
                                          "Upstream connections used, by result (new, reused, retried).",
                                          {"result"})),
+      upstream_connections_discarded(r.add_counter(
+          "gistproxy_upstream_connections_discarded_total",
+          "Upstream connections closed instead of reused because something was left after an answer "
+          "(leftover: bytes past its end; unframed: a HEAD, 1xx, 204 or 304 answer, or one without a length or chunking).",
+          {"reason"})),
+      upstream_answers_decoded(r.add_counter(
+          "gistproxy_upstream_answers_decoded_total",
+          "Compressed upstream answers decoded so read_blob calls could be intercepted, by coding.", {"coding"})),
       offloads(r.add_counter("gistproxy_offloads_total", "Tool outputs offloaded to the blob store, by API and content kind.",
                              {"api", "kind"})),
       offload_tokens_before(r.add_counter("gistproxy_offload_tokens_before_total",
@@ -95,6 +103,8 @@ metric_catalogue::metric_catalogue(registry& r)
       build_info(r.add_gauge("gistproxy_build_info", "Always 1; the version label says which build runs.",
                              {"version"})) {
   build_info.labels({GISTPROXY_VERSION}).set(1);
+  for (std::string_view reason : {"leftover", "unframed"}) upstream_connections_discarded.labels({reason});
+  for (std::string_view coding : {"gzip", "deflate", "br", "zstd"}) upstream_answers_decoded.labels({coding});
 }
 
 void metric_catalogue::initialise_api_series(const std::vector<std::string_view>& apis) {

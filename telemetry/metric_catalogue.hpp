@@ -22,6 +22,8 @@ struct metric_catalogue {
   family<counter>& errors;
   // Upstream connections by result: new, reused, retried (stale keep-alive).
   family<counter>& upstream_connections;
+  family<counter>& upstream_connections_discarded;
+  family<counter>& upstream_answers_decoded;
   // Offload (one series per API dialect).
   family<counter>& offloads;               // by api and content kind
   family<counter>& offload_tokens_before;  // estimated tokens of offloaded outputs

@@ -72,7 +72,6 @@ std::unique_ptr<hop_reader> make_sse_reader(reader_env env, std::unique_ptr<rewr
 rewrite::usage_observer::body_kind body_kind_of(const http::response_header<>& h);
 
 // Limits shared by the readers and the choice between them.
-inline constexpr std::uint64_t max_intercepted_body = 16ull << 20;  // larger JSON answers are relayed
 inline constexpr std::size_t max_pending_event = 16u << 20;         // no API sends one SSE event this large
 
 }  // namespace gistproxy::proxy

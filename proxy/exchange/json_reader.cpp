@@ -14,9 +14,7 @@ namespace {
 namespace checked = rewrite::checked;
 
 bool interceptable(const upstream_answer& hop) {
-  auto length = hop.content_length();
-  return hop.status() == 200 && body_kind_of(hop.head()) == rewrite::usage_observer::body_kind::json &&
-         (!length || *length <= max_intercepted_body);
+  return hop.status() == 200 && body_kind_of(hop.head()) == rewrite::usage_observer::body_kind::json;
 }
 
 class json_reader final : public hop_reader {
@@ -25,9 +23,18 @@ class json_reader final : public hop_reader {
 
   awaitable<hop_read> read(upstream_answer& hop, int hop_index) override {
     if (!interceptable(hop)) {
-      // An error status or an answer too large to hold: as the upstream sent it.
+      // An error status: as the upstream sent it.
       relay_ = make_relay_reader(env_);
       co_return co_await relay_->read(hop, hop_index);
+    }
+    if (auto length = hop.content_length(); length && *length > max_whole_answer) {
+      // Too large to hold, and relaying it uninspected could hand the client
+      // a read_blob call: refused (read_whole refuses a longer chunked one).
+      const proxy_error too_large{error_kind::upstream_bad_response,
+                                  "upstream answer too large to inspect for read_blob calls"};
+      hop.fail(too_large.type());
+      co_await env_.out.error(too_large);
+      co_return hop_read::stopped();
     }
     proxy_error failure;
     auto body = co_await hop.read_whole(failure);

@@ -6,11 +6,19 @@
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/http_writer.hpp"
+#include "rewrite/content_decoder.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
 constexpr std::size_t relay_buffer_size = 16 * 1024;
+// A decoded piece is at most this large: a few compressed bytes can stand for
+// gigabytes, so decoding is paced by the reader, never done all at once.
+constexpr std::size_t decoded_piece_size = 64 * 1024;
+
+bool has_no_body(unsigned status, http::verb method) {
+  return method == http::verb::head || status / 100 == 1 || status == 204 || status == 304;
+}
 
 bool is_stale_connection_error(const error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
@@ -57,13 +65,20 @@ bool idempotent(http::verb v) {
 }
 
 std::string upstream_request_head(const request_context& ctx, const http_url& target, const telemetry::span& span,
-                                  std::size_t body_size) {
+                                  std::size_t body_size, bool decode_answer) {
   const auto& req = ctx.in.request;
   // Our traceparent (a child of the client's) replaces the client's.
-  const std::string_view replaced = ctx.in.client_parent ? "traceparent" : "";
+  const std::string_view traceparent = ctx.in.client_parent ? "traceparent" : "";
+  // An answer gistproxy must read is asked for only in codings it decodes.
+  const std::string_view accept_encoding = decode_answer ? "Accept-Encoding" : "";
   auto head = head_builder::request(req.method_string(), target.join(std::string_view(req.target())),
                                     head_size_hint(req));
-  head.end_to_end_fields_of(req, replaced).field("Host", target.host_header());
+  head.end_to_end_fields_of(req, {traceparent, accept_encoding}).field("Host", target.host_header());
+  if (decode_answer) {
+    auto it = req.find(http::field::accept_encoding);
+    head.field("Accept-Encoding", rewrite::decodable_accept_encoding(
+                                      it == req.end() ? std::nullopt : std::optional<std::string_view>(it->value())));
+  }
   if (body_size || req.method() == http::verb::post || req.method() == http::verb::put ||
       req.method() == http::verb::patch)
     head.content_length(body_size);
@@ -75,7 +90,14 @@ std::string upstream_request_head(const request_context& ctx, const http_url& ta
 }  // namespace
 
 upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop)
-    : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch) {
+    : svc_(svc),
+      pool_(pool),
+      ctx_(ctx),
+      watch_(watch),
+      // Interception armed: the answer may carry a read_blob call, so it must
+      // be read, whatever coding it comes in.
+      decode_answer_(ctx.offers_read_blob() && svc.store && ctx.in.dialect &&
+                     ctx.in.request.method() != http::verb::head) {
   span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
   if (!span_.recording) return;  // no exporter: nothing below would be kept
   if (auto* d = ctx.in.dialect) {
@@ -96,7 +118,7 @@ upstream_hop::~upstream_hop() {
 
 awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body) {
   const auto method = ctx_.in.request.method();
-  const std::string head = upstream_request_head(ctx_, pool_.target(), span_, body.size());
+  const std::string head = upstream_request_head(ctx_, pool_.target(), span_, body.size(), decode_answer_);
   std::optional<proxy_error> failure;
   // A pooled connection the upstream closed while idle fails before any
   // response byte: the request was never processed, so it is retried once on
@@ -132,6 +154,12 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     waiting.stop();
     if (!rec) {
       if (auto length = head_->content_length()) length_ = *length;
+      note_framing();
+      if (auto refused = start_decoding()) {
+        watch_.guard(nullptr);
+        conn_.reset();
+        co_return refused;
+      }
       co_return std::nullopt;
     }
     // A request that failed while being written cannot have been processed
@@ -153,6 +181,40 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
   co_return failure;
 }
 
+void upstream_hop::note_framing() {
+  // A connection is reused only after an answer whose end its own framing
+  // marks (Content-Length or chunked). After a HEAD, 1xx, 204 or 304 answer
+  // any bytes the upstream adds would be taken as the next client's answer,
+  // and a bodiless answer cannot show they are not coming: such a connection
+  // is not reused.
+  const auto& h = head_->get();
+  const bool no_body = has_no_body(h.result_int(), ctx_.in.request.method());
+  framed_exactly_ = !no_body && (head_->chunked() || head_->content_length().has_value());
+}
+
+std::optional<proxy_error> upstream_hop::start_decoding() {
+  auto& h = head_->get();
+  auto field = h.find(http::field::content_encoding);
+  if (!decode_answer_ || field == h.end() || has_no_body(h.result_int(), ctx_.in.request.method()))
+    return std::nullopt;
+  const auto coding = rewrite::parse_content_coding(field->value());
+  if (!coding) {
+    // Asked only for codings gistproxy decodes, the upstream sent another: the
+    // answer cannot be inspected and may carry a read_blob call, so it is not
+    // relayed.
+    return proxy_error{error_kind::upstream_bad_response,
+                       "upstream answered in a Content-Encoding gistproxy did not ask for and cannot read"};
+  }
+  if (*coding == rewrite::content_coding::identity) return std::nullopt;
+  decoder_ = std::make_unique<rewrite::content_decoder>(*coding);
+  svc_.metrics.upstream_answers_decoded.labels({rewrite::coding_name(*coding)}).inc();
+  // The client gets the decoded bytes: no coding, a length only known at the end.
+  h.erase(http::field::content_encoding);
+  h.erase(http::field::content_length);
+  length_.reset();
+  return std::nullopt;
+}
+
 const http::response_header<>& upstream_hop::head() const {
   if (whole_) return whole_->get();
   if (stream_) return stream_->get();
@@ -161,12 +223,16 @@ const http::response_header<>& upstream_hop::head() const {
 
 void upstream_hop::release_if_clean(bool clean) {
   watch_.guard(nullptr);
-  if (clean && conn_ && !watch_.client_gone()) pool_.release(std::move(conn_));
+  if (clean && conn_ && !watch_.client_gone()) {
+    if (framed_exactly_) pool_.release(std::move(conn_));
+    else pool_.discard("unframed");
+  }
   conn_.reset();
 }
 
 awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& failure) {
   whole_ = std::make_unique<http::response_parser<http::string_body>>(std::move(*head_));
+  whole_->body_limit(max_whole_answer);
   conn_->deadline.set(svc_.cfg.stream_idle_timeout);  // for the whole body
   if (!whole_->is_done()) {
     auto& conn = *conn_;
@@ -182,10 +248,49 @@ awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& fail
     }
   }
   release_if_clean(whole_->keep_alive() && whole_->is_done());
-  co_return std::move(whole_->get().body());
+  if (!decoder_) co_return std::move(whole_->get().body());
+  auto decoded = rewrite::content_decoder::decode_whole(decoder_->coding(), whole_->get().body(), max_whole_answer);
+  if (!decoded) {
+    failure = proxy_error{error_kind::upstream_bad_response,
+                          "upstream sent a compressed answer that is corrupt, cut short or over 64 MiB decoded"};
+    fail(failure.type());
+    co_return std::nullopt;
+  }
+  co_return std::move(*decoded);
 }
 
 awaitable<upstream_answer::piece> upstream_hop::read_piece() {
+  if (!decoder_) co_return co_await read_raw_piece();
+  // Decoded pieces: what the decoder holds first, then more compressed bytes.
+  for (;;) {
+    piece out;
+    if (decoder_->pending()) {
+      decoded_.clear();
+      if (!decoder_->decode(decoded_, decoded_piece_size)) co_return corrupt_answer();
+      if (decoded_.empty()) continue;
+      out.bytes = decoded_;
+      co_return out;
+    }
+    if (raw_done_) {
+      if (!decoder_->complete()) co_return corrupt_answer();
+      out.done = true;
+      co_return out;
+    }
+    auto raw = co_await read_raw_piece();
+    if (raw.failure) co_return raw;
+    decoder_->feed(raw.bytes);
+    raw_done_ = raw.done;
+  }
+}
+
+upstream_answer::piece upstream_hop::corrupt_answer() {
+  piece out;
+  out.failure = proxy_error{error_kind::upstream_bad_response, "upstream sent a corrupt or truncated compressed answer"};
+  fail(out.failure->type());
+  return out;
+}
+
+awaitable<upstream_answer::piece> upstream_hop::read_raw_piece() {
   if (!stream_) {
     stream_ = std::make_unique<http::response_parser<http::buffer_body>>(std::move(*head_));
     buffer_.reset(new char[relay_buffer_size]);  // default-initialised: no memset

@@ -17,10 +17,16 @@
 #include "proxy/exchange/request_context.hpp"
 #include "proxy/net/upstream_pool.hpp"
 #include "proxy/services.hpp"
+#include "rewrite/content_decoder.hpp"
 
 namespace gistproxy::proxy {
 
 class client_watch;
+
+// An answer read whole (a JSON answer inspected for read_blob calls) is held
+// in memory: past this, compressed or not, it is refused, never relayed
+// uninspected and never allowed to exhaust memory. No API answers this much.
+inline constexpr std::uint64_t max_whole_answer = 64ull << 20;
 
 class upstream_answer {
  public:
@@ -75,6 +81,12 @@ class upstream_hop final : public upstream_answer {
 
  private:
   void release_if_clean(bool clean);
+  void note_framing();
+  // Sets up decoding of a compressed answer when interception is armed; an
+  // error when the answer is in a coding that cannot be read.
+  std::optional<proxy_error> start_decoding();
+  awaitable<piece> read_raw_piece();
+  piece corrupt_answer();
 
   services& svc_;
   upstream_pool& pool_;
@@ -89,7 +101,11 @@ class upstream_hop final : public upstream_answer {
   // Not zero-filled: an open stream's memory is only the pages its events touch.
   std::unique_ptr<char[]> buffer_;
   std::optional<std::uint64_t> length_;
-  bool reusable_ = false;
+  const bool decode_answer_;    // interception armed: a compressed answer is decoded
+  bool framed_exactly_ = false;  // the answer's framing marks its end: the connection may be reused
+  std::unique_ptr<rewrite::content_decoder> decoder_;
+  std::string decoded_;  // the last decoded piece
+  bool raw_done_ = false;
 };
 
 }  // namespace gistproxy::proxy

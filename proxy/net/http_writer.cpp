@@ -79,9 +79,11 @@ head_builder head_builder::response(unsigned version, unsigned status, std::stri
   return b;
 }
 
-head_builder& head_builder::end_to_end_fields_of(const http::fields& from, std::string_view replaced) {
+head_builder& head_builder::end_to_end_fields_of(const http::fields& from,
+                                                std::initializer_list<std::string_view> replaced) {
   for_each_end_to_end_field(from, [&](const auto& f) {
-    if (!replaced.empty() && beast::iequals(f.name_string(), replaced)) return;
+    for (std::string_view name : replaced)
+      if (!name.empty() && beast::iequals(f.name_string(), name)) return;
     field(f.name_string(), f.value());
   });
   return *this;

@@ -3,6 +3,7 @@
 // small requests and responses that dominate LLM API traffic.
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -28,9 +29,9 @@ class head_builder {
   static head_builder request(std::string_view method, std::string_view target, std::size_t fields_hint);
   static head_builder response(unsigned version, unsigned status, std::string_view reason, std::size_t fields_hint);
 
-  // Every end-to-end field of `from` (see hop_by_hop.hpp) except one named
-  // `replaced`, which the caller sets itself.
-  head_builder& end_to_end_fields_of(const http::fields& from, std::string_view replaced = {});
+  // Every end-to-end field of `from` (see hop_by_hop.hpp) except those named
+  // in `replaced`, which the caller sets itself (empty names are ignored).
+  head_builder& end_to_end_fields_of(const http::fields& from, std::initializer_list<std::string_view> replaced = {});
   head_builder& field(std::string_view name, std::string_view value);
   head_builder& content_length(std::uint64_t n);
   // What Beast's keep_alive() would write on a message without a Connection

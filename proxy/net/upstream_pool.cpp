@@ -20,6 +20,7 @@ upstream_connection::upstream_connection(executor ex, deadline_sweeper& sweeper,
       deadline(sweeper, tls ? tls->next_layer() : *plain) {}
 
 bool upstream_connection::looks_alive() {
+  if (buffer.size() != 0) return false;  // bytes past the last answer's end
   auto& sock = tcp();
   if (!sock.is_open()) return false;
   char byte;
@@ -48,11 +49,14 @@ awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
 }
 
 void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
+  if (!c->looks_alive()) return discard("leftover");
   if (idle_.size() >= timeouts_.max_idle) return;  // closes it
   c->idle_since = coarse_clock::now();
   c->deadline.disarm();
   idle_.push_back(std::move(c));
 }
+
+void upstream_pool::discard(std::string_view why) { metrics_.upstream_connections_discarded.labels({why}).inc(); }
 
 awaitable<upstream_pool::lease> upstream_pool::connect() {
   auto now = std::chrono::steady_clock::now();

@@ -33,7 +33,8 @@ struct upstream_connection {
   auto with_stream(F&& f) {
     return tls ? f(*tls) : f(*plain);
   }
-  // True if the peer has not closed an idle connection (no EOF or stray bytes pending).
+  // True if nothing is left of the last answer (no bytes read past its end)
+  // and the peer has not closed the idle connection (no EOF or stray bytes pending).
   bool looks_alive();
 };
 
@@ -54,7 +55,13 @@ class upstream_pool {
   // An idle keep-alive connection, or a new one when none is left (or fresh_only).
   awaitable<lease> acquire(bool fresh_only = false);
   // Returns a connection whose last response ended cleanly and may be reused.
+  // One with anything left after that response (bytes read past its end, or
+  // waiting on the socket) is closed instead and counted as discarded: those
+  // bytes would be the next request's answer, maybe another client's.
   void release(std::unique_ptr<upstream_connection> c);
+  // Counts a connection closed instead of reused because its answer's framing
+  // could not show where it ended (the caller drops it).
+  void discard(std::string_view why);
   const http_url& target() const { return target_; }
   void close_idle() { idle_.clear(); }
 

@@ -128,6 +128,7 @@ http_result http_request(std::uint16_t port, const std::string& method, const st
         beast::flat_buffer buffer;
         http::response_parser<http::string_body> parser;
         parser.body_limit(1ull << 30);
+        if (req.method() == http::verb::head) parser.skip(true);  // a HEAD answer has no body
         auto [rec, rn] = co_await http::async_read(stream, buffer, parser, nothrow);
         if (rec) {
           out.error = "read: " + rec.message();

@@ -1,5 +1,6 @@
 #include "tests/support/mock_upstream.hpp"
 #include "tests/support/scripted_model.hpp"
+#include "tests/support/http_compression.hpp"
 
 #include <openssl/sha.h>
 
@@ -127,6 +128,34 @@ struct mock_upstream::impl {
     co_return keep_alive;
   }
 
+  // An SSE answer in a content coding, chunked, flushed after every line:
+  // each chunk decodes to whole lines as they would stream from a real API.
+  template <class Stream>
+  asio::awaitable<bool> compressed_stream(Stream& s, const std::string& coding, std::string_view events, bool keep_alive) {
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
+                             "Content-Encoding: " + coding + "\r\nVary: Accept-Encoding\r\nTransfer-Encoding: chunked\r\n\r\n";
+    co_await write_string(s, head);
+    stream_compressor compressor(coding);
+    auto chunk = [](const std::string& bytes) {
+      std::ostringstream framed;
+      framed << std::hex << bytes.size() << "\r\n" << bytes << "\r\n";
+      return framed.str();
+    };
+    while (!events.empty()) {
+      const auto eol = events.find('\n');
+      const auto line = events.substr(0, eol == std::string_view::npos ? events.size() : eol + 1);
+      events.remove_prefix(line.size());
+      const std::string bytes = compressor.flush(line);
+      if (bytes.empty()) continue;
+      const std::string framed = chunk(bytes);  // named: GCC bug 100611
+      auto [ec, n] = co_await asio::async_write(s, asio::buffer(framed), nothrow);
+      if (ec) co_return false;
+    }
+    const std::string end = chunk(compressor.finish()) + "0\r\n\r\n";
+    co_await write_string(s, end);
+    co_return keep_alive;
+  }
+
   template <class Stream>
   asio::awaitable<bool> respond(Stream& s, beast::flat_buffer& buffer, http::request<http::string_body>& req) {
     std::string target(req.target());
@@ -171,6 +200,8 @@ struct mock_upstream::impl {
       bool stream = gemini ? path.ends_with(":streamGenerateContent") : request.is_object() && request.value("stream", false);
       if (gemini && request.is_object()) request["model"] = gemini_model_of(path);
       auto scripted = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
+      auto accept = req.find(http::field::accept_encoding);
+      const auto coding = options.compress && accept != req.end() ? pick_coding(accept->value()) : std::nullopt;
       if (scripted.delay_ms > 0 && !co_await sleep_ms(s, scripted.delay_ms)) co_return false;
       if (scripted.status == 0) {  // hang: wait for the proxy to close, and count that
         char byte;
@@ -198,6 +229,7 @@ struct mock_upstream::impl {
           if (api == llm_api::chat) events.resize(events.rfind("data: ", events.size() - 3));  // the finish chunk
           if (api == llm_api::gemini) events.resize(events.rfind("data: "));  // the event with finishReason
         }
+        if (coding) co_return co_await compressed_stream(s, *coding, events, req.keep_alive());
         const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                                 "Connection: close\r\n\r\n" + events;
         co_await write_string(s, sse);
@@ -205,7 +237,14 @@ struct mock_upstream::impl {
       }
       {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
-        co_return co_await send(simple(http::status(scripted.status), render_response(api, scripted, model).dump()));
+        auto res = simple(http::status(scripted.status), render_response(api, scripted, model).dump());
+        if (coding) {
+          res.body() = compress(*coding, res.body());
+          res.set(http::field::content_encoding, *coding);
+          res.set(http::field::vary, "Accept-Encoding");
+          res.prepare_payload();
+        }
+        co_return co_await send(std::move(res));
       }
     }
     if (path == "/sse") {

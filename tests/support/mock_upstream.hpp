@@ -3,6 +3,9 @@
 //   /echo                   JSON: method, target, headers, body size and SHA-256
 //   …/chat/completions      a chat completion; SSE when the body has "stream":true
 //   …/responses, …/messages a canned Responses / Anthropic Messages JSON answer
+//                           (LLM answers are compressed when Accept-Encoding
+//                           allows, as the real APIs' front ends do; streams
+//                           chunked and flushed line by line)
 //   /sse?events=N&delay_ms=D&size=B   N SSE events, D ms apart
 //   /slow?ms=D              waits D ms before answering
 //   /drop                   chunked response that stops mid-body (connection closed)
@@ -29,6 +32,9 @@ struct mock_upstream_options {
   std::string tls_cert_file;  // PEM; TLS when set
   std::string tls_key_file;
   unsigned threads = 1;
+  // As the real APIs do: LLM answers (JSON and SSE) are compressed in the
+  // coding the request's Accept-Encoding prefers (br, zstd, gzip, deflate).
+  bool compress = true;
 };
 
 class mock_upstream {

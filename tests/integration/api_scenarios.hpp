@@ -1,0 +1,139 @@
+// Requests and answers of the four APIs for the page-in scenarios of the
+// scripted model (tests/support/scripted_model.hpp): what a client sends,
+// and what an SDK reads back from a JSON answer or a stream.
+#pragma once
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace gistproxy::testing {
+
+// A ~200 KB tool output with one NEEDLE line buried in the middle.
+inline std::string haystack() {
+  std::string s;
+  for (int i = 0; s.size() < 200 * 1024; ++i) {
+    if (i == 2500) s += "config line 2500: NEEDLE secret_port=48213\n";
+    s += "config line " + std::to_string(i) + ": key_" + std::to_string(i) + "=value_" + std::to_string(i * 31 % 977) + "\n";
+  }
+  return s;
+}
+
+// Gemini chooses streaming by the path; the others by "stream": true in the body.
+inline std::string path_for(const std::string& api, bool stream = false) {
+  if (api == "gemini")
+    return stream ? "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" : "/v1beta/models/gemini-2.5-flash:generateContent";
+  return api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
+}
+
+inline std::map<std::string, std::string> key_header(const std::string& api) {
+  if (api == "messages") return {{"x-api-key", "sk-test"}};
+  if (api == "gemini") return {{"x-goog-api-key", "sk-test"}};
+  return {{"Authorization", "sk-test"}};
+}
+
+// Whether a forwarded body forbids tool calls (the last hop).
+inline bool forbids_tools(const std::string& api, const std::string& body) {
+  auto j = nlohmann::json::parse(body);
+  return api == "gemini" ? j.contains("toolConfig") : j.contains("tool_choice");
+}
+
+inline nlohmann::json request_for(const std::string& api, const std::string& ask, const std::string& output) {
+  if (api == "gemini")
+    return {{"contents", {{{"role", "user"}, {"parts", {{{"text", ask}}}}},
+                          {{"role", "model"}, {"parts", {{{"functionCall", {{"name", "cat"}, {"args", nlohmann::json::object()}}}}}}},
+                          {{"role", "user"}, {"parts", {{{"functionResponse", {{"name", "cat"}, {"response", {{"result", output}}}}}}}}}}},
+            {"tools", {{{"functionDeclarations", {{{"name", "cat"}}, {{"name", "run"}}}}}}}};
+  if (api == "chat")
+    return {{"model", "gpt-4o"},
+            {"messages", {{{"role", "user"}, {"content", ask}},
+                          {{"role", "assistant"}, {"tool_calls", {{{"id", "c1"}, {"type", "function"},
+                                                                    {"function", {{"name", "cat"}, {"arguments", "{}"}}}}}}},
+                          {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", output}}}},
+            {"tools", {{{"type", "function"}, {"function", {{"name", "cat"}}}},
+                       {{"type", "function"}, {"function", {{"name", "run"}}}}}}};
+  if (api == "responses")
+    return {{"model", "gpt-5"},
+            {"input", {{{"role", "user"}, {"content", ask}},
+                       {{"type", "function_call"}, {"call_id", "c1"}, {"name", "cat"}, {"arguments", "{}"}},
+                       {{"type", "function_call_output"}, {"call_id", "c1"}, {"output", output}}}},
+            {"tools", {{{"type", "function"}, {"name", "cat"}}, {{"type", "function"}, {"name", "run"}}}}};
+  return {{"model", "claude-sonnet-4-5"},
+          {"max_tokens", 100},
+          {"messages", {{{"role", "user"}, {"content", ask}},
+                        {{"role", "assistant"}, {"content", {{{"type", "tool_use"}, {"id", "c1"}, {"name", "cat"}, {"input", nlohmann::json::object()}}}}},
+                        {{"role", "user"}, {"content", {{{"type", "tool_result"}, {"tool_use_id", "c1"}, {"content", output}}}}}}},
+          {"tools", {{{"name", "cat"}, {"input_schema", {{"type", "object"}}}}, {{"name", "run"}, {"input_schema", {{"type", "object"}}}}}}};
+}
+
+// The final answer's text, whatever the API.
+inline std::string answer_text(const std::string& api, const nlohmann::json& r) {
+  if (api == "gemini") {
+    std::string out;
+    for (auto& p : r["candidates"][0]["content"]["parts"])
+      if (p.contains("text")) out += p["text"].get<std::string>();
+    return out;
+  }
+  if (api == "chat") return r["choices"][0]["message"].value("content", "");
+  if (api == "responses") {
+    for (auto& item : r["output"])
+      if (item["type"] == "message") return item["content"][0]["text"];
+    return "";
+  }
+  for (auto& b : r["content"])
+    if (b["type"] == "text") return b["text"];
+  return "";
+}
+
+// The data of every SSE event in a response body, in order ("[DONE]" included).
+inline std::vector<std::string> sse_data(const std::string& body) {
+  std::vector<std::string> out;
+  std::size_t pos = 0;
+  while ((pos = body.find("data: ", pos)) != std::string::npos) {
+    auto end = body.find('\n', pos);
+    out.push_back(body.substr(pos + 6, end - pos - 6));
+    pos = end;
+  }
+  return out;
+}
+
+// What an SDK would assemble from a stream of any of the three APIs.
+struct streamed {
+  std::string text;
+  std::vector<std::string> client_calls;
+};
+
+inline streamed read_stream(const std::string& api, const std::string& body) {
+  streamed out;
+  for (const auto& data : sse_data(body)) {
+    if (data == "[DONE]") continue;
+    auto e = nlohmann::json::parse(data);
+    if (api == "gemini") {
+      if (!e.contains("candidates")) continue;
+      for (auto& part : e["candidates"][0]["content"]["parts"]) {
+        if (part.contains("text")) out.text += part["text"].get<std::string>();
+        if (part.contains("functionCall")) out.client_calls.push_back(part["functionCall"]["id"]);
+      }
+    } else if (api == "chat") {
+      if (e["choices"].empty()) continue;
+      auto& d = e["choices"][0]["delta"];
+      if (d.contains("content") && d["content"].is_string()) out.text += d["content"].get<std::string>();
+      if (d.contains("tool_calls"))
+        for (auto& t : d["tool_calls"])
+          if (t.contains("id")) out.client_calls.push_back(t["id"]);
+    } else if (api == "responses") {
+      if (e["type"] == "response.output_text.delta") out.text += e["delta"].get<std::string>();
+      if (e["type"] == "response.output_item.added" && e["item"]["type"] == "function_call")
+        out.client_calls.push_back(e["item"]["call_id"]);
+    } else {
+      if (e["type"] == "content_block_delta" && e["delta"]["type"] == "text_delta") out.text += e["delta"]["text"].get<std::string>();
+      if (e["type"] == "content_block_start" && e["content_block"]["type"] == "tool_use")
+        out.client_calls.push_back(e["content_block"]["id"]);
+    }
+  }
+  return out;
+}
+
+
+}  // namespace gistproxy::testing
