@@ -55,7 +55,7 @@ TEST_CASE("a reference is deterministic and shows shape, preview and the handle 
   CHECK(a.size() < bytes.size() / 3);
 }
 
-TEST_CASE("gzip and zstd request bodies are decoded, others refused") {
+TEST_CASE("gzip, deflate, br and zstd request bodies are decoded, others refused") {
   std::string text(100000, 'g');
   std::string out;
   // gzip
@@ -83,7 +83,9 @@ TEST_CASE("gzip and zstd request bodies are decoded, others refused") {
   z.resize(ZSTD_compress(z.data(), z.size(), text.data(), text.size(), 3));
   CHECK(decode_body("zstd", z, 1 << 20, out) == decode_status::ok);
   CHECK(out == text);
-  CHECK(decode_body("br", z, 1 << 20, out) == decode_status::unsupported);
+  CHECK(decode_body("compress", z, 1 << 20, out) == decode_status::unsupported);
+  CHECK(decode_body("gzip, br", z, 1 << 20, out) == decode_status::unsupported);
+  CHECK(decode_body("br", z, 1 << 20, out) == decode_status::corrupt);  // zstd bytes are not brotli
 }
 
 TEST_CASE("base64 round-trips") {
