@@ -52,6 +52,7 @@ export async function startStack(extraArgs = [], upstream = null) {
   return {
     mockUrl: mock.url,
     proxyUrl: proxy.url,
+    adminUrl: proxy.adminUrl,
     async stop() {
       for (const p of [proxy.process, mock.process]) await stopProcess(p);
     },

@@ -145,3 +145,12 @@ test("openai responses.stream", async () => {
   assert.equal(final.usage.input_tokens, 200);
   assert.ok(!JSON.stringify(final).includes("read_blob"));
 });
+
+// Last: the mock compresses as the real APIs do, so every answer above came in
+// the coding the SDK's own Accept-Encoding allowed and was decoded to be read.
+test("the SDKs' answers came compressed and were decoded to intercept read_blob", async () => {
+  const metrics = await (await fetch(`${stack.adminUrl}/metrics`)).text();
+  const decoded = [...metrics.matchAll(/^gistproxy_upstream_answers_decoded_total\{coding="[a-z]+"\} (\d+)$/gm)]
+    .reduce((sum, m) => sum + Number(m[1]), 0);
+  assert.ok(decoded >= 2, `decoded answers: ${decoded}`);
+});
