@@ -208,7 +208,9 @@ asio::awaitable<void> exchange(Stream& stream, beast::tcp_stream& lowest, beast:
     out.headers.emplace_back(std::move(name), std::string(f.value()));
   }
   out.body = std::move(res.body());
-  reusable = res.keep_alive();
+  // Reused only with nothing read past this answer: leftover bytes would be
+  // taken as the next request's answer.
+  reusable = res.keep_alive() && buffer.size() == 0;
   lowest.expires_never();
 }
 
@@ -223,6 +225,7 @@ response client::attempt(connection& c, const request& r, clock::time_point dead
       [&]() -> asio::awaitable<void> {
         constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
         if (!c.open) {
+          c.buffer.clear();  // nothing of a closed connection's bytes carries over
           tcp::resolver resolver(c.ioc);
           const std::string host = where_.host();
           auto [ec, endpoints] = co_await resolver.async_resolve(host, where_.endpoint.port, nothrow);
