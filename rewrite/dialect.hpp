@@ -42,6 +42,11 @@ struct credential_fields {
 struct request_facts {
   std::string model;
   bool stream = false;
+  // Whether gistproxy can read the answer to intercept read_blob calls. Not
+  // for answers delivered where it cannot follow them (a Gemini stream as a
+  // JSON array, a Responses background request polled later): such requests
+  // are forwarded untouched, never offered read_blob.
+  bool answer_interceptable = true;
   // The conversation's opening as the client sent it (API, system prompt,
   // first user message): every turn of one conversation has the same key.
   std::string conversation_key;

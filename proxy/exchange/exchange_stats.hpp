@@ -26,6 +26,9 @@ inline constexpr std::string_view internal = "internal";                // the r
 inline constexpr std::string_view answer_unparsed = "answer_unparsed";  // a JSON answer we could not follow
 inline constexpr std::string_view stream_unparsed = "stream_unparsed";  // a stream switched to pass-through
 inline constexpr std::string_view page_in_continue = "page_in_continue";  // the next hop's body could not be built
+// An answer gistproxy could not follow (Gemini streams without alt=sse,
+// Responses background:true): no offload, no read_blob offered.
+inline constexpr std::string_view uninterceptable_answer = "uninterceptable_answer";
 }  // namespace degraded
 
 // gistproxy_rewrites_total{outcome}

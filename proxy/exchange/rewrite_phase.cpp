@@ -125,6 +125,12 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     stats.rewrite_outcome(rewrite_outcome_label::failed);
     co_return;
   }
+  if (!ctx.in.facts->answer_interceptable) {
+    // Offloading without read_blob on offer would lose the outputs to the model.
+    stats.degraded_mode(degraded::uninterceptable_answer);
+    stats.rewrite_outcome(rewrite_outcome_label::unchanged);
+    co_return;
+  }
   ctx.rw.tenant = tenant_of(ctx);
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();

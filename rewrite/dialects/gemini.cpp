@@ -83,6 +83,22 @@ bool collect_parts(json::cursor& c, request_scan& out) {
 
 }  // namespace
 
+// Whether the query of `target` has name=value (exactly; the first of that name wins).
+static bool has_query_pair(std::string_view target, std::string_view name, std::string_view value) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return false;
+  auto query = target.substr(q + 1);
+  query = query.substr(0, query.find('#'));
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
+      return pair.substr(name.size() + 1) == value;
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+  }
+  return false;
+}
+
 bool gemini_dialect::serves_path(std::string_view path) const {
   auto at = path.find(models_segment);
   if (at == std::string_view::npos) return false;
@@ -101,6 +117,9 @@ void gemini_dialect::inspect_target(std::string_view target, request_facts& fact
   auto colon = rest.rfind(':');
   facts.model = std::string(rest.substr(0, colon));
   facts.stream = colon != std::string_view::npos && rest.substr(colon) == ":streamGenerateContent";
+  // Without alt=sse, streamGenerateContent answers one JSON array written as
+  // it grows, which no stream filter follows.
+  if (facts.stream) facts.answer_interceptable = has_query_pair(target, "alt", "sse");
 }
 
 std::optional<request_facts> gemini_dialect::inspect(std::string_view body) const {

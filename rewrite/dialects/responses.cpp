@@ -26,6 +26,13 @@ std::optional<request_facts> responses_dialect::inspect(std::string_view body) c
       facts.stream = b.value_or(false);
       return b.has_value();
     }
+    if (key == "background" && v.peek() == json::kind::boolean) {
+      // A background response is fetched later with GET /v1/responses/{id},
+      // outside this exchange: its read_blob calls could not be intercepted.
+      auto b = v.boolean_value();
+      if (b.value_or(false)) facts.answer_interceptable = false;
+      return b.has_value();
+    }
     if (key == "instructions" && v.peek() == json::kind::string) return append_content_text(v, system);
     if (key != "input") return v.skip_value().has_value();
     if (v.peek() == json::kind::string) {
