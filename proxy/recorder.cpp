@@ -1,5 +1,12 @@
 #include "proxy/recorder.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
@@ -78,11 +85,7 @@ std::uint64_t recorder::size_of(const exchange_record& r) {
 
 recorder::recorder(recorder_options options, telemetry::metric_catalogue& metrics)
     : options_(std::move(options)), metrics_(metrics) {
-  out_.open(options_.file, std::ios::binary | std::ios::app);
-  if (!out_) throw std::runtime_error("--record: cannot open " + options_.file.string());
-  std::error_code ec;
-  file_bytes_ = std::filesystem::file_size(options_.file, ec);
-  if (ec) file_bytes_ = 0;
+  if (!open_file()) throw std::runtime_error("--record: cannot open " + options_.file.string() + ": " + std::strerror(errno));
   worker_ = std::thread([this] { run(); });
 }
 
@@ -93,6 +96,25 @@ recorder::~recorder() {
   }
   wake_.notify_one();
   worker_.join();
+  if (fd_ >= 0) ::close(fd_);
+}
+
+bool recorder::open_file() {
+  const int fd = ::open(options_.file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+  if (fd < 0) return false;
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  struct stat st {};
+  file_bytes_ = ::fstat(fd_, &st) == 0 ? std::uint64_t(st.st_size) : 0;
+  return true;
+}
+
+void recorder::reopen() {
+  {
+    std::lock_guard lock(mutex_);
+    reopen_ = true;
+  }
+  wake_.notify_one();
 }
 
 void recorder::submit(exchange_record&& r) {
@@ -112,39 +134,67 @@ void recorder::submit(exchange_record&& r) {
 
 void recorder::run() {
   for (;;) {
-    exchange_record r;
-    bool more = false;
+    std::optional<exchange_record> r;
+    bool reopen = false;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, everything written
-      r = std::move(queue_.front());
-      queue_.pop_front();
-      queued_bytes_ -= size_of(r);
-      more = !queue_.empty();
+      wake_.wait(lock, [&] { return stopping_ || reopen_ || !queue_.empty(); });
+      reopen = std::exchange(reopen_, false);
+      if (!queue_.empty()) {
+        r = std::move(queue_.front());
+        queue_.pop_front();
+        queued_bytes_ -= size_of(*r);
+      } else if (!reopen) {
+        return;  // stopping, everything written
+      }
     }
-    write(to_record_line(r) + '\n');
-    if (!more) out_.flush();  // one write per burst, not per line
+    // A reopen that fails keeps the old descriptor: records still land (in
+    // the moved file), none are lost.
+    if (reopen) open_file();
+    if (r) write(to_record_line(*r) + '\n');
   }
 }
 
-void recorder::write(const std::string& line) {
-  if (file_bytes_ > 0 && file_bytes_ + line.size() > options_.max_file_bytes) {
-    out_.close();
-    std::error_code ec;
-    auto rotated = options_.file;
-    rotated += ".1";
-    std::filesystem::rename(options_.file, rotated, ec);
-    out_.open(options_.file, std::ios::binary | std::ios::trunc);
-    file_bytes_ = 0;
-  }
-  out_.write(line.data(), std::streamsize(line.size()));
-  if (!out_) {
-    out_.clear();
-    metrics_.records.labels({"dropped"}).inc();
+// Rotation renames FILE to FILE.1 and starts a new FILE. If the rename fails
+// (a directory the service user cannot write, FILE.1 a directory), FILE is
+// kept and appended to: reopening it truncated would lose every record since
+// the last rotation.
+void recorder::rotate() {
+  auto rotated = options_.file;
+  rotated += ".1";
+  std::error_code ec;
+  std::filesystem::rename(options_.file, rotated, ec);
+  if (ec || !open_file()) {
+    metrics_.records.labels({"rotation_failed"}).inc();
     return;
   }
-  file_bytes_ += line.size();
+}
+
+// One whole line or nothing: a short or failed write (ENOSPC, EFBIG) is cut
+// back to where the line started, so the next record is not glued to a
+// partial one and every line in the file parses.
+void recorder::write(const std::string& line) {
+  if (file_bytes_ > 0 && file_bytes_ + line.size() > options_.max_file_bytes) rotate();
+  struct stat st {};
+  const off_t start = ::fstat(fd_, &st) == 0 ? st.st_size : off_t(file_bytes_);
+  std::size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += std::size_t(n);
+  }
+  if (done < line.size()) {
+    if (done > 0 && ::ftruncate(fd_, start) != 0) {
+      // Could not cut it back: end the partial line so the next record starts
+      // on its own line (the partial one is unreadable, and counted so).
+      [[maybe_unused]] auto ignored = ::write(fd_, "\n", 1);
+    }
+    file_bytes_ = std::uint64_t(start);
+    metrics_.records.labels({"failed"}).inc();
+    return;
+  }
+  file_bytes_ = std::uint64_t(start) + line.size();
   metrics_.records.labels({"written"}).inc();
 }
 

@@ -4,14 +4,16 @@
 // hops, timings). Headers are never written, so neither are Authorization,
 // x-api-key or cookies. Requests never wait on it: lines queue for a writer
 // thread, and past `max_queue_bytes` are dropped and counted. The file is
-// rotated to FILE.1 when it would pass `max_file_bytes`.
+// rotated to FILE.1 when it would pass `max_file_bytes`; if that rename fails
+// the file is kept and appended to (never truncated), counted. A record is
+// written whole or not at all: a failed or short write (a full disk) is rolled
+// back to the end of the last whole record, so every line stays readable.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -50,12 +52,17 @@ class recorder {
   recorder(recorder_options options, telemetry::metric_catalogue& metrics);
   ~recorder();
   void submit(exchange_record&& r);  // never blocks on I/O
+  // Reopens FILE before the next record (SIGHUP: after an external logrotate
+  // moved it away).
+  void reopen();
   // The response bytes one record keeps.
   static constexpr std::size_t max_response_bytes = 8u << 20;
 
  private:
   void run();
   void write(const std::string& line);
+  bool open_file();
+  void rotate();
   static std::uint64_t size_of(const exchange_record& r);
   recorder_options options_;
   telemetry::metric_catalogue& metrics_;
@@ -64,7 +71,8 @@ class recorder {
   std::deque<exchange_record> queue_;  // serialized on the writer thread, not the I/O threads
   std::uint64_t queued_bytes_ = 0;
   bool stopping_ = false;
-  std::ofstream out_;
+  bool reopen_ = false;
+  int fd_ = -1;
   std::uint64_t file_bytes_ = 0;
   std::thread worker_;
 };

@@ -90,7 +90,10 @@ metric_catalogue::metric_catalogue(registry& r)
                                       "Requests with usage whose model has no price in the table (not counted as $0).",
                                       {"api", "group"})),
       records(r.add_counter("gistproxy_records_total",
-                            "Exchanges the --record file received, by result (written, dropped).", {"result"})),
+                            "Exchanges the --record file received, by result: written (whole and readable), dropped (queue "
+                            "full), failed (the write failed, e.g. a full disk: rolled back, nothing partial left), and "
+                            "rotation_failed (the file could not be renamed to FILE.1: kept, appended to, never truncated).",
+                            {"result"})),
       store_operations(r.add_counter("gistproxy_store_operations_total",
                                      "Calls to the remote (S3) blob store, by operation and result.", {"op", "result"})),
       store_operation_duration(r.add_histogram("gistproxy_store_operation_duration_seconds",
@@ -104,6 +107,7 @@ metric_catalogue::metric_catalogue(registry& r)
                              {"version"})) {
   build_info.labels({GISTPROXY_VERSION}).set(1);
   for (std::string_view reason : {"leftover", "unframed"}) upstream_connections_discarded.labels({reason});
+  for (std::string_view result : {"written", "dropped", "failed", "rotation_failed"}) records.labels({result});
   for (std::string_view coding : {"gzip", "deflate", "br", "zstd"}) upstream_answers_decoded.labels({coding});
 }
 

@@ -1,5 +1,6 @@
 #include "proxy/commands/serve_command.hpp"
 
+#include <csignal>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -138,6 +139,9 @@ int serve_command(const std::vector<std::string>& args, const char* const* envir
     return parsed.exit_code;
   }
   telemetry::logger log(*telemetry::parse_log_level(parsed.cfg->log_level));
+  // SIGHUP's default would end the process while it starts; once serving,
+  // the server handles it (reopens the record file).
+  std::signal(SIGHUP, SIG_IGN);
   try {
     return run(*parsed.cfg, log);
   } catch (const std::exception& e) {

@@ -11,6 +11,7 @@
 
 #include "proxy/net/admin_server.hpp"
 #include "proxy/net/client_session.hpp"
+#include "proxy/recorder.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -86,6 +87,20 @@ void server::run() {
 
   asio::co_spawn(main_io, accept_loop(), asio::detached);
   asio::co_spawn(main_io, run_admin(svc_, *admin_acceptor_), asio::detached);
+
+  // SIGHUP (a closed terminal, logrotate's postrotate) never stops the
+  // proxy: it reopens the --record file at its path. Set before anything
+  // else so no request in flight can meet the default (fatal) disposition.
+  asio::signal_set hangups(main_io, SIGHUP);
+  std::function<void()> await_hangup = [&] {
+    hangups.async_wait([&](error_code ec, int) {
+      if (ec) return;
+      svc_.log.log(telemetry::log_level::info, "SIGHUP: reopening the record file");
+      if (svc_.recorder) svc_.recorder->reopen();
+      await_hangup();
+    });
+  };
+  await_hangup();
 
   asio::signal_set signals(main_io, SIGTERM, SIGINT);
   asio::steady_timer drain_poll(main_io);

@@ -1,6 +1,9 @@
 // serve --record writes what replay needs and never a credential; a recording
 // replays to the bodies serve forwarded, byte for byte.
 #include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <thread>
 
 #include "proxy/config.hpp"
 #include "proxy/commands/wiring.hpp"
@@ -196,4 +199,31 @@ TEST_CASE("the committed recording (real OpenHands calls through serve) replays 
   });
   CHECK(offloaded == 3);  // calls 2-4 each carry the same large ls -R output
   CHECK(stats.prefix_stable_after == stats.prefix_pairs);
+}
+
+TEST_CASE("SIGHUP never stops the proxy: a request in flight completes and the record file is reopened") {
+  mock_upstream upstream;
+  auto dir = temp_path("hup");
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "rec.jsonl";
+  proxy_process proxy({"--upstream", upstream.url(), "--record", file.string()});
+  std::thread slow([&] {
+    auto res = http_request(proxy.port(), "GET", "/slow?ms=800");
+    CHECK(res.status == 200);
+  });
+  // The request is in flight once the upstream has it.
+  for (int i = 0; i < 500 && upstream.requests_served() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(upstream.requests_served() == 1);
+  std::filesystem::rename(file, dir / "moved.jsonl");  // logrotate, then its postrotate HUP
+  REQUIRE(::kill(proxy.pid(), SIGHUP) == 0);
+  slow.join();
+  CHECK(http_request(proxy.admin_port(), "GET", "/healthz").status == 200);
+  CHECK(http_request(proxy.port(), "GET", "/echo").status == 200);
+  // The record of the next exchange lands in a new file at the path.
+  bool landed = false;
+  for (int i = 0; i < 500 && !landed; ++i) {
+    landed = std::filesystem::exists(file) && std::filesystem::file_size(file) > 0;
+    if (!landed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  CHECK(landed);
 }
