@@ -1,5 +1,6 @@
 #include "proxy/config.hpp"
 
+#include <cmath>
 #include "rewrite/control_group.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/offload/policy.hpp"
@@ -138,7 +139,7 @@ const std::vector<option>& options() {
       {"max-blob-bytes", "BYTES", "larger outputs stay inline, never truncated (default 16MiB)",
        [](config& c, const std::string& v) { return set_bytes(c.max_blob_bytes, v); }},
       {"blob-ttl", "DURATION", "blobs unused this long expire (default 7d; refreshed by use)",
-       [](config& c, const std::string& v) { return set_duration(c.blob_ttl, v); }},
+       [](config& c, const std::string& v) { return set_duration(c.blob_ttl, v) && c.blob_ttl.count() > 0; }},
       {"threshold-tokens", "N", "offload tool outputs above N tokens (default 2500)",
        [](config& c, const std::string& v) { return set_uint(c.threshold_tokens, v, 1, 1ull << 40); }},
       {"tokenizer", "o200k|cl100k|estimate", "how tokens are counted: exact BPE (o200k_base, cl100k_base) or "
@@ -259,7 +260,10 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || v < 0) return std::nullopt;
+  // strtod reads "inf", "nan" and hex floats: a duration is a finite,
+  // non-negative decimal number (NaN fails every comparison, so test !(v >= 0)).
+  if (end == s.c_str() || !std::isfinite(v) || !(v >= 0) || s.find_first_of("xXpP") != std::string::npos)
+    return std::nullopt;
   std::string unit(end);
   double ms;
   if (unit.empty() || unit == "s") ms = v * 1000;
@@ -268,6 +272,10 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
   else if (unit == "h") ms = v * 3'600'000;
   else if (unit == "d") ms = v * 86'400'000;
   else return std::nullopt;
+  // Ten years is longer than any timeout or retention means; past it the
+  // conversion to an integer would overflow (1e16 became a negative TTL).
+  constexpr double max_ms = 10.0 * 366 * 86'400'000;
+  if (ms > max_ms) return std::nullopt;
   return std::chrono::milliseconds(std::int64_t(ms));
 }
 
@@ -275,7 +283,8 @@ std::optional<std::uint64_t> parse_bytes(const std::string& s) {
   if (s.empty()) return std::nullopt;
   char* end = nullptr;
   double v = std::strtod(s.c_str(), &end);
-  if (end == s.c_str() || v < 0) return std::nullopt;
+  if (end == s.c_str() || !std::isfinite(v) || !(v >= 0) || s.find_first_of("xXpP") != std::string::npos)
+    return std::nullopt;
   std::string unit(end);
   double mult;
   if (unit.empty() || unit == "B") mult = 1;
@@ -286,6 +295,7 @@ std::optional<std::uint64_t> parse_bytes(const std::string& s) {
   else if (unit == "MB") mult = 1e6;
   else if (unit == "GB") mult = 1e9;
   else return std::nullopt;
+  if (v * mult > 0x1p60) return std::nullopt;  // no size means this much; a larger double overflows the integer
   return std::uint64_t(v * mult);
 }
 

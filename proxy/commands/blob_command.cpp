@@ -72,7 +72,7 @@ int blob_command(const std::vector<std::string>& args) {
     }
     else if (a == "--blob-ttl") {
       auto d = parse_duration(*v);
-      if (!d) return std::cerr << "gistproxy blob: bad --blob-ttl '" << *v << "'\n", 2;
+      if (!d || d->count() <= 0) return std::cerr << "gistproxy blob: bad --blob-ttl '" << *v << "' (a positive duration up to ten years)\n", 2;
       ttl = *d;
     } else if (a == "--max") max = std::strtoull(v->c_str(), nullptr, 10);
     else return std::cerr << "gistproxy blob: unknown option " << a << "\n" << usage, 2;

@@ -133,6 +133,7 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
   so.zstd_level = cfg.zstd_level;
   so.max_blob_bytes = cfg.max_blob_bytes;
   so.ttl_seconds = ttl;
+  so.refresh_after_seconds = store::refresh_interval(ttl, so.refresh_after_seconds);
   auto s3 = std::make_unique<store::s3_blob_store>(std::make_unique<store::s3::client>(*where, *creds, co), so);
   // Wrong credentials or a missing bucket fail loudly now, not on the first
   // offload; a bucket that does not answer yet is only a warning.
@@ -153,6 +154,7 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
     store::cache_options co_cache;
     co_cache.max_bytes = cfg.store_cache_bytes;
     co_cache.zstd_level = cfg.zstd_level;
+    co_cache.remote_refresh_seconds = store::refresh_interval(ttl, co_cache.remote_refresh_seconds);
     out.blobs = std::make_unique<store::cached_blob_store>(std::move(out.blobs),
                                                            std::make_unique<store::fs_blob_store>(local), co_cache);
   }

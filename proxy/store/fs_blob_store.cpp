@@ -111,7 +111,7 @@ bool fs_blob_store::contains(std::string_view tenant, std::string_view hash) {
 
 void fs_blob_store::touch(const fs::path& path) {
   auto now = options_.now();
-  if (now - mtime_of(path) >= touch_granularity) set_mtime(path, now);
+  if (now - mtime_of(path) >= refresh_interval(options_.ttl_seconds, touch_granularity)) set_mtime(path, now);
 }
 
 put_result fs_blob_store::put(std::string_view bytes, const blob_meta& meta) { return store(bytes, std::nullopt, meta); }

@@ -4,6 +4,7 @@
 // are safe; the file's mtime is its last use and drives the TTL.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <optional>
@@ -19,6 +20,13 @@ using rewrite::get_result;
 using rewrite::put_result;
 using rewrite::store_stats;
 using rewrite::verify_report;
+
+// How often a blob in use has its age refreshed: `usual` (hourly, daily: one
+// write per blob per interval at most), but at least four times per TTL, so a
+// short TTL never expires a blob used moments ago.
+inline std::int64_t refresh_interval(std::int64_t ttl_seconds, std::int64_t usual) {
+  return std::clamp<std::int64_t>(ttl_seconds / 4, 1, usual);
+}
 
 struct fs_store_options {
   std::filesystem::path root = "gistproxy-blobs";

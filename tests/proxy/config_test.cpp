@@ -70,3 +70,23 @@ TEST_CASE("durations and sizes accept units") {
   CHECK(parse_bytes("10MB") == 10'000'000ull);
   CHECK_FALSE(parse_bytes("lots"));
 }
+
+TEST_CASE("durations and sizes parse strictly: finite, non-negative, bounded; a TTL is positive") {
+  for (const char* bad : {"inf", "nan", "-nan", "infs", "1e16", "1e300d", "-1s", "0x10", "1e16s", "4000d"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_duration(bad));
+  }
+  CHECK(parse_duration("3650d") == std::chrono::hours(24 * 3650));  // ten years is the longest
+  CHECK(parse_duration("0") == std::chrono::milliseconds(0));       // zero turns some features off
+  for (const char* bad : {"inf", "nan", "1e30GiB", "0x1p70", "-1"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(parse_bytes(bad));
+  }
+  for (const char* ttl : {"0", "nan", "inf", "1e16"}) {
+    CAPTURE(ttl);
+    const char* argv_env[] = {nullptr};
+    auto r = parse_serve_args({"--blob-ttl", ttl}, argv_env);
+    CHECK_FALSE(r.cfg);
+    CHECK(r.exit_code == 2);
+  }
+}

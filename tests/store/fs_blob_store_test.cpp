@@ -216,3 +216,19 @@ TEST_CASE("a blob header with members of the wrong type is an integrity failure 
   REQUIRE(report.corrupt.size() == 1);
   CHECK(report.corrupt[0].find(m.hash) != std::string::npos);
 }
+
+TEST_CASE("with a TTL under an hour a blob used moments ago is not expired: its age keeps pace with the TTL") {
+  temp_store t(60);
+  auto m = meta_for("used each half minute");
+  t.store.put("used each half minute", m);
+  for (int i = 0; i < 6; ++i) {
+    t.now += 30;
+    REQUIRE(t.store.get("t1", m.hash).error == blob_error::none);  // was: expired at 60 s, refreshed hourly only
+  }
+  t.now += 30;
+  CHECK(t.store.gc(100) == 0);
+  CHECK(t.store.get("t1", m.hash).error == blob_error::none);
+  CHECK(refresh_interval(60, 3600) == 15);
+  CHECK(refresh_interval(7 * 86400, 3600) == 3600);
+  CHECK(refresh_interval(2, 3600) == 1);
+}
