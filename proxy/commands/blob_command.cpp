@@ -28,7 +28,10 @@ constexpr const char* usage =
     "  --api-key KEY       read as the tenant of this API key (get): the key itself (sk-...) or\n"
     "                      the Authorization value the client sent (\"Bearer sk-...\")\n"
     "  --blob-ttl DURATION TTL for gc and get (default 7d)\n"
-    "  --max N             most blobs gc removes in one run (default 10000)\n";
+    "  --max N             most blobs gc removes in one run (default 10000)\n"
+    "  --allow-bucket-root gc on s3://BUCKET with no prefix (refused otherwise: other applications'\n"
+    "                      objects may live there); gc only ever deletes keys in gistproxy's layout\n"
+    "                      whose object starts with a gistproxy blob header for that hash\n";
 
 // The tenants a key may have: serve names a tenant after the Authorization
 // value as sent ("Bearer sk-…") or after x-api-key ("sk-…"); an operator
@@ -47,6 +50,7 @@ int blob_command(const std::vector<std::string>& args) {
     return args.empty() ? 2 : 0;
   }
   std::string verb = args[0], handle, tenant, api_key, store = "gistproxy-blobs", s3_endpoint;
+  bool allow_bucket_root = false;
   std::chrono::milliseconds store_timeout{5000};
   std::chrono::milliseconds ttl{7ll * 24 * 3600 * 1000};
   std::uint64_t max = 10000;
@@ -59,6 +63,10 @@ int blob_command(const std::vector<std::string>& args) {
   for (; i < args.size(); ++i) {
     auto need = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
     const std::string& a = args[i];
+    if (a == "--allow-bucket-root") {
+      allow_bucket_root = true;
+      continue;
+    }
     const std::string* v = need();
     if (!v) return std::cerr << "gistproxy blob: " << a << " needs a value\n", 2;
     if (a == "--store") store = *v;
@@ -128,6 +136,14 @@ int blob_command(const std::vector<std::string>& args) {
     return report.corrupt.empty() ? 0 : 1;
   }
   if (verb == "gc") {
+    if (opened.s3 && opened.s3->at_bucket_root()) {
+      if (!allow_bucket_root)
+        return std::cerr << "gistproxy blob gc: " << store
+                         << " has no prefix: gc would act on the whole bucket, where other applications' objects may "
+                            "live. Give s3://BUCKET/PREFIX, or --allow-bucket-root if the bucket is gistproxy's alone\n",
+               2;
+      opened.s3->allow_bucket_root();
+    }
     auto removed = blobs.gc(max);
     std::cout << removed << " expired blobs removed\n";
     return 0;

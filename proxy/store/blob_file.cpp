@@ -71,4 +71,12 @@ get_result decode_blob(std::string_view file, std::string_view expected_hash, st
   return r;
 }
 
+bool is_blob_header_of(std::string_view head, std::string_view hash) {
+  if (head.substr(0, magic.size()) != magic) return false;
+  const auto nl = head.find('\n');
+  if (nl == std::string_view::npos) return false;
+  auto header = checked::parse(head.substr(magic.size(), nl - magic.size()));
+  return header.is_object() && checked::member(header, "hash").is_string() && checked::string_at(header, "hash") == hash;
+}
+
 }  // namespace gistproxy::store

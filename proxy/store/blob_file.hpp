@@ -21,4 +21,8 @@ std::string encode_blob(std::string_view bytes, const rewrite::blob_meta& meta, 
 // that do not hash to `expected_hash`.
 rewrite::get_result decode_blob(std::string_view file, std::string_view expected_hash, std::uint64_t max_blob_bytes);
 
+// Whether `head` (the first bytes of a stored object) is a blob header
+// gistproxy wrote for `hash`: what gc checks before it deletes anything.
+bool is_blob_header_of(std::string_view head, std::string_view hash);
+
 }  // namespace gistproxy::store

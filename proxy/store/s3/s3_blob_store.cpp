@@ -47,6 +47,19 @@ s3_blob_store::s3_blob_store(std::unique_ptr<s3::client> client, s3_store_option
   if (!options_.now) options_.now = system_now;
 }
 
+bool s3_blob_store::at_bucket_root() const { return client_->where().prefix.empty(); }
+
+std::optional<s3_blob_store::owned_key> s3_blob_store::parse_key(std::string_view key) const {
+  const auto base = root();
+  if (key.size() <= base.size() || key.substr(0, base.size()) != base) return std::nullopt;
+  const auto rel = key.substr(base.size());
+  const auto slash = rel.find('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  owned_key k{std::string(rel.substr(0, slash)), std::string(rel.substr(slash + 1))};
+  if (!is_valid_tenant(k.tenant) || !is_hex64(k.hash)) return std::nullopt;
+  return k;
+}
+
 std::string s3_blob_store::root() const {
   const auto& p = client_->where().prefix;
   return p.empty() ? std::string() : p + "/";
@@ -162,8 +175,9 @@ get_result s3_blob_store::get(std::string_view tenant, std::string_view prefix) 
     std::size_t matches = 0;
     const auto tenant_root = root() + std::string(tenant) + "/";
     bool listed = list(std::string(tenant) + "/" + std::string(prefix), [&](const s3::listed_object& o) {
-      if (o.key.size() != tenant_root.size() + 64) return true;
-      full = o.key.substr(tenant_root.size());
+      auto owned = parse_key(o.key);  // a listing may return any key: only ours, of this tenant and prefix
+      if (!owned || owned->tenant != tenant || owned->hash.compare(0, prefix.size(), prefix) != 0) return true;
+      full = owned->hash;
       return ++matches < 2;
     }, error);
     if (!listed) return {blob_error::io, {}, {}, error};
@@ -187,7 +201,14 @@ bool s3_blob_store::list(std::string_view prefix, const std::function<bool(const
                          std::string& error) {
   std::string token;
   std::size_t seen = 0;
-  do {
+  const auto deadline = std::chrono::steady_clock::now() + options_.max_list_time;
+  for (std::size_t pages = 0;; ++pages) {
+    // An endpoint that always says there is more (or repeats its token)
+    // must not keep a page-in, verify or gc listing forever.
+    if (pages >= options_.max_list_pages || std::chrono::steady_clock::now() >= deadline)
+      return error = "listing did not end within " + std::to_string(options_.max_list_pages) + " pages or " +
+                     std::to_string(options_.max_list_time.count() / 1000) + " s",
+             false;
     s3::header_list query = {{"list-type", "2"}, {"prefix", root() + std::string(prefix)}};
     if (!token.empty()) query.emplace_back("continuation-token", token);
     auto r = client_->send({"GET", "", query, {}, {}});
@@ -196,9 +217,10 @@ bool s3_blob_store::list(std::string_view prefix, const std::function<bool(const
     for (const auto& o : page.objects) {
       if (++seen > max_listed_objects || !visit(o)) return true;
     }
-    token = page.next_token;
-  } while (!token.empty());
-  return true;
+    if (page.next_token.empty()) return true;
+    if (page.next_token == token) return error = "listing repeated its continuation token", false;
+    token = std::move(page.next_token);
+  }
 }
 
 std::vector<std::string> s3_blob_store::tenants() {
@@ -218,10 +240,10 @@ verify_report s3_blob_store::verify() {
   std::string error;
   const auto base = root();
   bool listed = list("", [&](const s3::listed_object& o) {
-    auto rel = o.key.substr(base.size());
-    auto slash = rel.find('/');
-    auto hash = slash == std::string::npos ? std::string() : rel.substr(slash + 1);
-    if (!is_hex64(hash)) return true;
+    auto owned = parse_key(o.key);  // was: substr past the prefix on any key (out_of_range on a short one)
+    if (!owned) return true;
+    const auto rel = owned->tenant + "/" + owned->hash;
+    const auto& hash = owned->hash;
     ++report.checked;
     auto r = client_->send({"GET", o.key, {}, {}, {}});
     if (!r.ok()) report.corrupt.push_back(rel + ": " + status_text(r));
@@ -233,14 +255,21 @@ verify_report s3_blob_store::verify() {
   return report;
 }
 
+// Deletes only what gistproxy wrote: a key in its layout under its prefix
+// (never the bare bucket unless allowed) whose object starts with a blob
+// header naming that same hash (a ranged GET of its first bytes).
 std::uint64_t s3_blob_store::gc(std::uint64_t max_removals) {
+  if (at_bucket_root() && !options_.allow_bucket_root) return 0;
   std::uint64_t removed = 0;
   std::string error;
   list("", [&](const s3::listed_object& o) {
     if (removed >= max_removals) return false;
-    if (o.last_modified > 0 && options_.now() - o.last_modified > options_.ttl_seconds &&
-        client_->send({"DELETE", o.key, {}, {}, {}}).ok())
-      ++removed;
+    if (o.last_modified <= 0 || options_.now() - o.last_modified <= options_.ttl_seconds) return true;
+    auto owned = parse_key(o.key);
+    if (!owned) return true;
+    auto head = client_->send({"GET", o.key, {}, {{"Range", "bytes=0-4095"}}, {}});
+    if (!head.ok() || !is_blob_header_of(head.body, owned->hash)) return true;
+    if (client_->send({"DELETE", o.key, {}, {}, {}}).ok()) ++removed;
     return true;
   }, error);
   return removed;

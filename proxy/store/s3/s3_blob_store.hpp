@@ -3,12 +3,14 @@
 // metadata also in x-amz-meta-*). Written once (If-None-Match: *; a 412 means
 // another replica stored the same bytes first), read back and re-hashed on
 // every get. A blob's age is its object's Last-Modified: page-ins and
-// re-offloads refresh it (a copy onto itself) at most once a day, so a
+// re-offloads refresh it (a copy onto itself) at most once a day (four times
+// per TTL when that is shorter), so a
 // bucket lifecycle rule "expire N days after creation" acts as "N days since
 // last use".
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +28,13 @@ struct s3_store_options {
   std::int64_t ttl_seconds = 7 * 86400;  // get() and gc() treat older objects as expired
   std::int64_t refresh_after_seconds = 86400;
   rewrite::clock_fn now;  // unix seconds; defaults to the system clock
+  // gc on s3://BUCKET with no prefix would act on every object of the bucket,
+  // other applications' included: refused unless the operator says so.
+  bool allow_bucket_root = false;
+  // One listing (a page-in by a short handle, verify, gc) ends after this
+  // many pages or this long, whatever the endpoint says about more pages.
+  std::size_t max_list_pages = 2000;
+  std::chrono::milliseconds max_list_time{20000};
 };
 
 class s3_blob_store final : public rewrite::blob_store {
@@ -47,6 +56,15 @@ class s3_blob_store final : public rewrite::blob_store {
   // missing bucket; empty when fine, else why not.
   std::string check_access();
   std::string key_of(std::string_view tenant, std::string_view hash) const;
+  // True when the store has no prefix (gc refuses unless allow_bucket_root).
+  bool at_bucket_root() const;
+  void allow_bucket_root() { options_.allow_bucket_root = true; }
+  // The tenant and hash of a key in gistproxy's own layout under the prefix
+  // (PREFIX/<tenant>/<64 hex>); nullopt for any other key a listing returns.
+  struct owned_key {
+    std::string tenant, hash;
+  };
+  std::optional<owned_key> parse_key(std::string_view key) const;
 
  private:
   // Every object under `prefix` (the store's prefix prepended), page by page;

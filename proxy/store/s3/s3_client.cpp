@@ -63,6 +63,19 @@ std::optional<location> parse_location(std::string_view store, std::string_view 
   if (!valid_bucket(loc.bucket))
     return error = "s3://BUCKET: '" + loc.bucket + "' is not a valid bucket name (3-63 of a-z 0-9 . -)", std::nullopt;
   if (loc.prefix.find("//") != std::string::npos) return error = "s3://BUCKET/PREFIX: empty path segment in the prefix", std::nullopt;
+  // The prefix names gistproxy's own part of the bucket: dot segments would
+  // let an endpoint that normalises paths reach objects outside it, and
+  // control characters or backslashes have no place in it.
+  for (std::size_t at = 0; at <= loc.prefix.size() && !loc.prefix.empty();) {
+    const auto end = std::min(loc.prefix.find('/', at), loc.prefix.size());
+    const auto segment = std::string_view(loc.prefix).substr(at, end - at);
+    if (segment == "." || segment == "..")
+      return error = "s3://BUCKET/PREFIX: '.' and '..' segments are not allowed in the prefix", std::nullopt;
+    at = end + 1;
+  }
+  for (unsigned char c : loc.prefix)
+    if (c < 0x20 || c == 0x7f || c == '\\')
+      return error = "s3://BUCKET/PREFIX: control characters and backslashes are not allowed in the prefix", std::nullopt;
 
   for (const char* name : {"AWS_REGION", "AWS_DEFAULT_REGION"})
     if (auto v = env(name); v && !v->empty()) {
