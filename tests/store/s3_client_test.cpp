@@ -117,3 +117,10 @@ TEST_CASE("an S3 listing that never ends, or lists foreign keys, ends a page-in 
     CHECK(s3.requests() == 1);
   }
 }
+
+TEST_CASE("budget mode asking whether a never-stored output is in the bucket costs one HEAD, not one per turn") {
+  raw_upstream s3({{"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"}});
+  auto store = store_on(s3, "s3://bucket/gp");
+  for (int turn = 0; turn < 5; ++turn) CHECK_FALSE(store->contains("tenant1", ours));
+  CHECK(s3.requests() == 1);
+}

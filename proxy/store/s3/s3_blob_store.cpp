@@ -90,9 +90,19 @@ bool s3_blob_store::contains(std::string_view tenant, std::string_view hash) {
     // replica wrote or read needs no round trip.
     std::lock_guard lock(known_mutex_);
     if (known_.count(key)) return true;
+    // An output nobody stored is asked about on every turn of its
+    // conversation: a recent "not there" answers for a few minutes (another
+    // replica storing it meanwhile costs at most one redundant put).
+    if (auto it = known_absent_.find(key); it != known_absent_.end() && options_.now() - it->second < absent_ttl_seconds)
+      return false;
   }
   auto head = client_->send({"HEAD", key, {}, {}, {}});
   if (head.ok()) remember(std::string(tenant), std::string(hash), last_modified_of(head));
+  else if (head.status == 404) {
+    std::lock_guard lock(known_mutex_);
+    if (known_absent_.size() >= max_known) known_absent_.clear();
+    known_absent_[key] = options_.now();
+  }
   return head.ok();
 }
 
@@ -121,6 +131,7 @@ void s3_blob_store::remember(const std::string& tenant, const std::string& hash,
     known_handles_.clear();
   }
   known_[key_of(tenant, hash)] = last_modified;
+  known_absent_.erase(key_of(tenant, hash));
   known_handles_[tenant + "/" + hash.substr(0, 16)] = hash;
 }
 

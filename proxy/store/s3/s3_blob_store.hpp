@@ -89,6 +89,8 @@ class s3_blob_store final : public rewrite::blob_store {
   std::mutex known_mutex_;
   std::unordered_map<std::string, std::int64_t> known_;        // key → last write (bounded: cleared when full)
   std::unordered_map<std::string, std::string> known_handles_;  // tenant/16-hex → full hash
+  std::unordered_map<std::string, std::int64_t> known_absent_;  // key → when a HEAD said 404 (bounded)
+  static constexpr std::int64_t absent_ttl_seconds = 300;
 };
 
 }  // namespace gistproxy::store
