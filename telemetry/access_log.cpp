@@ -57,9 +57,44 @@ std::optional<log_level> parse_log_level(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at s[i] (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF), or 0.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const unsigned char c = b(0);
+  const std::size_t n = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(k) & 0xC0) != 0x80) return 0;
+  if (c == 0xE0 && b(1) < 0xA0) return 0;  // overlong
+  if (c == 0xED && b(1) > 0x9F) return 0;  // surrogate
+  if (c == 0xF0 && b(1) < 0x90) return 0;  // overlong
+  if (c == 0xF4 && b(1) > 0x8F) return 0;  // past U+10FFFF
+  return n;
+}
+
+}  // namespace
+
+// What a log copies from outside (a client's model field, a path) may be any
+// bytes: invalid UTF-8 becomes U+FFFD, so every line stays valid JSON.
 void append_json_string(std::string& out, std::string_view s) {
   out += '"';
-  for (unsigned char c : s) {
+  for (std::size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      const std::size_t n = utf8_sequence(s, i);
+      if (n == 0) {
+        out += "\\ufffd";
+        ++i;
+      } else {
+        out.append(s.substr(i, n));
+        i += n;
+      }
+      continue;
+    }
+    ++i;
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;

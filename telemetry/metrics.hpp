@@ -4,6 +4,8 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -18,7 +20,13 @@ namespace gistproxy::telemetry {
 
 class counter {
  public:
-  void inc(std::uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  // Saturates at the largest value instead of wrapping to a small one (a
+  // scrape would read a wrap as a counter reset).
+  void inc(std::uint64_t n = 1) {
+    auto cur = value_.load(std::memory_order_relaxed);
+    while (!value_.compare_exchange_weak(cur, cur > UINT64_MAX - n ? UINT64_MAX : cur + n, std::memory_order_relaxed)) {
+    }
+  }
   std::uint64_t value() const { return value_.load(std::memory_order_relaxed); }
 
  private:
@@ -28,8 +36,12 @@ class counter {
 // A counter of an amount that is not a count (US dollars): it only grows.
 class amount_counter {
  public:
+  // Only finite, positive amounts, and never to +Inf (which no scrape can use).
   void add(double v) {
-    if (v > 0) value_.fetch_add(v, std::memory_order_relaxed);
+    if (!(v > 0) || !std::isfinite(v)) return;
+    auto cur = value_.load(std::memory_order_relaxed);
+    while (std::isfinite(cur + v) && !value_.compare_exchange_weak(cur, cur + v, std::memory_order_relaxed)) {
+    }
   }
   double value() const { return value_.load(std::memory_order_relaxed); }
 

@@ -12,13 +12,16 @@ namespace {
 
 constexpr std::size_t max_entries = 4096;
 constexpr double per_token = 1e-6;  // prices are per million tokens
+// No model is priced anywhere near this per million tokens; a larger price is
+// a typo or hostile, and would make cost counters +Inf.
+constexpr double max_price = 100'000;
 
 // A price field: a finite, non-negative number (absent: nullopt).
 std::optional<double> price_field(const nlohmann::json& o, const char* key, std::string& error, const std::string& where) {
   const auto& v = checked::member(o, key);
   if (v.is_null()) return std::nullopt;
-  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
-    error = where + ": \"" + key + "\" must be a non-negative number (USD per million tokens)";
+  if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0 || v.get<double>() > max_price) {
+    error = where + ": \"" + key + "\" must be a non-negative number of USD per million tokens, at most 100000";
     return std::nullopt;
   }
   return v.get<double>();

@@ -70,6 +70,10 @@ std::optional<std::int64_t> usage_fields::get(std::string_view wanted) const {
 }
 
 bool usage_fields::add(std::string_view prefix, std::string_view name, std::int64_t value) {
+  // No request has a trillion tokens: a count outside [0, 1e12] is hostile or
+  // broken and is left out (as if the API had not reported it), so token and
+  // cost counters never wrap or overflow.
+  if (value < 0 || value > max_token_count) return true;
   const std::size_t size = prefix.size() + name.size();
   if (count_ == max_fields || size > max_name_bytes - name_bytes_) return false;
   std::memcpy(names_.data() + name_bytes_, prefix.data(), prefix.size());

@@ -21,6 +21,8 @@ namespace gistproxy::rewrite {
 
 class usage_fields {
  public:
+  // Token counts above this are not believed (see add()).
+  static constexpr std::int64_t max_token_count = 1'000'000'000'000;
   // The value at `path` (the last one when a key repeats: JSON parsers keep the last).
   std::optional<std::int64_t> get(std::string_view path) const;
   // The value at `path`, or 0 when absent (an API's optional breakdowns).

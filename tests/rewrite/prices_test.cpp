@@ -104,3 +104,15 @@ TEST_CASE("prices: the built-in table loads and prices the current and previous 
   CHECK_FALSE(t.find("some-local-model"));
   CHECK_FALSE(t.find("claude-opus-4-6"));  // newer than the table: unpriced, not Opus 4's price
 }
+
+TEST_CASE("prices: an absurd price is refused at load, so cost counters can never reach +Inf") {
+  for (const char* price : {"1e300", "100001", "-1"}) {
+    CAPTURE(price);
+    std::string error;
+    auto t = price_table::parse(std::string(R"({"models":[{"match":"m","input":)") + price + R"(,"output":1}]})", error);
+    CHECK_FALSE(t);
+    CHECK(error.find("models[0]") != std::string::npos);
+  }
+  std::string error;
+  CHECK(price_table::parse(R"({"models":[{"match":"m","input":100000,"output":1}]})", error));
+}

@@ -1,6 +1,8 @@
 #include "telemetry/metrics.hpp"
 
 #include <catch2/catch.hpp>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <thread>
 
@@ -79,4 +81,21 @@ TEST_CASE("series looked up from several threads and registries never alias (per
     CHECK(c.labels({"chat"}).value() == 2000);
     CHECK(&c.labels({"chat"}) != &c.labels({"messages"}));
   }
+}
+
+TEST_CASE("counters saturate instead of wrapping, and amounts never become +Inf") {
+  counter c;
+  c.inc(UINT64_MAX - 5);
+  c.inc(10);
+  CHECK(c.value() == UINT64_MAX);
+  c.inc();
+  CHECK(c.value() == UINT64_MAX);
+  amount_counter usd;
+  usd.add(std::numeric_limits<double>::infinity());
+  usd.add(std::numeric_limits<double>::quiet_NaN());
+  CHECK(usd.value() == 0);
+  usd.add(1.5e308);
+  usd.add(1.5e308);  // the sum would be +Inf: not added
+  CHECK(std::isfinite(usd.value()));
+  CHECK(usd.value() == 1.5e308);
 }
