@@ -71,7 +71,7 @@ TEST_CASE("durations and sizes accept units") {
   CHECK_FALSE(parse_bytes("lots"));
 }
 
-TEST_CASE("durations and sizes parse strictly: finite, non-negative, bounded; a TTL is positive") {
+TEST_CASE("durations and sizes parse strictly (finite, non-negative, bounded) and a TTL is positive") {
   for (const char* bad : {"inf", "nan", "-nan", "infs", "1e16", "1e300d", "-1s", "0x10", "1e16s", "4000d"}) {
     CAPTURE(bad);
     CHECK_FALSE(parse_duration(bad));
