@@ -80,11 +80,23 @@ void add_text_output(request_scan& out, std::string tool, const json::range& val
   out.outputs.push_back(std::move(o));
 }
 
+// Where the first escaped newline (\n) starts in raw JSON string text, or
+// npos. Escapes are read pair by pair: in C:\\Users\\me\\node_modules the
+// "\\n" is an escaped backslash followed by 'n', not a newline.
+std::size_t first_escaped_newline(std::string_view raw) {
+  for (std::size_t i = 0; i + 1 < raw.size(); ++i) {
+    if (raw[i] != '\\') continue;
+    if (raw[i + 1] == 'n') return i;
+    ++i;  // the escaped character: never the start of another escape
+  }
+  return std::string_view::npos;
+}
+
 // A text that starts with a header line: the output is what follows the
 // newline, inside the same JSON string. The header is matched on its decoded
 // text and must be escaped exactly as we would escape it (else it stays inline).
 void try_header_and_output(request_scan& out, const text_part& t) {
-  auto nl = t.raw.find("\\n");
+  auto nl = first_escaped_newline(t.raw);
   if (nl == std::string_view::npos || nl > 4096) return;
   std::string header;
   if (!json::unescape(t.raw.substr(0, nl), header)) return;

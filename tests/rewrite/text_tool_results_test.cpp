@@ -128,3 +128,16 @@ TEST_CASE("look-alikes stay untouched: other roles, other lines, other escapes")
                                         {{"type", "text"}, {"text", big}}}));
   CHECK(e.run("/v1/messages", image_next.dump()).report.offloads.empty());
 }
+
+TEST_CASE("a header whose ARG is a Windows path (a backslash before n) matches in the same-text form") {
+  const auto big = big_text();
+  const std::string header = "[read_file for 'C:\\Users\\me\\node_modules\\next\\index.js'] Result:";
+  J body = {{"model", "gpt-4o"}, {"messages", J::array({{{"role", "user"}, {"content", header + "\n" + big}}})}};
+  env e(text_results::cline);
+  auto r = e.run("/v1/chat/completions", body.dump());
+  REQUIRE(r.report.offloads.size() == 1);  // was: the "\\n" of "\node_modules" taken for the newline, no match
+  CHECK(r.report.offloads[0].tool_name == "read_file");
+  auto text = J::parse(r.body)["messages"][0]["content"].get<std::string>();
+  CHECK(text.rfind(header + "\n[gistproxy:", 0) == 0);
+  CHECK(e.page(r.report.offloads[0]) == big);
+}
