@@ -47,6 +47,7 @@ awaitable<bool> client_writer::whole(const http::response_header<>& from, std::s
   } else if (status != 204 && status != 304) {
     head.content_length(body.size());
   }
+  if (draining_ && draining_->load()) reply_.keep_alive = false;
   const std::string bytes_of_head = std::move(head.connection(version(), reply_.keep_alive)).finish();
   reply_.status = int(status);
   reply_.started = true;
@@ -67,6 +68,7 @@ awaitable<bool> client_writer::stream_head(const http::response_header<>& from, 
   } else {
     reply_.keep_alive = false;  // HTTP/1.0 has no chunked coding: the body ends when we close
   }
+  if (draining_ && draining_->load()) reply_.keep_alive = false;
   const std::string bytes_of_head = std::move(head.connection(version(), reply_.keep_alive)).finish();
   reply_.status = int(from.result_int());
   reply_.started = true;
@@ -107,6 +109,7 @@ awaitable<void> client_writer::error(const proxy_error& e) {
   const std::string error_body = e.json_body();
   const std::string_view body = head_request_ ? std::string_view() : std::string_view(error_body);
   res.content_length(error_body.size());
+  if (draining_ && draining_->load()) reply_.keep_alive = false;
   res.keep_alive(reply_.keep_alive);
   const std::string head = response_head(res);
   reply_.started = true;

@@ -8,6 +8,7 @@
 // unit-tested against a channel that records bytes or fails on demand.
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <span>
 #include <string>
@@ -72,6 +73,10 @@ class client_writer {
   // an abnormal end can signal it, so the connection is closed instead.
   awaitable<void> error(const proxy_error& e);
 
+  // A drain that starts while this response is built ends the connection
+  // after it: the head then says Connection: close.
+  void close_when(const std::atomic<bool>& draining) { draining_ = &draining; }
+
   // The framing of one streamed piece, for writers outside the exchange's
   // coroutine (keep-alive events while a page-in hop waits).
   std::string framed(std::string_view data) const;
@@ -93,6 +98,7 @@ class client_writer {
   bool head_request_;
   bool chunked_ = false;
   bool gone_ = false;
+  const std::atomic<bool>* draining_ = nullptr;
   client_reply reply_;
 };
 

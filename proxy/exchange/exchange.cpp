@@ -9,6 +9,7 @@ exchange::exchange(shard& s, tcp_socket& client, socket_deadline& deadline, conn
 
 awaitable<bool> exchange::run(client_request& request) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
+  ctx.out.close_when(svc_.draining);
   receive(svc_, ctx);
   std::optional<proxy_error> internal;
   try {

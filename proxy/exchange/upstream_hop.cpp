@@ -152,6 +152,14 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
       } while (!rec && head_->get().result_int() / 100 == 1 && head_->get().result_int() != 101);
     }
     waiting.stop();
+    if (!rec && head_->get().result_int() == 101) {
+      // gistproxy never forwards an Upgrade (it is hop-by-hop), so a 101 is
+      // an answer nobody asked for: relaying it would hand the client a
+      // protocol switch with an HTTP body framing.
+      watch_.guard(nullptr);
+      conn_.reset();
+      co_return proxy_error{error_kind::upstream_bad_response, "upstream switched protocols (101) unasked"};
+    }
     if (!rec) {
       if (auto length = head_->content_length()) length_ = *length;
       note_framing();

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "proxy/exchange/exchange.hpp"
+#include "proxy/net/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -89,17 +90,25 @@ std::optional<proxy_error> unsupported_framing(const http::request_parser<http::
   return std::nullopt;
 }
 
-std::size_t field_count(const http::request<http::string_body>& r) {
-  return std::size_t(std::distance(r.begin(), r.end()));
+// The request line and Host, checked before anything is forwarded; the
+// target is rewritten to the origin-form path gistproxy forwards.
+std::optional<proxy_error> unacceptable_target(http::request_parser<http::string_body>& parser, bool& asterisk) {
+  auto& h = parser.get();
+  auto host = h.find(http::field::host);
+  if (auto problem = host_field_problem(h.version(), h.count(http::field::host),
+                                        host == h.end() ? std::string_view{} : std::string_view(host->value())))
+    return proxy_error{error_kind::bad_request, *problem + " (RFC 9112 section 3.2)"};
+  auto checked = check_request_target(std::string_view(h.method_string()), std::string_view(h.target()));
+  if (!checked.error.empty()) return proxy_error{error_kind::bad_request, checked.error};
+  asterisk = checked.asterisk;
+  if (!asterisk && checked.origin_form != std::string_view(h.target())) h.target(checked.origin_form);
+  return std::nullopt;
 }
 
-// Beast appends a chunked body's trailer fields to the headers. Trailers are
-// not headers (RFC 9110 §6.5.1): they are dropped, never forwarded upstream.
-void drop_trailer_fields(http::request<http::string_body>& r, std::size_t header_fields) {
-  auto it = r.begin();
-  for (std::size_t i = 0; i < header_fields && it != r.end(); ++i) ++it;
-  while (it != r.end()) it = r.erase(it);
-}
+// "OPTIONS *" asks about the server, not a resource: answered here, never
+// forwarded as a path under the upstream's base.
+constexpr std::string_view server_options =
+    "HTTP/1.1 204 No Content\r\nAllow: GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS\r\n\r\n";
 
 struct session_registration {
   shard& owner;
@@ -154,7 +163,23 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
       co_await lingering_close(socket, deadline);
       co_return;
     }
-    const std::size_t header_fields = field_count(parser.get());
+    bool asterisk = false;
+    if (auto bad_target = unacceptable_target(parser, asterisk)) {
+      co_await ex.reject(parser.get(), std::move(*bad_target));
+      co_await lingering_close(socket, deadline);
+      co_return;
+    }
+    if (asterisk) {
+      if (!parser.is_done()) {
+        proxy_error with_body{error_kind::bad_request, "OPTIONS * takes no body"};
+        co_await ex.reject(parser.get(), std::move(with_body));
+        co_await lingering_close(socket, deadline);
+        co_return;
+      }
+      auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(server_options), use_nothrow);
+      if (wec) break;
+      continue;
+    }
     if (auto it = parser.get().find(http::field::expect);
         it != parser.get().end() && beast::iequals(it->value(), "100-continue")) {
       static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -165,6 +190,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     // grows only as bytes arrive: a client declaring 64 MiB and sending
     // nothing costs nothing. Chunked bodies go through Beast's parser.
     std::optional<std::string> direct_body;
+    std::optional<http::request_header<>> header_as_received;
     if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
       direct_body.emplace();
       deadline.set(cfg.client_timeout);  // one deadline for the whole body
@@ -178,7 +204,14 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
         break;  // or it went away
       }
     } else {
-      if (parser.chunked()) buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+      // Beast adds a chunked body's trailer fields to the header, each after
+      // any field of the same name (a trailer Authorization lands beside the
+      // header's, not at the end). Trailers are not headers (RFC 9110
+      // section 6.5.1): the header as received is kept and put back.
+      if (parser.chunked()) {
+        buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+        header_as_received = parser.get().base();
+      }
       deadline.set(cfg.client_timeout);
       auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
       const error_code bec = deadline.verdict(body_ec);
@@ -197,7 +230,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     // An exchange can last minutes (a stream): an empty read buffer is not
     // kept across it, so an open stream holds no request-sized memory.
     if (buffer.size() == 0) buffer.shrink_to_fit();
-    drop_trailer_fields(request, header_fields);
+    if (header_as_received) request.base() = std::move(*header_as_received);
     if (direct_body) request.body() = std::move(*direct_body);
     if (!co_await ex.run(request)) break;
   }

@@ -1,0 +1,108 @@
+#include "proxy/net/request_target.hpp"
+
+#include <cctype>
+
+namespace gistproxy::proxy {
+namespace {
+
+bool iequals_prefix(std::string_view s, std::string_view prefix) {
+  if (s.size() < prefix.size()) return false;
+  for (std::size_t i = 0; i < prefix.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(s[i])) != prefix[i]) return false;
+  return true;
+}
+
+// A segment that is "." or ".." once %2e is read as a dot.
+bool encoded_dot_segment(std::string_view segment) {
+  if (segment.find('%') == std::string_view::npos) return false;
+  std::string decoded;
+  for (std::size_t i = 0; i < segment.size(); ++i) {
+    if (segment[i] == '%' && i + 2 < segment.size() + 1 && (segment.substr(i + 1, 2) == "2e" || segment.substr(i + 1, 2) == "2E")) {
+      decoded += '.';
+      i += 2;
+    } else {
+      decoded += segment[i];
+    }
+  }
+  return decoded == "." || decoded == "..";
+}
+
+}  // namespace
+
+checked_target check_request_target(std::string_view method, std::string_view target) {
+  checked_target out;
+  if (target == "*") {
+    if (method == "OPTIONS") out.asterisk = true;
+    else out.error = "the asterisk-form request target is only for OPTIONS (RFC 9112 section 3.2.4)";
+    return out;
+  }
+  std::string from_absolute;
+  if (iequals_prefix(target, "http://") || iequals_prefix(target, "https://")) {
+    // absolute-form: the path and query after the authority.
+    const auto authority = target.find("//") + 2;
+    const auto rest = target.find_first_of("/?#", authority);
+    from_absolute = rest == std::string_view::npos ? "/" : std::string(target.substr(rest));
+    if (from_absolute.front() != '/') from_absolute.insert(0, "/");
+    target = from_absolute;
+  }
+  if (target.empty() || target.front() != '/') {
+    out.error = "the request target must be a path (origin-form) or an absolute URL";
+    return out;
+  }
+  const auto query_at = target.find_first_of("?#");
+  const std::string_view path = target.substr(0, query_at);
+  const std::string_view query = query_at == std::string_view::npos ? std::string_view{} : target.substr(query_at);
+  for (std::size_t at = 1; at <= path.size();) {
+    const auto end = std::min(path.find('/', at), path.size());
+    if (encoded_dot_segment(path.substr(at, end - at))) {
+      out.error = "the request target spells a dot segment in percent-encoding";
+      return out;
+    }
+    at = end + 1;
+  }
+  // RFC 3986 section 5.2.4, in one pass over a view (no quadratic erasing);
+  // ".." above the root is refused rather than clamped: no client of an LLM
+  // API sends it, an attacker does.
+  std::string_view in = path;
+  std::string& result = out.origin_form;
+  while (!in.empty()) {
+    if (in.starts_with("../")) in.remove_prefix(3);
+    else if (in.starts_with("./")) in.remove_prefix(2);
+    else if (in.starts_with("/./")) in.remove_prefix(2);
+    else if (in == "/.") in = "/";
+    else if (in.starts_with("/../") || in == "/..") {
+      in = in.size() == 3 ? std::string_view("/") : in.substr(3);
+      if (result.empty()) {
+        out.error = "the request target climbs above the root";
+        result.clear();
+        return out;
+      }
+      result.erase(result.rfind('/'));
+    } else if (in == "." || in == "..") {
+      in = {};
+    } else {
+      const auto next = in.find('/', 1);
+      const auto segment = in.substr(0, next);
+      result += segment;
+      in.remove_prefix(segment.size());
+    }
+  }
+  if (result.empty()) result = "/";
+  result += query;
+  return out;
+}
+
+std::optional<std::string> host_field_problem(unsigned version, std::size_t host_fields, std::string_view host) {
+  if (host_fields > 1) return "more than one Host field";
+  if (host_fields == 0) {
+    if (version >= 11) return "an HTTP/1.1 request without a Host field";
+    return std::nullopt;
+  }
+  for (unsigned char c : host) {
+    const bool ok = std::isalnum(c) || std::string_view("-._~%!$&'()*+,;=:[]").find(char(c)) != std::string_view::npos;
+    if (!ok) return "the Host field is not a valid host[:port]";
+  }
+  return std::nullopt;
+}
+
+}  // namespace gistproxy::proxy

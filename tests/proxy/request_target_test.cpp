@@ -1,0 +1,50 @@
+#include "proxy/net/request_target.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gistproxy::proxy;
+
+TEST_CASE("request targets: origin-form kept, absolute-form reduced to its path, dot segments removed") {
+  auto [target, expected] = GENERATE(table<std::string, std::string>({
+      {"/v1/chat/completions", "/v1/chat/completions"},
+      {"/v1/models?limit=5", "/v1/models?limit=5"},
+      {"http://api.openai.com/v1/chat/completions", "/v1/chat/completions"},
+      {"HTTPS://api.anthropic.com/v1/messages?beta=true", "/v1/messages?beta=true"},
+      {"http://host", "/"},
+      {"http://host?x=1", "/?x=1"},
+      {"/v1/./chat/completions", "/v1/chat/completions"},
+      {"/v1/x/../chat/completions", "/v1/chat/completions"},
+      {"/v1/x/..", "/v1/"},
+      {"/v1//double", "/v1//double"},
+      {"/a/b/../../c?q=/../..", "/c?q=/../.."},  // the query is not a path
+      {"/", "/"},
+  }));
+  CAPTURE(target);
+  auto r = check_request_target("POST", target);
+  CHECK(r.error.empty());
+  CHECK(r.origin_form == expected);
+}
+
+TEST_CASE("request targets that leave the root, hide dots or are not paths are refused") {
+  for (const char* bad : {"/../../etc/passwd", "/..", "/v1/../../x", "/v1/%2e%2e/%2E%2E/x", "/v1/%2e/x", "v1/x", "",
+                          "http://host/../x"}) {
+    CAPTURE(bad);
+    auto r = check_request_target("POST", bad);
+    CHECK_FALSE(r.error.empty());
+  }
+  CHECK(check_request_target("OPTIONS", "*").asterisk);
+  CHECK_FALSE(check_request_target("GET", "*").error.empty());
+}
+
+TEST_CASE("Host: exactly one on HTTP/1.1, with a valid value") {
+  CHECK_FALSE(host_field_problem(11, 1, "api.openai.com"));
+  CHECK_FALSE(host_field_problem(11, 1, "127.0.0.1:8080"));
+  CHECK_FALSE(host_field_problem(11, 1, "[::1]:8080"));
+  CHECK_FALSE(host_field_problem(11, 1, ""));  // allowed when the target has no authority
+  CHECK_FALSE(host_field_problem(10, 0, ""));
+  CHECK(host_field_problem(11, 0, ""));
+  CHECK(host_field_problem(11, 2, "a"));
+  CHECK(host_field_problem(11, 1, "a b"));
+  CHECK(host_field_problem(11, 1, "a/b"));
+  CHECK(host_field_problem(11, 1, "user@host"));
+}
