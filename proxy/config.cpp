@@ -114,6 +114,16 @@ const std::vector<option>& options() {
          c.max_idle_upstream = unsigned(std::strtoul(v.c_str(), &end, 10));
          return end && *end == 0;
        }},
+      {"max-connections", "N",
+       "client connections served at once; past it new ones wait in the kernel's backlog while /healthz and "
+       "/metrics stay answerable (default: min(4096, half the descriptor limit))",
+       [](config& c, const std::string& v) {
+         char* end = nullptr;
+         const auto n = std::strtoul(v.c_str(), &end, 10);
+         if (!end || *end != 0 || v.empty() || n == 0 || n > 1'000'000) return false;
+         c.max_connections = unsigned(n);
+         return true;
+       }},
       {"offload", "on|off", "offload oversized tool outputs (default on; off: a plain proxy)",
        [](config& c, const std::string& v) {
          if (v != "on" && v != "off" && v != "true" && v != "false") return false;

@@ -40,6 +40,10 @@ struct config {
   std::chrono::milliseconds idle_timeout{75'000};          // keep-alive idle client connection
   std::chrono::milliseconds drain_timeout{30'000};
   unsigned max_idle_upstream = 64;  // idle keep-alive connections per upstream per thread
+  // Client connections served at once; 0: decided at start from the
+  // descriptor limit (min(4096, limit / 2)), leaving room for upstream
+  // connections, store files and the admin listener.
+  unsigned max_connections = 0;
 
   // Offload (rewrite/): which tool outputs leave the window and where they go.
   bool offload = true;

@@ -33,6 +33,11 @@ metric_catalogue::metric_catalogue(registry& r)
       upstream_answers_decoded(r.add_counter(
           "gistproxy_upstream_answers_decoded_total",
           "Compressed upstream answers decoded so read_blob calls could be intercepted, by coding.", {"coding"})),
+      accept_paused(r.add_counter(
+          "gistproxy_accept_paused_total",
+          "Times the client listener stopped accepting, by reason: limit (--max-connections reached; new clients "
+          "wait in the backlog), descriptors (the process or system is out of file descriptors), error.",
+          {"reason"})),
       offloads(r.add_counter("gistproxy_offloads_total", "Tool outputs offloaded to the blob store, by API and content kind.",
                              {"api", "kind"})),
       offload_tokens_before(r.add_counter("gistproxy_offload_tokens_before_total",
@@ -109,6 +114,7 @@ metric_catalogue::metric_catalogue(registry& r)
   for (std::string_view reason : {"leftover", "unframed"}) upstream_connections_discarded.labels({reason});
   for (std::string_view result : {"written", "dropped", "failed", "rotation_failed"}) records.labels({result});
   for (std::string_view coding : {"gzip", "deflate", "br", "zstd"}) upstream_answers_decoded.labels({coding});
+  for (std::string_view reason : {"limit", "descriptors", "error"}) accept_paused.labels({reason});
 }
 
 void metric_catalogue::initialise_api_series(const std::vector<std::string_view>& apis) {

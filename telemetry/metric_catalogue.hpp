@@ -24,6 +24,7 @@ struct metric_catalogue {
   family<counter>& upstream_connections;
   family<counter>& upstream_connections_discarded;
   family<counter>& upstream_answers_decoded;
+  family<counter>& accept_paused;
   // Offload (one series per API dialect).
   family<counter>& offloads;               // by api and content kind
   family<counter>& offload_tokens_before;  // estimated tokens of offloaded outputs

@@ -1,6 +1,10 @@
 #include "proxy/net/server.hpp"
 
 #include <sched.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cerrno>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -55,18 +59,53 @@ void server::bind() {
 tcp::endpoint server::listen_endpoint() const { return acceptor_->local_endpoint(); }
 tcp::endpoint server::admin_endpoint() const { return admin_acceptor_->local_endpoint(); }
 
+// Raises the soft descriptor limit to the hard one (a service's default soft
+// limit is often 1024) and returns the client connection limit: the flag, or
+// min(4096, half the descriptors), so upstream connections, store files and
+// the admin listener always have descriptors left.
+static unsigned connection_limit(unsigned flag) {
+  rlimit lim{};
+  if (::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+    lim.rlim_cur = lim.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &lim);
+    ::getrlimit(RLIMIT_NOFILE, &lim);
+  }
+  if (flag) return flag;
+  const auto descriptors = lim.rlim_cur == RLIM_INFINITY ? rlim_t(1) << 20 : lim.rlim_cur;
+  return unsigned(std::clamp<rlim_t>(descriptors / 2, 16, 4096));
+}
+
 awaitable<void> server::accept_loop() {
+  const long limit = long(connection_limit(svc_.cfg.max_connections));
+  auto backoff = std::chrono::milliseconds(20);
   for (;;) {
+    // At the limit, stop accepting: new clients wait in the kernel's backlog
+    // (a bounded queue) until a connection ends; the admin listener, on its
+    // own acceptor, keeps answering.
+    if (svc_.live_connections.load() >= limit) {
+      svc_.metrics.accept_paused.labels({"limit"}).inc();
+      while (svc_.live_connections.load() >= limit && acceptor_->is_open()) {
+        asio::steady_timer pause(shards_[0]->io(), std::chrono::milliseconds(10));
+        co_await pause.async_wait(use_nothrow);
+      }
+    }
     auto& target = *shards_[next_shard_++ % shards_.size()];
     auto [ec, socket] = co_await acceptor_->async_accept(target.io(), use_nothrow);
     if (!acceptor_->is_open() || ec == asio::error::operation_aborted) co_return;
     if (ec) {
-      // Out of descriptors or similar: log, back off briefly, keep serving.
-      svc_.log.log(telemetry::log_level::warn, "accept failed", "\"error\":\"" + ec.message() + "\"");
-      asio::steady_timer pause(shards_[0]->io(), std::chrono::milliseconds(50));
+      // Out of descriptors (EMFILE/ENFILE) or similar: count it, back off
+      // (doubling to a second, so a full table is not retried in a spin and
+      // the log is not flooded), keep serving.
+      const bool descriptors = ec == asio::error::no_descriptors || ec.value() == ENFILE;
+      svc_.metrics.accept_paused.labels({descriptors ? "descriptors" : "error"}).inc();
+      if (backoff == std::chrono::milliseconds(20))
+        svc_.log.log(telemetry::log_level::warn, "accept failed", "\"error\":\"" + ec.message() + "\"");
+      asio::steady_timer pause(shards_[0]->io(), backoff);
       co_await pause.async_wait(use_nothrow);
+      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
       continue;
     }
+    backoff = std::chrono::milliseconds(20);
     asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
   }
 }

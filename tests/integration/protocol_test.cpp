@@ -1,7 +1,11 @@
 // Request lines, Host fields and upstream answers that RFC 9112 rules on:
 // what gistproxy forwards stays an origin-form path under --upstream's base.
 #include <catch2/catch.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -107,4 +111,37 @@ TEST_CASE("a response completed during a drain says Connection: close") {
   REQUIRE(raw.rfind("HTTP/1.1 200", 0) == 0);
   auto head = raw.substr(0, raw.find("\r\n\r\n"));
   CHECK(head.find("Connection: close") != std::string::npos);
+}
+
+namespace {
+
+// An idle client: connected, sending nothing.
+int idle_client(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(port);
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  return fd;
+}
+
+}  // namespace
+
+TEST_CASE("at --max-connections idle clients cannot take the proxy: /healthz answers, a waiting client is served later") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url(), "--max-connections", "3"});
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(idle_client(proxy.port()));
+  auto metrics = metrics_with(proxy.admin_port(), {"gistproxy_active_connections 3", "gistproxy_accept_paused_total{reason=\"limit\"} 1"});
+  CHECK(series_value(metrics, "gistproxy_accept_paused_total{reason=\"limit\"}") >= 1);
+  CHECK(http_request(proxy.admin_port(), "GET", "/healthz").status == 200);
+
+  http_result waiting;
+  std::thread client([&] { waiting = http_request(proxy.port(), "GET", "/echo", {}, {}, std::chrono::seconds(20)); });
+  ::close(idle.back());  // one idle client leaves: the waiting one is accepted
+  idle.pop_back();
+  client.join();
+  CHECK(waiting.status == 200);
+  for (int fd : idle) ::close(fd);
 }
