@@ -1,4 +1,5 @@
 #include "proxy/commands/replay_command.hpp"
+#include "proxy/commands/input_files.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -67,11 +68,16 @@ struct trace_input {
 };
 
 std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string error;
+  auto bytes = read_input_file(p.string(), max_input_bytes, error);
+  if (!bytes) throw std::runtime_error("cannot open: " + error);
+  return std::move(*bytes);
+}
+
+// A forced --format whose reader found nothing is a refusal, not "0 turns".
+void require_requests(const rewrite::recorded_trace& t, const std::string& format) {
+  if (!format.empty() && t.requests.empty())
+    throw std::runtime_error("not a " + format + " trace: its reader found no requests in it");
 }
 
 // A file is one trace; a directory is one trace of all its files in name order.
@@ -79,6 +85,7 @@ trace_input load(const std::string& arg, const std::string& format) {
   trace_input in{arg, {}};
   if (!fs::is_directory(arg)) {
     in.trace = rewrite::read_trace(read_file(arg), format);
+    require_requests(in.trace, format);
     return in;
   }
   std::vector<fs::path> files;
@@ -88,6 +95,7 @@ trace_input load(const std::string& arg, const std::string& format) {
   if (files.empty()) throw std::runtime_error("empty directory");
   for (const auto& f : files) {
     auto t = rewrite::read_trace(read_file(f), format);
+    require_requests(t, format);
     if (in.trace.format.empty()) in.trace.format = t.format;
     else if (in.trace.format != t.format) in.trace.format = "mixed";
     in.trace.rebuilt |= t.rebuilt;

@@ -1,4 +1,5 @@
 #include "proxy/commands/report_command.hpp"
+#include "proxy/commands/input_files.hpp"
 
 #include <fstream>
 #include <iostream>
@@ -58,6 +59,8 @@ int report_command(const std::vector<std::string>& args) {
       read_log(std::cin, "stdin", builder);
       continue;
     }
+    std::string why;
+    if (!is_regular_input(f, why)) return std::cerr << "gistproxy report: cannot open " << f << ": " << why << "\n", 2;
     std::ifstream in(f);
     if (!in) return std::cerr << "gistproxy report: cannot open " << f << "\n", 2;
     if (!read_log(in, f, builder)) return std::cerr << "gistproxy report: error reading " << f << "\n", 2;

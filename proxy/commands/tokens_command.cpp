@@ -1,4 +1,5 @@
 #include "proxy/commands/tokens_command.hpp"
+#include "proxy/commands/input_files.hpp"
 
 #include <chrono>
 #include <fstream>
@@ -17,14 +18,20 @@ constexpr const char* help =
     "(special tokens such as <|endoftext|> count as text). Prints \"COUNT FILE\" per file, or with\n"
     "--json one object: tokenizer, files [{file, bytes, tokens}], and the counting speed.\n";
 
-bool read_input(const std::string& name, std::string& out) {
+bool read_input(const std::string& name, std::string& out, std::string& error) {
   if (name == "-") {
-    out.assign(std::istreambuf_iterator<char>(std::cin), {});
+    // Standard input may never end (a pipe from /dev/zero): read up to the bound.
+    out.clear();
+    char buf[65536];
+    while (std::cin.read(buf, sizeof buf) || std::cin.gcount() > 0) {
+      out.append(buf, std::size_t(std::cin.gcount()));
+      if (out.size() > max_input_bytes) return error = "standard input is larger than 1 GiB", false;
+    }
     return true;
   }
-  std::ifstream in(name, std::ios::binary);
-  if (!in) return false;
-  out.assign(std::istreambuf_iterator<char>(in), {});
+  auto bytes = read_input_file(name, max_input_bytes, error);
+  if (!bytes) return false;
+  out = std::move(*bytes);
   return true;
 }
 
@@ -63,8 +70,9 @@ int tokens_command(const std::vector<std::string>& args) {
   int rc = 0;
   for (const auto& f : files) {
     std::string text;
-    if (!read_input(f, text)) {
-      std::cerr << "gistproxy tokens: cannot read " << f << "\n";
+    std::string why;
+    if (!read_input(f, text, why)) {
+      std::cerr << "gistproxy tokens: cannot read " << f << ": " << why << "\n";
       rc = 1;
       continue;
     }

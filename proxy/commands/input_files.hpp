@@ -1,0 +1,20 @@
+// Files the offline commands (replay, report, tokens) read whole: only
+// regular files, at most `max_bytes` (a FIFO, /dev/zero or a file still
+// growing past the bound is refused with a reason, never read forever).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace gistproxy::proxy {
+
+inline constexpr std::uint64_t max_input_bytes = 1ull << 30;
+
+// The file's bytes, or nullopt with `error` set ("not a regular file", "larger than ...").
+std::optional<std::string> read_input_file(const std::string& path, std::uint64_t max_bytes, std::string& error);
+
+// Whether `path` names a regular file (what report streams line by line); else `error`.
+bool is_regular_input(const std::string& path, std::string& error);
+
+}  // namespace gistproxy::proxy
