@@ -157,6 +157,12 @@ class offload_engine::pass {
       if (rule.what == tool_rule::action::threshold && e_.estimator_.max_tokens(c.out->raw.size()) <= rule.tokens)
         continue;
       if (!decode(c) || c.bytes.size() < cfg_.min_offload_bytes) continue;
+      if (c.bytes.size() > cfg_.max_blob_bytes) {
+        // The store would refuse it: never tokenized (60 MB took 28 s and 2 GB).
+        ++report_.skipped_too_large;
+        c.fate = output_fate::too_large;
+        continue;
+      }
       if (rule.what == tool_rule::action::always ||
           e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_)->shape.tokens > rule.tokens)
         c.chosen = true;

@@ -299,3 +299,33 @@ TEST_CASE("with the exact tokenizer, an output dense in tokens is offloaded by i
   CHECK(second.report.offloads[0].tokens_after == first.report.offloads[0].tokens_after);
   CHECK(second.body == first.body);
 }
+
+namespace {
+
+// Counts what it is asked to tokenize.
+class counting_estimator final : public token_estimator {
+ public:
+  std::uint64_t estimate(std::string_view bytes, content_kind kind) const override {
+    largest = std::max(largest, bytes.size());
+    return inner.estimate(bytes, kind);
+  }
+  std::uint64_t max_tokens(std::size_t bytes) const override { return inner.max_tokens(bytes); }
+  std::string_view name() const override { return "counting"; }
+  bool exact() const override { return false; }
+  mutable std::size_t largest = 0;
+  char_ratio_estimator inner;
+};
+
+}  // namespace
+
+TEST_CASE("an output too large to store is never tokenized") {
+  offload_config cfg;
+  cfg.max_blob_bytes = 10000;
+  std::int64_t now = 1;
+  memory_blob_store store{[&] { return now; }};
+  counting_estimator estimator;
+  offload_engine engine(cfg, store, estimator);
+  auto result = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), chat_body({std::string(400000, 'y')}), "t");
+  CHECK(result.report.skipped_too_large == 1);
+  CHECK(estimator.largest < 10000);  // was: the whole 400 KB counted, then refused by the store
+}
