@@ -12,12 +12,32 @@ std::unique_ptr<bpe_tokenizer> bpe_tokenizer::create(std::unique_ptr<rank_table>
   return std::unique_ptr<bpe_tokenizer>(new bpe_tokenizer(std::move(ranks), std::move(split)));
 }
 
+namespace {
+
+// A piece longer than this (no real text has one: it is a run of one
+// character class, e.g. 20 MB of one letter) is merged in chunks of this
+// size. Merging it whole cost 40 times its size in memory at a tenth of the
+// usual speed; in chunks memory stays bounded, and the count can exceed
+// tiktoken's by at most one token per chunk (no token spans a cut).
+constexpr std::size_t max_merged_piece = 64 * 1024;
+
+std::uint64_t count_long_piece(const rank_table& ranks, std::string_view piece, merge_scratch& scratch) {
+  std::uint64_t count = 0;
+  while (piece.size() > max_merged_piece) {
+    count += count_piece_tokens(ranks, piece.substr(0, max_merged_piece), scratch);
+    piece.remove_prefix(max_merged_piece);
+  }
+  return count + count_piece_tokens(ranks, piece, scratch);
+}
+
+}  // namespace
+
 std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind) const {
   merge_scratch scratch;
   pretokenizer::cursor pieces(*split_, bytes);
   std::uint64_t count = 0;
   std::string_view piece;
-  while (pieces.next(piece)) count += count_piece_tokens(*ranks_, piece, scratch);
+  while (pieces.next(piece)) count += count_long_piece(*ranks_, piece, scratch);
   if (pieces.failed()) {
     fallbacks_.fetch_add(1, std::memory_order_relaxed);
     count += char_ratio_estimator().estimate(pieces.rest(), kind);

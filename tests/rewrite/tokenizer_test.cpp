@@ -199,3 +199,15 @@ TEST_CASE("a split that fails part-way is counted by the estimate for the rest, 
   // "xy" and " " split and merged (no merges: one token per byte), the 40 a's estimated at characters/4.
   CHECK(n == 2 + 1 + 10);
 }
+
+TEST_CASE("a pathological piece is merged in bounded chunks, within one token per chunk of the exact count") {
+  const std::string run(1 << 20, 'A');  // one piece of 1 MiB: 16 chunks
+  tokens::merge_scratch scratch;
+  const auto exact = tokens::count_piece_tokens(*tokens::rank_table::parse_static(*tokens::embedded_rank_data("o200k_base", nullptr), nullptr), run, scratch);
+  const auto chunked = o200k().estimate(run, content_kind::text);
+  CHECK(chunked >= exact);
+  CHECK(chunked <= exact + 16);
+  // Each chunk is merged alone: the count of k equal chunks is k times one.
+  CHECK(o200k().estimate(std::string(4 * 64 * 1024, 'A'), content_kind::text) ==
+        4 * o200k().estimate(std::string(64 * 1024, 'A'), content_kind::text));
+}
