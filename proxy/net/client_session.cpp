@@ -116,7 +116,8 @@ struct session_registration {
   session_registration(shard& s, tcp_socket* socket) : owner(s) {
     handle = s.sessions().insert(s.sessions().end(), session_handle{socket, false});
     s.svc().metrics.active_connections.get().add(1);
-    s.svc().live_connections.fetch_add(1);
+    // live_connections was counted by the accept loop, before this session
+    // ran: the connection limit must see a connection the moment it exists.
   }
   ~session_registration() {
     if (!owner.stopping()) owner.sessions().erase(handle);

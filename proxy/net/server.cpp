@@ -106,6 +106,7 @@ awaitable<void> server::accept_loop() {
       continue;
     }
     backoff = std::chrono::milliseconds(20);
+    svc_.live_connections.fetch_add(1);  // released by the session when it ends
     asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
   }
 }

@@ -1,6 +1,6 @@
 // Responses: read_blob calls are function_call output items; results go back
-// as function_call_output input items (or, with previous_response_id, as the
-// whole input of a request that continues from this hop's response).
+// as function_call_output input items appended to the request's own input
+// (with or without previous_response_id: see continue_conversation).
 #include <nlohmann/json.hpp>
 
 #include "rewrite/dialects/responses.hpp"
@@ -42,29 +42,38 @@ std::optional<std::string> responses_dialect::continue_conversation(std::string_
   nlohmann::json outputs = nlohmann::json::array();
   for (const auto& r : results)
     outputs.push_back({{"type", "function_call_output"}, {"call_id", r.id}, {"output", r.text}});
+  // Every hop appends this hop's items and the read_blob results to the
+  // request's own input, keeping the client's previous_response_id (a
+  // response the client chained on, so one that was stored). Chaining on the
+  // hop's own response instead broke three ways: with store:false it was
+  // never stored, a client call beside read_blob had no output in it, and the
+  // client's next turn chained on a response whose state ended in a
+  // read_blob call. The last hop's response holds the whole conversation.
+  // Everything the model produced except the client's own calls (reasoning
+  // items must travel with the function calls they led to; the model
+  // re-issues the client's calls once it has read).
+  std::string items;
+  for (const auto& item : checked::array_at(response, "output")) {
+    if (checked::string_is(item, "type", "function_call") && !checked::string_is(item, "name", tool_name)) continue;
+    if (!items.empty()) items += ',';
+    items += checked::dump(item);
+  }
+  for (const auto& o : outputs) {
+    if (!items.empty()) items += ',';
+    items += checked::dump(o);
+  }
   std::string next;
-  if (top->member("previous_response_id") && checked::member(response, "id").is_string()) {
-    // Server-side state: continue from this hop's response with just the outputs.
-    next = set_member(body, *top, "previous_response_id", checked::dump(checked::member(response, "id")));
-    auto again = read_top_level(next);
-    if (!again) return std::nullopt;
-    next = set_member(next, *again, "input", checked::dump(outputs));
-  } else {
-    auto input = top->member("input");
-    if (!input || body[input->begin] != '[') return std::nullopt;
-    // Everything the model produced except the client's own calls (reasoning
-    // items must travel with the function calls they led to).
-    std::string items;
-    for (const auto& item : checked::array_at(response, "output")) {
-      if (checked::string_is(item, "type", "function_call") && !checked::string_is(item, "name", tool_name)) continue;
-      if (!items.empty()) items += ',';
-      items += checked::dump(item);
-    }
-    for (const auto& o : outputs) {
-      if (!items.empty()) items += ',';
-      items += checked::dump(o);
-    }
+  auto input = top->member("input");
+  if (input && body[input->begin] == '[') {
     next = append_to_array(body, *input, items);
+  } else if (input && body[input->begin] == '"') {
+    // A string input is one user message: spelled out, then the items.
+    const std::string message = "{\"role\":\"user\",\"content\":" + std::string(body.substr(input->begin, input->size())) + "}";
+    next = set_member(body, *top, "input", "[" + message + (items.empty() ? "" : "," + items) + "]");
+  } else if (!input) {
+    next = set_member(body, *top, "input", "[" + items + "]");
+  } else {
+    return std::nullopt;
   }
   if (!last_hop) return next;
   auto again = read_top_level(next);

@@ -1,8 +1,8 @@
 // Responses streams: response.created / in_progress once, sequence_number and
 // output_index renumbered across hops, read_blob function_call items withheld,
 // client function_call items held to the end of the turn, one
-// response.completed at the end (first hop's id, every client-visible output
-// item, usage summed).
+// response.completed at the end (the last hop's id, every client-visible
+// output item, usage summed).
 #include <map>
 
 #include "rewrite/intercept/splice.hpp"
@@ -99,7 +99,12 @@ class responses_stream final : public stream_filter {
     }
     auto response = last_response_.is_object() ? last_response_ : first_response_;
     if (!response.is_object()) response = nlohmann::json::object();
-    if (first_response_.is_object() && first_response_.contains("id")) response["id"] = first_response_["id"];
+    // The last hop's id: its stored state holds the whole conversation (the
+    // first hop's ends in an unanswered read_blob call). response.created
+    // went out with the first hop's id and cannot be unsent; SDKs take the
+    // id from the completed response.
+    if (!response.contains("id") && first_response_.is_object() && first_response_.contains("id"))
+      response["id"] = first_response_["id"];
     response["output"] = client_output_;
     if (usage_.is_object()) response["usage"] = usage_;
     out += emit(terminal_type_.empty() ? "response.completed" : terminal_type_,

@@ -2,6 +2,8 @@
 // extend the previous turn's is counted, by who broke it.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "tests/integration/harness.hpp"
 
 using namespace gistproxy::testing;
@@ -55,6 +57,11 @@ TEST_CASE("prefix breaks: counted by cause on the metric and the request span") 
   send(conversation("no tools", {"small", rows("b", 60000)}, false));
 
   auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 6; });
+  // The log is in end order, which a loaded machine's I/O threads do not keep;
+  // the requests were sent one after another, so their starts are ordered.
+  std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
+    return a["startTimeUnixNano"].template get<std::uint64_t>() < b["startTimeUnixNano"].template get<std::uint64_t>();
+  });
   std::vector<std::string> verdicts;
   for (const auto& s : all)
     if (s["name"] == "gistproxy.request") verdicts.push_back(s["attributes"].value("gistproxy.prefix_break", "-"));

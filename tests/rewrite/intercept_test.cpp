@@ -29,16 +29,27 @@ TEST_CASE("chat: the next hop appends the read_blob turn and its results, the la
   CHECK(njson::parse(*last)["tool_choice"] == "none");
 }
 
-TEST_CASE("responses: with previous_response_id the next hop continues from the hop's response") {
+TEST_CASE("responses: with previous_response_id the next hop keeps the client's id and appends to its input") {
   auto* d = dialect_for("POST", "/v1/responses");
-  std::string body = R"({"model":"m","previous_response_id":"resp_0","input":[{"role":"user","content":"q"}],"tool_choice":"auto"})";
-  njson response = {{"id", "resp_1"}, {"output", {{{"type", "function_call"}, {"call_id", "c"}, {"name", "read_blob"}, {"arguments", "{}"}}}}};
-  auto next = d->continue_conversation(body, response, "read_blob", {{"c", "out", false}}, true);
-  REQUIRE(next);
-  auto j = njson::parse(*next);
-  CHECK(j["previous_response_id"] == "resp_1");
-  CHECK(j["input"] == njson::array({{{"type", "function_call_output"}, {"call_id", "c"}, {"output", "out"}}}));
-  CHECK(j["tool_choice"] == "none");
+  const njson call = {{"type", "function_call"}, {"call_id", "c"}, {"name", "read_blob"}, {"arguments", "{}"}};
+  const njson client_call = {{"type", "function_call"}, {"call_id", "k"}, {"name", "run"}, {"arguments", "{}"}};
+  const njson output = {{"type", "function_call_output"}, {"call_id", "c"}, {"output", "out"}};
+  njson response = {{"id", "resp_1"}, {"output", {call, client_call}}};
+  SECTION("store:false: never chained on the hop's unstored response; a client call beside read_blob is dropped") {
+    std::string body = R"({"model":"m","store":false,"previous_response_id":"resp_0","input":[{"role":"user","content":"q"}]})";
+    auto next = d->continue_conversation(body, response, "read_blob", {{"c", "out", false}}, true);
+    REQUIRE(next);
+    auto j = njson::parse(*next);
+    CHECK(j["previous_response_id"] == "resp_0");  // was: resp_1, never stored (400)
+    CHECK(j["input"] == njson::array({{{"role", "user"}, {"content", "q"}}, call, output}));  // was: no output for "k" (400)
+    CHECK(j["tool_choice"] == "none");
+  }
+  SECTION("a string input becomes its user message, then the items") {
+    std::string body = R"({"model":"m","previous_response_id":"resp_0","input":"q"})";
+    auto next = d->continue_conversation(body, response, "read_blob", {{"c", "out", false}}, false);
+    REQUIRE(next);
+    CHECK(njson::parse(*next)["input"] == njson::array({{{"role", "user"}, {"content", "q"}}, call, output}));
+  }
 }
 
 TEST_CASE("messages: the next hop appends an assistant turn and a user turn of tool results") {
@@ -105,4 +116,25 @@ TEST_CASE("a hop counts as complete only when its own end-of-turn event arrived"
     }
     CHECK_FALSE(f->end_hop().complete);  // the earlier hop's end does not count for this one
   }
+}
+
+TEST_CASE("a spliced Responses stream completes with the last hop's id, whose state holds the whole conversation") {
+  auto f = dialect_named("responses")->make_stream_filter("read_blob");
+  sse::event_parser parser;
+  std::string out;
+  auto feed = [&](const std::string& type, const njson& data) {
+    parser.feed("event: " + type + "\ndata: " + data.dump() + "\n\n", [&](const sse::event& e) { out += f->on_event(e); });
+  };
+  const njson call = {{"type", "function_call"}, {"call_id", "c"}, {"name", "read_blob"}, {"arguments", "{}"}};
+  feed("response.created", {{"type", "response.created"}, {"response", {{"id", "resp_hop1"}, {"output", njson::array()}}}});
+  feed("response.output_item.added", {{"type", "response.output_item.added"}, {"output_index", 0}, {"item", call}});
+  feed("response.output_item.done", {{"type", "response.output_item.done"}, {"output_index", 0}, {"item", call}});
+  feed("response.completed", {{"type", "response.completed"}, {"response", {{"id", "resp_hop1"}, {"output", {call}}}}});
+  REQUIRE(f->end_hop().calls.size() == 1);
+  feed("response.created", {{"type", "response.created"}, {"response", {{"id", "resp_hop2"}, {"output", njson::array()}}}});
+  feed("response.completed", {{"type", "response.completed"}, {"response", {{"id", "resp_hop2"}, {"output", njson::array()}}}});
+  REQUIRE(f->end_hop().calls.empty());
+  const auto end = f->finish();
+  const auto data = njson::parse(end.substr(end.find("data: ") + 6));
+  CHECK(data["response"]["id"] == "resp_hop2");  // was: resp_hop1, whose stored state ends in the read_blob call
 }
