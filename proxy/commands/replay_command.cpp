@@ -1,12 +1,14 @@
 #include "proxy/commands/replay_command.hpp"
-#include "proxy/commands/input_files.hpp"
+#include "proxy/commands/trace_inputs.hpp"
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <unistd.h>
 
 #include "proxy/exchange/compaction_span.hpp"
 #include "proxy/commands/wiring.hpp"
@@ -46,7 +48,9 @@ constexpr const char* help =
     "llm_completions, Inspect AI eval logs, SWE-agent .traj, mini-swe-agent .traj.json, tau-bench\n"
     "results, Codex CLI rollouts, Cline/Roo/Kilo task histories, OpenHands output.jsonl, Gemini\n"
     "CLI saved chats, and JSON/JSONL lists of chat\n"
-    "messages or of request bodies. A directory is one trace (its files in name order).\n"
+    "messages or of request bodies. A directory is one trace: every file under it, recursively,\n"
+    "in path order, each read with its own format (files none recognises are skipped and\n"
+    "counted). Files are read one at a time while they replay: memory is that of the largest.\n"
     "A file nothing recognises gets an error naming what each format is identified by.\n\n"
     "  --json                 one JSON object: the totals (turns, tokens_before, tokens_after, ...)\n"
     "                         and \"traces\"; with --sweep-threshold, \"sweep\": one per threshold\n"
@@ -61,50 +65,6 @@ constexpr const char* help =
     "  offload flags          as for serve: --threshold-tokens, --tool-policy, --preview-tokens,\n"
     "                         --inject-read-blob, --context-budget-tokens, ... (serve --help)\n"
     "  --span-log FILE, --otlp-endpoint URL   write request and compaction spans, as serve does\n";
-
-struct trace_input {
-  std::string name;
-  rewrite::recorded_trace trace;
-};
-
-std::string read_file(const fs::path& p) {
-  std::string error;
-  auto bytes = read_input_file(p.string(), max_input_bytes, error);
-  if (!bytes) throw std::runtime_error("cannot open: " + error);
-  return std::move(*bytes);
-}
-
-// A forced --format whose reader found nothing is a refusal, not "0 turns".
-void require_requests(const rewrite::recorded_trace& t, const std::string& format) {
-  if (!format.empty() && t.requests.empty())
-    throw std::runtime_error("not a " + format + " trace: its reader found no requests in it");
-}
-
-// A file is one trace; a directory is one trace of all its files in name order.
-trace_input load(const std::string& arg, const std::string& format) {
-  trace_input in{arg, {}};
-  if (!fs::is_directory(arg)) {
-    in.trace = rewrite::read_trace(read_file(arg), format);
-    require_requests(in.trace, format);
-    return in;
-  }
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(arg))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  if (files.empty()) throw std::runtime_error("empty directory");
-  for (const auto& f : files) {
-    auto t = rewrite::read_trace(read_file(f), format);
-    require_requests(t, format);
-    if (in.trace.format.empty()) in.trace.format = t.format;
-    else if (in.trace.format != t.format) in.trace.format = "mixed";
-    in.trace.rebuilt |= t.rebuilt;
-    for (auto& r : t.requests) in.trace.requests.push_back(std::move(r));
-    for (auto& n : t.notes) in.trace.notes.push_back(f.filename().string() + ": " + n);
-  }
-  return in;
-}
-
 
 bool known_format(const std::string& name) {
   for (const auto& f : rewrite::trace_formats())
@@ -203,9 +163,44 @@ struct run_result {
   std::string text;
 };
 
-// One pass over every trace with one configuration.
-run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs, const fs::path& store_dir,
-                      telemetry::tracer* tracer) {
+// Progress on a terminal (stderr), at most a few times a second: gigabytes
+// of sessions take minutes.
+class progress_line {
+ public:
+  progress_line() : on_(::isatty(2) == 1) {}
+  ~progress_line() { clear(); }
+  void show(const std::string& trace, std::uint64_t files, std::uint64_t turns) {
+    if (!on_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::milliseconds(250)) return;
+    last_ = now;
+    std::string name = trace.size() > 50 ? "..." + trace.substr(trace.size() - 47) : trace;
+    std::cerr << "\r\033[Kreplay: " << name << ": " << thousands(files) << " files, " << thousands(turns) << " turns"
+              << std::flush;
+    shown_ = true;
+  }
+  void clear() {
+    if (shown_) std::cerr << "\r\033[K" << std::flush;
+    shown_ = false;
+  }
+
+ private:
+  bool on_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+std::string skipped_text(const trace_walk& w) {
+  std::string out;
+  for (const auto& [why, n] : w.skipped)
+    out += (out.empty() ? "" : ", ") + thousands(n) + " " + why + " (e.g. " + w.skipped_example.at(why) + ")";
+  return out;
+}
+
+// One pass over every trace with one configuration. Each trace is read while
+// it is replayed, one file at a time, and dropped after.
+run_result replay_all(const config& cfg, const std::vector<std::string>& args, const std::string& format,
+                      const fs::path& store_dir, telemetry::tracer* tracer, bool report_errors, int& status) {
   store::fs_store_options so;
   so.root = store_dir;
   so.zstd_level = cfg.zstd_level;
@@ -233,27 +228,51 @@ run_result replay_all(const config& cfg, const std::vector<trace_input>& inputs,
   };
 
   rewrite::replay_stats total;
+  std::uint64_t traces = 0;
   run_result out;
   out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"tokenizer", std::string(estimator->name())},
               {"prices_date", prices.date()}, {"traces", nlohmann::json::array()}};
-  for (const auto& in : inputs) {
-    auto st = replayer.run(in.trace, "replay", on_request);
+  progress_line progress;
+  for (const auto& arg : args) {
+    rewrite::replay_session session(replayer, "replay", on_request);
+    std::uint64_t files = 0, turns = 0;
+    trace_walk w;
+    try {
+      w = walk_trace(arg, format, [&](const rewrite::recorded_trace& t) {
+        session.feed(t);
+        turns += t.requests.size();
+      }, [&](const std::string&) { progress.show(arg, ++files, turns); });
+    } catch (const std::exception& e) {
+      progress.clear();
+      if (report_errors) std::cerr << "gistproxy replay: " << arg << ": " << e.what() << "\n";
+      status = 1;
+      continue;
+    }
+    progress.clear();
+    auto st = session.finish();
     total.add(st);
+    ++traces;
     auto j = stats_json(st);
-    j["file"] = in.name;
-    j["format"] = in.trace.format;
-    j["rebuilt_from_messages"] = in.trace.rebuilt;
-    j["notes"] = in.trace.notes;
+    j["file"] = arg;
+    j["format"] = w.format;
+    j["rebuilt_from_messages"] = w.rebuilt;
+    j["notes"] = w.notes;
+    if (fs::is_directory(arg)) {
+      j["files"] = w.files;
+      j["files_skipped"] = w.skipped;
+    }
     out.json["traces"].push_back(std::move(j));
-    out.text += in.name + " (" + in.trace.format + (in.trace.rebuilt ? ", requests rebuilt from messages" : "") +
-                "): " + thousands(st.turns) + " turns, " + thousands(st.conversations) + " conversations\n";
+    out.text += arg + " (" + w.format + (w.rebuilt ? ", requests rebuilt from messages" : "") + "): " +
+                (fs::is_directory(arg) ? thousands(w.files) + " files, " : "") + thousands(st.turns) + " turns, " +
+                thousands(st.conversations) + " conversations\n";
+    if (!w.skipped.empty()) out.text += "  files skipped: " + skipped_text(w) + "\n";
     out.text += stats_text(st, "  ");
-    if (in.trace.format == "cline" && cfg.text_tool_results != "cline")
+    if (w.format == "cline" && cfg.text_tool_results != "cline")
       out.text += "  (Cline's tool results are user text: --text-tool-results cline offloads them)\n";
-    if (!in.trace.notes.empty()) out.text += "  (" + thousands(in.trace.notes.size()) + " entries skipped: not LLM requests, no body or not JSON; --json lists them)\n";
+    if (!w.notes.empty()) out.text += "  (" + thousands(w.notes.size()) + " entries skipped: not LLM requests, no body or not JSON; --json lists them)\n";
   }
   out.json.update(stats_json(total));
-  out.text += "total over " + thousands(inputs.size()) + " traces, threshold " + thousands(cfg.threshold_tokens) +
+  out.text += "total over " + thousands(traces) + " traces, threshold " + thousands(cfg.threshold_tokens) +
               " tokens: " + thousands(total.turns) + " turns\n" + stats_text(total, "  ");
   return out;
 }
@@ -311,17 +330,7 @@ int replay_command(const std::vector<std::string>& args) {
   if (is_s3_store(cfg.store))  // replay measures a policy offline: it writes a local store it can throw away
     return std::cerr << "gistproxy replay: --store must be a directory (replay never writes to a bucket)\n", 2;
 
-  std::vector<trace_input> inputs;
   int status = 0;
-  for (const auto& f : files) {
-    try {
-      inputs.push_back(load(f, format));
-    } catch (const std::exception& e) {
-      std::cerr << "gistproxy replay: " << f << ": " << e.what() << "\n";
-      status = 1;
-    }
-  }
-
   fs::path temp;
   try {
     telemetry::registry registry;
@@ -342,7 +351,7 @@ int replay_command(const std::vector<std::string>& args) {
         if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary store");
         temp = store_dir = tmpl;
       }
-      auto r = replay_all(cfg, inputs, store_dir, pipeline ? &tracer : nullptr);
+      auto r = replay_all(cfg, files, format, store_dir, pipeline ? &tracer : nullptr, sweep_json.empty(), status);
       if (!own_store) fs::remove_all(temp), temp.clear();
       sweep_json.push_back(std::move(r.json));
       text += r.text;

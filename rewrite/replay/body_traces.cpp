@@ -54,7 +54,7 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     auto api = dialect_for_path(line.value("path", ""));
     auto body = body_of(line, "request_body");
     if (!api || !body) continue;
-    t.requests.push_back({api, *body, body_of(line, "forwarded_body").value_or(""), line.value("hops", 0)});
+    t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), line.value("hops", 0)));
   }
 }
 
@@ -95,7 +95,7 @@ void read_openhands(const std::vector<ojson>& calls, recorded_trace& t) {
     if (is_obj(c, "response") && is_str(c["response"], "model")) model = c["response"]["model"];
     ojson body = {{"model", model}, {"messages", c["messages"]}};
     if (is_obj(c, "kwargs") && is_arr(c["kwargs"], "tools")) body["tools"] = c["kwargs"]["tools"];
-    t.requests.push_back({dialect_named("chat"), dump(body), {}});
+    t.requests.push_back(recorded_request::as_sent(dialect_named("chat"), dump(body)));
   }
 }
 

@@ -19,23 +19,23 @@ bool is_model_item(const ojson& item) {
 }
 
 struct rollout {
+  explicit rollout(recorded_trace& t) : items(t, dialect_named("responses"), "input") {}
   std::string model = "unknown";
   std::string instructions;
-  ojson items = ojson::array();
+  conversation_builder items;
   bool previous_was_model = false;
 };
 
-void add_item(rollout& r, const ojson& item, recorded_trace& t) {
+void add_item(rollout& r, const ojson& item) {
   if (!item.is_object() || !is_str(item, "type")) return;
   const bool model = is_model_item(item);
-  if (model && !r.previous_was_model && !r.items.empty()) {
-    ojson body = {{"model", r.model}};
-    if (!r.instructions.empty()) body["instructions"] = r.instructions;
-    body["input"] = r.items;
-    t.requests.push_back({dialect_named("responses"), dump(body), {}});
+  if (model && !r.previous_was_model && r.items.size()) {
+    ojson before = {{"model", r.model}};
+    if (!r.instructions.empty()) before["instructions"] = r.instructions;
+    r.items.request(before);
   }
   r.previous_was_model = model;
-  r.items.push_back(item);
+  r.items.add(item);
 }
 
 }  // namespace
@@ -57,21 +57,20 @@ bool is_codex_direct(const std::vector<ojson>& lines) {
 
 void read_codex_rollout(const std::vector<ojson>& lines, recorded_trace& t) {
   t.format = "codex";
-  t.rebuilt = true;  // the items are recorded; Codex's tools array is not
-  rollout r;
+  rollout r(t);  // rebuilt: the items are recorded; Codex's tools array is not
   std::size_t compactions = 0;
   for (const auto& line : lines) {
     if (!is_codex_envelope(line)) {  // the direct generation
       if (is_str(line, "id") && line.contains("timestamp") && is_str(line, "instructions"))
         r.instructions = line["instructions"];
-      else if (!line.contains("record_type")) add_item(r, line, t);
+      else if (!line.contains("record_type")) add_item(r, line);
       continue;
     }
     const auto type = line["type"].get<std::string>();
     const auto& p = line["payload"];
     if (type == "session_meta" && is_str(p, "instructions")) r.instructions = p["instructions"];
     else if (type == "turn_context" && is_str(p, "model")) r.model = p["model"];
-    else if (type == "response_item") add_item(r, p, t);
+    else if (type == "response_item") add_item(r, p);
     else if (type == "compacted") ++compactions;
   }
   if (compactions)

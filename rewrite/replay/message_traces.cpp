@@ -26,16 +26,13 @@ ojson as_blocks(const ojson& content) {
 
 // One request per assistant message: the messages before it.
 void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t) {
-  t.rebuilt = true;
-  ojson so_far = ojson::array();
+  conversation_builder conversation(t, dialect_named("chat"), "messages");
+  ojson after = ojson::object();
+  if (tools.is_array() && !tools.empty()) after["tools"] = tools;
   for (const auto& m : messages) {
     if (!m.is_object() || !is_str(m, "role")) continue;
-    if (m["role"] == "assistant" && !so_far.empty()) {
-      ojson body = {{"model", model}, {"messages", so_far}};
-      if (tools.is_array() && !tools.empty()) body["tools"] = tools;
-      t.requests.push_back({dialect_named("chat"), dump(body), {}});
-    }
-    so_far.push_back(chat_message(m));
+    if (m["role"] == "assistant" && conversation.size()) conversation.request({{"model", model}}, after);
+    conversation.add(chat_message(m));
   }
 }
 
@@ -53,15 +50,12 @@ bool is_cline_history(const ojson& list) {
 
 void read_cline_history(const ojson& list, recorded_trace& t) {
   t.format = "cline";
-  t.rebuilt = true;
-  ojson so_far = ojson::array();
+  conversation_builder conversation(t, dialect_named("messages"), "messages");
   for (const auto& m : list) {
     if (!m.is_object() || !is_str(m, "role")) continue;
-    if (m["role"] == "assistant" && !so_far.empty()) {
-      ojson body = {{"model", "unknown"}, {"max_tokens", 8192}, {"messages", so_far}};
-      t.requests.push_back({dialect_named("messages"), dump(body), {}});
-    }
-    so_far.push_back({{"role", m["role"]}, {"content", m.contains("content") ? m["content"] : ojson("")}});
+    if (m["role"] == "assistant" && conversation.size())
+      conversation.request({{"model", "unknown"}, {"max_tokens", 8192}});
+    conversation.add({{"role", m["role"]}, {"content", m.contains("content") ? m["content"] : ojson("")}});
   }
 }
 
@@ -69,13 +63,11 @@ namespace {
 
 // One request per model turn: the contents before it.
 void rebuild_gemini(const ojson& contents, recorded_trace& t) {
-  t.rebuilt = true;
-  ojson so_far = ojson::array();
+  conversation_builder conversation(t, dialect_named("gemini"), "contents");
   for (const auto& c : contents) {
     if (!c.is_object() || !is_arr(c, "parts")) continue;
-    if (c.value("role", "") == "model" && !so_far.empty())
-      t.requests.push_back({dialect_named("gemini"), dump(ojson{{"contents", so_far}}), {}});
-    so_far.push_back({{"role", c.value("role", "user")}, {"parts", c["parts"]}});
+    if (c.value("role", "") == "model" && conversation.size()) conversation.request(ojson::object());
+    conversation.add({{"role", c.value("role", "user")}, {"parts", c["parts"]}});
   }
 }
 
@@ -125,7 +117,6 @@ void read_gemini_cli(const ojson& j, recorded_trace& t) {
 // share message.id, and consecutive user lines reach the API as one message.
 void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {
   t.format = "claude-code";
-  t.rebuilt = true;
   struct msg {
     std::string role, id, model;
     ojson content;
@@ -146,13 +137,11 @@ void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {
     }
     messages.push_back({role, id, m.value("model", ""), m.value("content", ojson(""))});
   }
-  for (std::size_t k = 1; k < messages.size(); ++k) {
-    if (messages[k].role != "assistant") continue;
-    ojson list = ojson::array();
-    for (std::size_t i = 0; i < k; ++i) list.push_back({{"role", messages[i].role}, {"content", messages[i].content}});
-    ojson body = {{"model", messages[k].model.empty() ? "unknown" : messages[k].model}, {"max_tokens", 32000},
-                  {"messages", std::move(list)}};
-    t.requests.push_back({dialect_named("messages"), dump(body), {}});
+  conversation_builder conversation(t, dialect_named("messages"), "messages");
+  for (std::size_t k = 0; k < messages.size(); ++k) {
+    if (k > 0 && messages[k].role == "assistant")
+      conversation.request({{"model", messages[k].model.empty() ? "unknown" : messages[k].model}, {"max_tokens", 32000}});
+    conversation.add({{"role", messages[k].role}, {"content", messages[k].content}});
   }
 }
 

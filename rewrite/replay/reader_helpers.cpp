@@ -53,13 +53,46 @@ bool looks_like_request_body(const ojson& j) {
 
 void add_body(recorded_trace& t, const ojson& body, const dialect* api) {
   if (!body.is_object()) return t.notes.push_back("an entry's body is not a JSON object");
-  t.requests.push_back({api ? api : guess_api(body), dump(body), {}});
+  t.requests.push_back(recorded_request::as_sent(api ? api : guess_api(body), dump(body)));
 }
 
 void add_body_text(recorded_trace& t, const std::string& text, const dialect* api) {
   auto j = checked::parse<ojson>(text);
   if (j.is_discarded() || !j.is_object()) return t.notes.push_back("an LLM request body is not JSON: skipped");
-  t.requests.push_back({api ? api : guess_api(j), text, {}});
+  t.requests.push_back(recorded_request::as_sent(api ? api : guess_api(j), text));
+}
+
+conversation_builder::conversation_builder(recorded_trace& t, const dialect* api, std::string list_key)
+    : trace_(t), api_(api), list_key_(std::move(list_key)) {
+  trace_.rebuilt = true;
+}
+
+void conversation_builder::add(const ojson& item) { items_->push_back(dump(item)); }
+
+namespace {
+
+// An object's members as dump() writes them, without the braces.
+std::string members_of(const ojson& object) {
+  std::string out;
+  for (const auto& [key, value] : object.items()) out += (out.empty() ? "" : ",") + dump(ojson(key)) + ":" + dump(value);
+  return out;
+}
+
+}  // namespace
+
+// The frame is shared with the previous request while unchanged.
+void conversation_builder::request(const ojson& before, const ojson& after) {
+  const auto head = members_of(before), tail = members_of(after);
+  auto opening = "{" + head + (head.empty() ? "" : ",") + dump(ojson(list_key_)) + ":";
+  auto closing = (tail.empty() ? "" : "," + tail) + "}";
+  if (!frame_ || frame_->opening != opening || frame_->closing != closing)
+    frame_ = std::make_shared<const rebuilt_frame>(rebuilt_frame{std::move(opening), std::move(closing)});
+  recorded_request r;
+  r.api = api_;
+  r.rebuilt_items = items_;
+  r.frame = frame_;
+  r.rebuilt_count = items_->size();
+  trace_.requests.push_back(std::move(r));
 }
 
 std::string path_of_url(const std::string& url) {

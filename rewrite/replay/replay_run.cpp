@@ -125,92 +125,122 @@ double input_side_cost(std::uint64_t input, std::uint64_t cached, const model_pr
 
 }  // namespace
 
-replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
-                           const std::function<void(const replayed_request&)>& on_request) const {
+struct replay_session::state {
   replay_stats st;
-  auto stored_at_start = store_.stats().stored_bytes;
+  std::uint64_t stored_at_start = 0;
   // conversation → the previous turn's (sent, forwarded) bodies, parsed once
   std::unordered_map<std::string, std::pair<nlohmann::json, nlohmann::json>> last_turn;
   std::unordered_set<std::string> blobs;
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
   std::unordered_map<std::string, output_fate> fates;  // output key → what became of it (offloaded once wins)
+};
 
-  for (const auto& req : trace.requests) {
-    const dialect* d = req.api;
-    if (!d) continue;
-    ++st.turns;
-    st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
-    replayed_request out{&req, d, {}, {}, {}};
-    std::string model;
-    if (auto facts = d->inspect(req.body)) {
-      out.conversation_key = facts->conversation_key;
-      model = facts->model;
-    }
+replay_session::replay_session(const replayer& r, std::string tenant, std::function<void(const replayed_request&)> on_request)
+    : replayer_(r), tenant_(std::move(tenant)), on_request_(std::move(on_request)), state_(std::make_unique<state>()) {
+  state_->stored_at_start = replayer_.store_.stats().stored_bytes;
+}
 
-    request_scan scan;
-    scan.text_results_from = engine_.config().text_tool_results;
-    std::vector<std::string> keys;
-    if (d->scan(req.body, scan))
-      for (const auto& o : scan.outputs) {
-        keys.push_back(sha256_hex(o.raw));
-        seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(keys.back());
-      }
+replay_session::~replay_session() = default;
 
-    auto result = engine_.rewrite(*d, req.body, tenant);
-    out.report = std::move(result.report);
-    for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
-      auto [f, added] = fates.try_emplace(keys[i], out.report.fates[i]);
-      if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];
-    }
-    out.forwarded = out.report.outcome == rewrite_outcome::rewritten ? std::move(result.body) : req.body;
-    if (out.report.outcome == rewrite_outcome::unparsable) ++st.unparsable;
+void replay_session::feed(const recorded_trace& part) {
+  const auto turns_before = state_->st.turns;
+  for (const auto& req : part.requests)
+    if (req.api) replay_one(req);
+  if (part.rebuilt) state_->st.rebuilt_requests += state_->st.turns - turns_before;
+}
 
-    for (const auto& o : out.report.offloads) {
-      auto tool = o.tool_name.empty() ? std::string("(unknown)") : o.tool_name;
-      ++st.offloads;
-      if (blobs.insert(o.hash).second) st.offloaded_bytes += o.bytes;
-      offloaded_outputs[tool].insert(o.hash);
-      st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
-    }
-    const auto input_before = estimator_.estimate(req.body, content_kind::text);
-    const auto input_after = estimator_.estimate(out.forwarded, content_kind::text);
-    st.tokens_before += input_before;
-    st.tokens_after += input_after;
-
-    auto sent = prefix_view(req.body);
-    auto forwarded = out.report.outcome == rewrite_outcome::rewritten ? prefix_view(out.forwarded) : sent;
-    auto [it, first] = last_turn.try_emplace(out.conversation_key);
-    std::uint64_t cached_before = 0, cached_after = 0;
-    if (!first) {
-      ++st.prefix_pairs;
-      if (keeps_parsed_prefix(it->second.first, sent)) ++st.prefix_stable_before;
-      if (keeps_parsed_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
-      cached_before = std::min(input_before, shared_prefix_tokens(it->second.first, sent, estimator_));
-      cached_after = std::min(input_after, shared_prefix_tokens(it->second.second, forwarded, estimator_));
-    }
-    st.cache_read_tokens_before += cached_before;
-    st.cache_read_tokens_after += cached_after;
-    std::optional<model_price> price;
-    if (prices_) price = prices_->find(model);
-    if (price) {
-      ++st.priced_turns;
-      st.cost_usd_before += input_side_cost(input_before, cached_before, *price);
-      st.cost_usd_after += input_side_cost(input_after, cached_after, *price);
-    } else {
-      ++st.unpriced_turns;
-    }
-    it->second = {std::move(sent), std::move(forwarded)};
-    if (on_request) on_request(out);
+void replay_session::replay_one(const recorded_request& req) {
+  auto& s = *state_;
+  auto& st = s.st;
+  const auto& engine = replayer_.engine_;
+  const auto& estimator = replayer_.estimator_;
+  const dialect* d = req.api;
+  ++st.turns;
+  st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
+  const std::string body = req.body();
+  replayed_request out{&req, d, {}, {}, {}};
+  std::string model;
+  if (auto facts = d->inspect(body)) {
+    out.conversation_key = facts->conversation_key;
+    model = facts->model;
   }
-  st.conversations = last_turn.size();
-  if (trace.rebuilt) st.rebuilt_requests = st.turns;
-  for (const auto& [key, fate] : fates)
+
+  request_scan scan;
+  scan.text_results_from = engine.config().text_tool_results;
+  std::vector<std::string> keys;
+  if (d->scan(body, scan))
+    for (const auto& o : scan.outputs) {
+      keys.push_back(sha256_hex(o.raw));
+      s.seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(keys.back());
+    }
+
+  auto result = engine.rewrite(*d, body, tenant_);
+  out.report = std::move(result.report);
+  for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
+    auto [f, added] = s.fates.try_emplace(keys[i], out.report.fates[i]);
+    if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];
+  }
+  const bool rewritten = out.report.outcome == rewrite_outcome::rewritten;
+  out.forwarded = rewritten ? std::move(result.body) : body;
+  if (out.report.outcome == rewrite_outcome::unparsable) ++st.unparsable;
+
+  for (const auto& o : out.report.offloads) {
+    auto tool = o.tool_name.empty() ? std::string("(unknown)") : o.tool_name;
+    ++st.offloads;
+    if (s.blobs.insert(o.hash).second) st.offloaded_bytes += o.bytes;
+    s.offloaded_outputs[tool].insert(o.hash);
+    st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
+  }
+  const auto input_before = estimator.estimate(body, content_kind::text);
+  const auto input_after = estimator.estimate(out.forwarded, content_kind::text);
+  st.tokens_before += input_before;
+  st.tokens_after += input_after;
+
+  auto sent = prefix_view(body);
+  auto forwarded = rewritten ? prefix_view(out.forwarded) : sent;
+  auto [it, first] = s.last_turn.try_emplace(out.conversation_key);
+  std::uint64_t cached_before = 0, cached_after = 0;
+  if (!first) {
+    ++st.prefix_pairs;
+    if (keeps_parsed_prefix(it->second.first, sent)) ++st.prefix_stable_before;
+    if (keeps_parsed_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
+    cached_before = std::min(input_before, shared_prefix_tokens(it->second.first, sent, estimator));
+    cached_after = std::min(input_after, shared_prefix_tokens(it->second.second, forwarded, estimator));
+  }
+  st.cache_read_tokens_before += cached_before;
+  st.cache_read_tokens_after += cached_after;
+  std::optional<model_price> price;
+  if (replayer_.prices_) price = replayer_.prices_->find(model);
+  if (price) {
+    ++st.priced_turns;
+    st.cost_usd_before += input_side_cost(input_before, cached_before, *price);
+    st.cost_usd_after += input_side_cost(input_after, cached_after, *price);
+  } else {
+    ++st.unpriced_turns;
+  }
+  it->second = {std::move(sent), std::move(forwarded)};
+  if (on_request_) on_request_(out);
+}
+
+replay_stats replay_session::finish() {
+  auto& s = *state_;
+  auto st = std::move(s.st);
+  st.conversations = s.last_turn.size();
+  for (const auto& [key, fate] : s.fates)
     if (fate != output_fate::offloaded) ++st.not_offloaded[std::string(fate_name(fate))];
-  st.distinct_blobs = blobs.size();
-  st.stored_bytes = store_.stats().stored_bytes - stored_at_start;
-  for (const auto& [tool, keys] : seen_outputs) st.by_tool[tool].outputs = keys.size();
-  for (const auto& [tool, keys] : offloaded_outputs) st.by_tool[tool].offloaded = keys.size();
+  st.distinct_blobs = s.blobs.size();
+  st.stored_bytes = replayer_.store_.stats().stored_bytes - s.stored_at_start;
+  for (const auto& [tool, keys] : s.seen_outputs) st.by_tool[tool].outputs = keys.size();
+  for (const auto& [tool, keys] : s.offloaded_outputs) st.by_tool[tool].offloaded = keys.size();
+  state_ = std::make_unique<state>();
   return st;
+}
+
+replay_stats replayer::run(const recorded_trace& trace, std::string_view tenant,
+                           const std::function<void(const replayed_request&)>& on_request) const {
+  replay_session session(*this, std::string(tenant), on_request);
+  session.feed(trace);
+  return session.finish();
 }
 
 }  // namespace gistproxy::rewrite

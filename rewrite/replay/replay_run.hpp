@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -91,6 +92,29 @@ bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur);
 // prompt or instructions, then messages one by one.
 std::uint64_t shared_prefix_tokens(const nlohmann::json& prev, const nlohmann::json& cur, const token_estimator& estimator);
 
+class replayer;
+
+// One trace fed in parts (a directory's files, one at a time) and measured as
+// a whole: conversations continue across parts. Memory holds one part at a
+// time plus, per conversation, its last turn.
+class replay_session {
+ public:
+  replay_session(const replayer& r, std::string tenant, std::function<void(const replayed_request&)> on_request = {});
+  ~replay_session();
+  replay_session(const replay_session&) = delete;
+  replay_session& operator=(const replay_session&) = delete;
+  void feed(const recorded_trace& part);
+  replay_stats finish();
+
+ private:
+  struct state;
+  void replay_one(const recorded_request& req);
+  const replayer& replayer_;
+  std::string tenant_;
+  std::function<void(const replayed_request&)> on_request_;
+  std::unique_ptr<state> state_;
+};
+
 class replayer {
  public:
   replayer(const offload_engine& engine, blob_store& store, const token_estimator& estimator,
@@ -100,6 +124,7 @@ class replayer {
                    const std::function<void(const replayed_request&)>& on_request = {}) const;
 
  private:
+  friend class replay_session;
   const offload_engine& engine_;
   blob_store& store_;
   const token_estimator& estimator_;

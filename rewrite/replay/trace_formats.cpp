@@ -11,6 +11,25 @@
 
 namespace gistproxy::rewrite {
 
+std::string recorded_request::body() const {
+  if (!rebuilt_items || !frame) return recorded_body;
+  const auto count = std::min(rebuilt_count, rebuilt_items->size());
+  std::size_t size = frame->opening.size() + frame->closing.size() + 2 + count;
+  for (std::size_t i = 0; i < count; ++i) size += (*rebuilt_items)[i].size();
+  std::string out;
+  out.reserve(size);
+  out += frame->opening;
+  out += '[';
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) out += ',';
+    out += (*rebuilt_items)[i];
+  }
+  out += ']';
+  out += frame->closing;
+  return out;
+}
+
+
 namespace {
 
 using namespace trace_readers;

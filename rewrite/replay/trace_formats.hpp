@@ -23,6 +23,8 @@
 // request is rebuilt from the messages before the assistant message it produced.
 #pragma once
 
+#include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,11 +33,40 @@
 
 namespace gistproxy::rewrite {
 
+// A conversation rebuilt from a message list is kept once for all its turns:
+// its items (each message serialized) shared by every turn, and per turn the
+// members around the list (model, tools, ... — shared while unchanged). A
+// turn's body, `opening` + "[" + its first N items joined by "," + "]" +
+// `closing`, is made only when the turn is replayed. Keeping every turn's body
+// instead costs the square of the conversation (a 5,000-turn history is
+// gigabytes); this costs its size.
+struct rebuilt_frame {
+  std::string opening;  // e.g. {"model":"m","messages":
+  std::string closing;  // e.g. ,"tools":[...]}  or  }
+};
+
 struct recorded_request {
   const dialect* api = nullptr;  // set for every request of a trace read
-  std::string body;       // the request body as sent (or rebuilt)
-  std::string forwarded;  // gistproxy recordings: what serve forwarded (else empty)
-  int page_in_hops = 0;   // gistproxy recordings: read_blob hops the model needed
+  std::string recorded_body;     // the request body as sent (empty when rebuilt)
+  std::string forwarded;         // gistproxy recordings: what serve forwarded (else empty)
+  int page_in_hops = 0;          // gistproxy recordings: read_blob hops the model needed
+  // Set when rebuilt from messages: the conversation's items, of which this
+  // turn sends the first `rebuilt_count`, inside `frame`.
+  std::shared_ptr<const std::vector<std::string>> rebuilt_items;
+  std::shared_ptr<const rebuilt_frame> frame;
+  std::size_t rebuilt_count = 0;
+
+  // A request recorded as sent.
+  static recorded_request as_sent(const dialect* api, std::string body, std::string forwarded = {}, int hops = 0) {
+    recorded_request r;
+    r.api = api;
+    r.recorded_body = std::move(body);
+    r.forwarded = std::move(forwarded);
+    r.page_in_hops = hops;
+    return r;
+  }
+  // The request body as sent or rebuilt (a rebuilt one is made on each call).
+  std::string body() const;
 };
 
 struct recorded_trace {

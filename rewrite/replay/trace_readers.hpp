@@ -35,6 +35,24 @@ std::string path_of_url(const std::string& url);
 void add_body(recorded_trace& t, const ojson& body, const dialect* api);
 void add_body_text(recorded_trace& t, const std::string& text, const dialect* api);
 
+// A conversation rebuilt turn by turn (see rebuilt_frame): items appended as
+// the trace goes, a request cut at the items so far, its body the members of
+// `before`, the list (under `list_key`), then the members of `after`.
+class conversation_builder {
+ public:
+  conversation_builder(recorded_trace& t, const dialect* api, std::string list_key);
+  void add(const ojson& item);
+  std::size_t size() const { return items_->size(); }
+  void request(const ojson& before, const ojson& after = ojson::object());
+
+ private:
+  recorded_trace& trace_;
+  const dialect* api_;
+  std::string list_key_;
+  std::shared_ptr<std::vector<std::string>> items_ = std::make_shared<std::vector<std::string>>();
+  std::shared_ptr<const rebuilt_frame> frame_;
+};
+
 // message_traces.cpp
 void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t);
 void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t);

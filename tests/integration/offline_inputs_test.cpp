@@ -49,3 +49,41 @@ TEST_CASE("replay --format refuses a file its reader finds nothing in, instead o
   CHECK(r.status != 0);
   CHECK(r.output.find("not a codex trace") != std::string::npos);
 }
+
+TEST_CASE("replay walks a directory recursively, each file with its own format, and counts what it skipped") {
+  // Codex keeps sessions under YYYY/MM/DD/; a README and a stray file sit beside them.
+  const auto root = temp_path("sessions");
+  std::filesystem::create_directories(root / "2026" / "11" / "24");
+  std::filesystem::create_directories(root / "2026" / "11" / "25");
+  auto rollout = [](const std::string& text) {
+    auto item = [](const std::string& payload) {
+      return R"({"timestamp":"t","type":"response_item","payload":)" + payload + "}\n";
+    };
+    return item(R"({"type":"message","role":"user","content":[{"type":"input_text","text":")" + text + R"("}]})") +
+           item(R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]})");
+  };
+  std::ofstream(root / "2026" / "11" / "24" / "rollout-a.jsonl") << rollout("first");
+  std::ofstream(root / "2026" / "11" / "25" / "rollout-b.jsonl") << rollout("second");
+  std::ofstream(root / "2026" / "11" / "25" / "cline.json")
+      << R"([{"role":"user","content":[{"type":"text","text":"<task>x</task>"}]},{"role":"assistant","content":"y"}])";
+  std::ofstream(root / "README.md") << "# my sessions\n";
+  std::ofstream(root / ".hidden") << "ignored";
+
+  auto r = run({"replay", "--json", root.string()});
+  REQUIRE(r.status == 0);
+  auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  REQUIRE(j["traces"].size() == 1);
+  const auto& t = j["traces"][0];
+  CHECK(t["files"] == 3);
+  CHECK(t["format"] == "mixed");
+  CHECK(t["turns"] == 3);
+  CHECK(t["conversations"] == 3);
+  CHECK(t["files_skipped"] == nlohmann::json{{"not a trace", 1}});
+
+  // Forced to one format, the others are skipped, not fatal.
+  auto codex = run({"replay", "--json", "--format", "codex", root.string()});
+  REQUIRE(codex.status == 0);
+  auto c = nlohmann::json::parse(codex.output.substr(codex.output.find('{')));
+  CHECK(c["traces"][0]["files"] == 2);
+  CHECK(c["traces"][0]["files_skipped"].value("not a trace", 0) + c["traces"][0]["files_skipped"].value("no requests", 0) == 2);
+}

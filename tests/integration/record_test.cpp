@@ -108,7 +108,7 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   REQUIRE(trace.requests.size() == 4);
   std::size_t compared = 0;
   replayer.run(trace, "replay", [&](const gp::rewrite::replayed_request& r) {
-    const auto& recorded = r.recorded->forwarded.empty() ? r.recorded->body : r.recorded->forwarded;
+    const auto& recorded = r.recorded->forwarded.empty() ? r.recorded->body() : r.recorded->forwarded;
     CHECK(r.forwarded == recorded);
     ++compared;
   });

@@ -31,7 +31,7 @@ TEST_CASE("record lines carry bodies exactly: text as JSON strings, invalid UTF-
   CHECK(j["status"] == 200);
   auto trace = rewrite::read_trace(line);
   REQUIRE(trace.requests.size() == 1);
-  CHECK(trace.requests[0].body == r.request_body);
+  CHECK(trace.requests[0].body() == r.request_body);
   CHECK(trace.requests[0].forwarded == *r.forwarded_body);
 
   // Surrogates and overlong forms are not UTF-8 either.

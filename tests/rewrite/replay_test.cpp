@@ -58,7 +58,7 @@ TEST_CASE("request bodies: a JSON array and JSONL, the API read from each body's
   CHECK(t.requests[2].api->name() == "responses");
   auto lines = read_trace(chat.dump() + "\n\n" + responses.dump() + "\n");
   REQUIRE(lines.requests.size() == 2);
-  CHECK(lines.requests[0].body == chat.dump());  // bytes as they were
+  CHECK(lines.requests[0].body() == chat.dump());  // bytes as they were
 }
 
 TEST_CASE("a message list is rebuilt into one request per assistant turn") {
@@ -69,7 +69,7 @@ TEST_CASE("a message list is rebuilt into one request per assistant turn") {
   CHECK(t.format == "messages");
   CHECK(t.rebuilt);
   REQUIRE(t.requests.size() == 2);
-  auto second = J::parse(t.requests[1].body);
+  auto second = J::parse(t.requests[1].body());
   REQUIRE(second["messages"].size() == 4);  // system, user, assistant call, tool result
   CHECK(second["messages"][3]["tool_call_id"] == "c1");
   CHECK_FALSE(second["messages"][2].contains("agent"));  // framework bookkeeping is not sent
@@ -85,7 +85,7 @@ TEST_CASE("SWE-agent trajectories: tool_call_ids name the call a tool message an
   auto t = read_trace(traj.dump());
   CHECK(t.format == "swe-agent");
   REQUIRE(t.requests.size() == 2);
-  CHECK(J::parse(t.requests[1].body)["messages"][3]["tool_call_id"] == "call_1");
+  CHECK(J::parse(t.requests[1].body())["messages"][3]["tool_call_id"] == "call_1");
 }
 
 TEST_CASE("mini-swe-agent trajectories are whole runs, not one request body") {
@@ -105,7 +105,7 @@ TEST_CASE("mini-swe-agent trajectories are whole runs, not one request body") {
   CHECK(t.format == "mini-swe-agent");
   CHECK(t.rebuilt);
   REQUIRE(t.requests.size() == 3);  // one request per assistant message
-  auto last = J::parse(t.requests[2].body);
+  auto last = J::parse(t.requests[2].body());
   CHECK(last["model"] == "claude-sonnet-4-5");
   REQUIRE(last["messages"].size() == 6);
   CHECK_FALSE(last["messages"][2].contains("extra"));  // mini-swe-agent's bookkeeping is not sent
@@ -135,7 +135,7 @@ TEST_CASE("tau-bench results: each run's traj is its own conversation") {
   CHECK(t.format == "tau-bench");
   CHECK(t.rebuilt);
   REQUIRE(t.requests.size() == 6);  // two assistant turns per run
-  auto second_of_run_2 = J::parse(t.requests[3].body);
+  auto second_of_run_2 = J::parse(t.requests[3].body());
   REQUIRE(second_of_run_2["messages"].size() == 4);
   CHECK(second_of_run_2["messages"][1]["content"] == "change flight 2");  // runs do not bleed into each other
   CHECK(second_of_run_2["messages"][3]["content"] == "reservation B");
@@ -174,12 +174,12 @@ TEST_CASE("Codex CLI rollouts: a request at each point the model starts answerin
   CHECK(t.rebuilt);
   REQUIRE(t.requests.size() == 3);  // before the reasoning, after the tool output, after "thanks"
   CHECK(t.requests[0].api->name() == "responses");
-  auto second = J::parse(t.requests[1].body);
+  auto second = J::parse(t.requests[1].body());
   CHECK(second["model"] == "gpt-5-codex");
   CHECK_FALSE(second.contains("instructions"));  // null in session_meta: not recorded
   REQUIRE(second["input"].size() == 5);          // 2 user, reasoning, call, output
   CHECK(second["input"][4]["type"] == "function_call_output");
-  CHECK(J::parse(t.requests[2].body)["input"].size() == 7);
+  CHECK(J::parse(t.requests[2].body())["input"].size() == 7);
 
   // The tool output is offloaded like any function_call_output.
   replay_env env;
@@ -195,7 +195,7 @@ TEST_CASE("Codex CLI rollouts: a request at each point the model starts answerin
   auto d = read_trace(jsonl(direct));
   CHECK(d.format == "codex");
   REQUIRE(d.requests.size() == 1);
-  CHECK(J::parse(d.requests[0].body)["instructions"] == "You are Codex.");
+  CHECK(J::parse(d.requests[0].body())["instructions"] == "You are Codex.");
 
   // Not confused with a Claude Code transcript or a JSONL message list.
   std::vector<J> claude = {{{"type", "user"}, {"sessionId", "x"}, {"message", {{"role", "user"}, {"content", "hi"}}}},
@@ -216,7 +216,7 @@ TEST_CASE("Cline task histories: Anthropic requests whose text tool results need
   CHECK(t.format == "cline");
   REQUIRE(t.requests.size() == 2);
   CHECK(t.requests[1].api->name() == "messages");
-  CHECK_FALSE(J::parse(t.requests[1].body)["messages"][0].contains("ts"));
+  CHECK_FALSE(J::parse(t.requests[1].body())["messages"][0].contains("ts"));
 
   replay_env plain;
   CHECK(plain.r.run(t, "t").offloads == 0);  // the result is user text: invisible without the flag
@@ -266,11 +266,11 @@ TEST_CASE("OpenHands evaluation output: each instance's event history becomes it
   auto t = read_trace(jsonl);
   CHECK(t.format == "openhands-output");
   REQUIRE(t.requests.size() == 4);  // two model turns per instance
-  auto a2 = J::parse(t.requests[1].body);
+  auto a2 = J::parse(t.requests[1].body());
   CHECK(a2["model"] == "gpt-4o");
   REQUIRE(a2["messages"].size() == 4);  // system, user, assistant with the call, tool
   CHECK(a2["messages"][3]["tool_call_id"] == "call_1");
-  auto b2 = J::parse(t.requests[3].body);
+  auto b2 = J::parse(t.requests[3].body());
   REQUIRE(b2["messages"].size() == 5);  // one assistant message for two actions of one response, two results
   CHECK(b2["messages"][2]["tool_calls"].size() == 2);
   CHECK(b2["messages"][1]["content"] == "fix b");  // instances do not bleed into each other
@@ -293,7 +293,7 @@ TEST_CASE("Gemini CLI saved chats: checkpoints and sessions become generateConte
   CHECK(t.format == "gemini-cli");
   REQUIRE(t.requests.size() == 2);
   CHECK(t.requests[1].api->name() == "gemini");
-  CHECK(J::parse(t.requests[1].body)["contents"].size() == 3);
+  CHECK(J::parse(t.requests[1].body())["contents"].size() == 3);
   replay_env env;
   CHECK(env.r.run(t, "t").by_tool["read_file"].offloaded == 1);
 
@@ -307,7 +307,7 @@ TEST_CASE("Gemini CLI saved chats: checkpoints and sessions become generateConte
   auto st = read_trace(session.dump());
   CHECK(st.format == "gemini-cli");
   REQUIRE(st.requests.size() == 2);
-  auto second = J::parse(st.requests[1].body)["contents"];
+  auto second = J::parse(st.requests[1].body())["contents"];
   REQUIRE(second.size() == 3);  // user, model call, user response
   CHECK(second[1]["parts"][0]["functionCall"]["name"] == "read_file");
   CHECK(second[2]["parts"][0]["functionResponse"]["response"]["output"] == big);
@@ -335,7 +335,7 @@ TEST_CASE("Claude Code transcripts: blocks of one assistant message and consecut
   CHECK(t.format == "claude-code");
   REQUIRE(t.requests.size() == 2);
   CHECK(t.requests[1].api->name() == "messages");
-  auto body = J::parse(t.requests[1].body);
+  auto body = J::parse(t.requests[1].body());
   REQUIRE(body["messages"].size() == 3);
   CHECK(body["messages"][1]["content"].size() == 2);  // text + tool_use of m1
   CHECK(body["messages"][2]["content"].size() == 2);  // tool_result + "and then?"
@@ -350,7 +350,7 @@ TEST_CASE("HAR, claude-trace, recordings, OpenHands and Inspect logs keep only L
   auto h = read_trace(har.dump());
   CHECK(h.format == "har");
   REQUIRE(h.requests.size() == 1);
-  CHECK(h.requests[0].body == chat.dump());
+  CHECK(h.requests[0].body() == chat.dump());
 
   std::string ct = J{{"request", {{"url", "https://api.anthropic.com/v1/messages?beta=true"}, {"body", {{"model", "m"}, {"messages", J::array()}}}}}, {"response", J::object()}}.dump() + "\n" +
                    J{{"request", {{"url", "https://api.anthropic.com/api/oauth/usage"}, {"body", nullptr}}}, {"response", J::object()}}.dump() + "\n";
@@ -369,13 +369,13 @@ TEST_CASE("HAR, claude-trace, recordings, OpenHands and Inspect logs keep only L
   J oh = {{"messages", chat["messages"]}, {"kwargs", {{"tools", {{{"type", "function"}, {"function", {{"name", "bash"}}}}}}}}, {"response", {{"model", "claude-3-5"}}}, {"timestamp", 1}};
   auto o = read_trace(oh.dump());
   CHECK(o.format == "openhands");
-  CHECK(J::parse(o.requests.at(0).body)["tools"][0]["function"]["name"] == "bash");
+  CHECK(J::parse(o.requests.at(0).body())["tools"][0]["function"]["name"] == "bash");
 
   J inspect = {{"eval", J::object()}, {"samples", {{{"attachments", {{"abc", "the long page"}}},
                   {"events", {{{"event", "model"}, {"call", {{"request", chat_body({{{"role", "tool"}, {"tool_call_id", "x"}, {"content", "attachment://abc"}}})}}}}}}}}}};
   auto i = read_trace(inspect.dump());
   CHECK(i.format == "inspect");
-  CHECK(J::parse(i.requests.at(0).body)["messages"][0]["content"] == "the long page");
+  CHECK(J::parse(i.requests.at(0).body())["messages"][0]["content"] == "the long page");
 }
 
 TEST_CASE("vcr cassettes: exact body strings and parsed_body mappings with typed scalars") {
@@ -405,8 +405,8 @@ version: 1
   auto t = read_trace(yaml);
   CHECK(t.format == "vcr");
   REQUIRE(t.requests.size() == 2);
-  CHECK(t.requests[0].body == R"({"model":"gpt-4o","messages":[{"role":"user","content":"it's"}]})");
-  auto b = J::parse(t.requests[1].body);
+  CHECK(t.requests[0].body() == R"({"model":"gpt-4o","messages":[{"role":"user","content":"it's"}]})");
+  auto b = J::parse(t.requests[1].body());
   CHECK(b["max_tokens"] == 4096);
   CHECK(b["stream"] == false);
   CHECK(b["temperature"] == 0.5);
@@ -536,7 +536,7 @@ TEST_CASE("real traces: every fixture parses into requests") {
 TEST_CASE("real traces: a server-side web_fetch result is never offloaded") {
   auto t = read_trace(slurp(fixtures / "traces" / "vcr__pydantic-ai_web_fetch_tool.yaml"));
   REQUIRE(t.requests.size() == 2);
-  CHECK(t.requests[1].body.find("web_fetch_tool_result") != std::string::npos);
+  CHECK(t.requests[1].body().find("web_fetch_tool_result") != std::string::npos);
   replay_env env;
   auto s = env.r.run(t, "t");
   CHECK(s.offloads == 0);

@@ -1,0 +1,39 @@
+// The traces `gistproxy replay` reads, one part at a time: a file argument is
+// one trace; a directory argument is one trace of every file under it
+// (recursively, in path order: Codex keeps sessions under YYYY/MM/DD/, Claude
+// Code one folder per project), each file read with its own format. Only one
+// file is in memory at a time, so gigabytes of sessions replay in the memory
+// of the largest file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rewrite/replay/trace_formats.hpp"
+
+namespace gistproxy::proxy {
+
+struct trace_walk {
+  std::string format;  // the files' format, "mixed" when they differ
+  bool rebuilt = false;
+  std::uint64_t files = 0;  // files replayed
+  std::vector<std::string> notes;  // entries skipped inside files, and why
+  // Files of a directory not replayed, by why: unreadable (not a regular
+  // file, too large), not a trace (no format recognised it), no requests.
+  std::map<std::string, std::uint64_t> skipped;
+  std::map<std::string, std::string> skipped_example;  // why → the first such file
+};
+
+using trace_part_sink = std::function<void(const rewrite::recorded_trace&)>;
+
+// Reads `arg` and hands each file's trace to `feed`, in order. A file argument
+// that cannot be read, or a directory in which no file could, throws
+// std::runtime_error with the reason; a directory's other files are skipped
+// and counted. `on_file` (may be empty) is called after each file.
+trace_walk walk_trace(const std::string& arg, const std::string& format, const trace_part_sink& feed,
+                      const std::function<void(const std::string& file)>& on_file = {});
+
+}  // namespace gistproxy::proxy
