@@ -21,10 +21,20 @@ namespace {
 // tiktoken's by at most one token per chunk (no token spans a cut).
 constexpr std::size_t max_merged_piece = 64 * 1024;
 
+// A chunk equal to the one before it (a run of one character: the usual
+// shape of such a piece) reuses its count: comparing is a memcmp, merging
+// is a heap of every byte.
 std::uint64_t count_long_piece(const rank_table& ranks, std::string_view piece, merge_scratch& scratch) {
   std::uint64_t count = 0;
+  std::string_view previous;
+  std::uint64_t previous_count = 0;
   while (piece.size() > max_merged_piece) {
-    count += count_piece_tokens(ranks, piece.substr(0, max_merged_piece), scratch);
+    const auto chunk = piece.substr(0, max_merged_piece);
+    if (chunk != previous) {
+      previous_count = count_piece_tokens(ranks, chunk, scratch);
+      previous = chunk;
+    }
+    count += previous_count;
     piece.remove_prefix(max_merged_piece);
   }
   return count + count_piece_tokens(ranks, piece, scratch);

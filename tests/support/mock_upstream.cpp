@@ -1,4 +1,5 @@
 #include "tests/support/mock_upstream.hpp"
+#include "tests/support/responses_state.hpp"
 #include "tests/support/scripted_model.hpp"
 #include "tests/support/http_compression.hpp"
 
@@ -80,6 +81,7 @@ struct mock_upstream::impl {
   std::mutex otlp_mutex;
   std::vector<std::string> otlp;
   std::vector<std::string> llm;
+  responses_state responses;  // ids, store and previous_response_id, as the real API keeps them
   int otlp_failures = 0;
 
   template <class Stream>
@@ -199,7 +201,22 @@ struct mock_upstream::impl {
       // Gemini names the model and the streaming mode in the path.
       bool stream = gemini ? path.ends_with(":streamGenerateContent") : request.is_object() && request.value("stream", false);
       if (gemini && request.is_object()) request["model"] = gemini_model_of(path);
+      if (api == llm_api::responses && request.is_object()) {
+        auto admitted = responses.admit(request);
+        if (!admitted.error.empty())
+          co_return co_await send(simple(http::status::bad_request, responses_state::error_body(admitted.error).dump()));
+        request = std::move(admitted.request);
+      }
       auto scripted = request.is_object() ? script_model(api, request) : model_turn{"Hello from the mock.", {}};
+      // The Responses API names each answer (and keeps it, see responses_state).
+      std::string response_id;
+      if (api == llm_api::responses && request.is_object() && scripted.status == 200)
+        response_id = responses.keep(request, render_response(api, scripted, request.value("model", "mock-model")));
+      auto named = [&](std::string text) {
+        for (auto at = text.find("resp_mock"); !response_id.empty() && at != std::string::npos; at = text.find("resp_mock", at))
+          text.replace(at, 9, response_id);
+        return text;
+      };
       auto accept = req.find(http::field::accept_encoding);
       const auto coding = options.compress && accept != req.end() ? pick_coding(accept->value()) : std::nullopt;
       if (scripted.delay_ms > 0 && !co_await sleep_ms(s, scripted.delay_ms)) co_return false;
@@ -223,6 +240,7 @@ struct mock_upstream::impl {
                              : api == llm_api::responses ? render_responses_stream(turn, model)
                              : api == llm_api::gemini    ? render_gemini_stream(turn, model)
                                                          : render_chat_stream(turn, model, usage);
+        events = named(std::move(events));
         if (turn.truncate) {  // cut before the end of the turn (a clean close, no transport error)
           for (std::string_view end : {"event: message_delta", "event: response.completed", "data: [DONE]"})
             if (auto at = events.find(end); at != std::string::npos) events.resize(at);
@@ -237,7 +255,7 @@ struct mock_upstream::impl {
       }
       {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
-        auto res = simple(http::status(scripted.status), render_response(api, scripted, model).dump());
+        auto res = simple(http::status(scripted.status), named(render_response(api, scripted, model).dump()));
         if (coding) {
           res.body() = compress(*coding, res.body());
           res.set(http::field::content_encoding, *coding);

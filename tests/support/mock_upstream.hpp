@@ -3,6 +3,8 @@
 //   /echo                   JSON: method, target, headers, body size and SHA-256
 //   …/chat/completions      a chat completion; SSE when the body has "stream":true
 //   …/responses, …/messages a canned Responses / Anthropic Messages JSON answer
+//                           (Responses: ids resp_1, resp_2, ... and the API's
+//                           stored state enforced, see responses_state.hpp)
 //                           (LLM answers are compressed when Accept-Encoding
 //                           allows, as the real APIs' front ends do; streams
 //                           chunked and flushed line by line)
