@@ -181,10 +181,13 @@ const std::vector<option>& options() {
        }},
       {"context-floor-tokens", "N", "budget mode: evict down to N tokens (default 60% of the budget)",
        [](config& c, const std::string& v) { return set_uint(c.context_floor_tokens, v, 0, 1ull << 40); }},
-      {"inject-read-blob", "always|when-referenced", "add read_blob to every request that declares tools (default always)",
+      {"inject-read-blob", "auto|always|when-referenced",
+       "when to offer read_blob: auto (default) where the cost model says offloading pays, never raising a "
+       "conversation's cost by more than 0.5% (README: the cost model); always: every request that declares tools; "
+       "when-referenced: only requests holding a reference",
        [](config& c, const std::string& v) {
          c.inject_read_blob = v;
-         return v == "always" || v == "when-referenced";
+         return v == "auto" || v == "always" || v == "when-referenced";
        }},
       {"read-blob-name", "NAME", "the paging tool's name (default read_blob)",
        [](config& c, const std::string& v) { return c.read_blob_name = v, !v.empty(); }},

@@ -41,7 +41,9 @@ rewrite::offload_config offload_config_of(const config& cfg) {
   o.threshold_tokens = cfg.threshold_tokens;
   o.budget_tokens = cfg.context_budget_tokens;
   o.floor_tokens = cfg.context_floor_tokens;
-  o.inject = cfg.inject_read_blob == "always" ? rewrite::inject_mode::always : rewrite::inject_mode::when_referenced;
+  o.inject = cfg.inject_read_blob == "always"            ? rewrite::inject_mode::always
+             : cfg.inject_read_blob == "when-referenced" ? rewrite::inject_mode::when_referenced
+                                                         : rewrite::inject_mode::cost;
   o.tool_name = cfg.read_blob_name;
   o.fallback_tool_name = cfg.read_blob_fallback_name;
   o.max_blob_bytes = cfg.max_blob_bytes;

@@ -98,6 +98,7 @@ std::string_view fate_name(output_fate f) {
     case output_fate::too_large: return "too_large";
     case output_fate::store_failed: return "store_failed";
     case output_fate::already_reference: return "already_reference";
+    case output_fate::not_worth_it: return "not_worth_it";
   }
   return "below_threshold";
 }
@@ -193,6 +194,39 @@ class offload_engine::pass {
     }
   }
 
+  // 2b. --inject-read-blob=auto: offer read_blob (and offload) only where the
+  //     cost model says it pays in this conversation (cost_model.hpp).
+  void apply_cost_model() {
+    if (report_.tool_already_ours) {  // offered already (another gistproxy): the prefix has it
+      report_.offer_reason = "already_offered";
+      offer_ = true;
+      return;
+    }
+    const auto head = stable_head_bytes(body_, d_.conversation_member()).value_or(body_.size());
+    const auto definition = e_.definition_tokens(d_, report_.tool_name, d_.read_blob_tool(report_.tool_name));
+    std::vector<offload_point> points;
+    for (auto& c : cands_) {
+      if (!c.chosen) continue;
+      std::uint64_t saving = rough_saving(c.out->raw.size(), cfg_.reference.preview_tokens);
+      if (!c.out->image) {
+        auto g = e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_);
+        saving = g->shape.tokens > g->reference_tokens ? g->shape.tokens - g->reference_tokens : 0;
+      }
+      points.push_back({rough_tokens(c.out->value.begin), saving});
+    }
+    auto decision = decide_offer(cfg_.cost_model, rough_tokens(head), definition, default_read_ratio(d_.name()), points);
+    report_.offer_reason = decision.reason == offer_decision::why::head          ? "head"
+                           : decision.reason == offer_decision::why::output_pays ? "output_pays"
+                                                                                 : "not_worth";
+    offer_ = decision.offer();
+    if (offer_) return;
+    for (auto& c : cands_)
+      if (c.chosen) {
+        c.chosen = false;
+        c.fate = output_fate::not_worth_it;
+      }
+  }
+
   // 3. Store each chosen output and build the reference that replaces it.
   //    A store failure leaves the output inline (fail-open).
   void store_and_replace() {
@@ -223,7 +257,8 @@ class offload_engine::pass {
   // 4. read_blob joins the tools: always (so the tools prefix never changes
   //    mid-conversation) or only when this request holds a reference.
   void offer_read_blob() {
-    bool inject = !report_.offloads.empty() || (cfg_.inject == inject_mode::always && scan_.tools.has_value());
+    const bool offer_anyway = cfg_.inject == inject_mode::always || (cfg_.inject == inject_mode::cost && offer_);
+    bool inject = !report_.offloads.empty() || (offer_anyway && scan_.tools.has_value());
     if (!inject || declared(report_.tool_name)) return;
     auto def = d_.read_blob_tool(report_.tool_name);
     if (scan_.tools) {
@@ -370,6 +405,7 @@ class offload_engine::pass {
   reference_config ref_cfg_;
   std::vector<candidate> cands_;
   std::vector<edit> edits_;
+  bool offer_ = false;  // inject_mode::cost: the cost model says read_blob pays here
 };
 
 rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant) const {
@@ -381,6 +417,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   }
   p.choose_by_rules();
   if (cfg_.budget_tokens) p.apply_budget();
+  else if (cfg_.inject == inject_mode::cost) p.apply_cost_model();
   p.store_and_replace();
   p.offer_read_blob();
   p.splice();

@@ -51,6 +51,7 @@ enum class output_fate : std::uint8_t {
   too_large,           // over --max-blob-bytes
   store_failed,        // the store refused it (fail-open)
   already_reference,   // a gistproxy reference already (another gistproxy offloaded it)
+  not_worth_it,        // --inject-read-blob=auto: offloading would not pay in this conversation (yet)
 };
 std::string_view fate_name(output_fate f);
 
@@ -69,6 +70,9 @@ struct rewrite_report {
   std::size_t budget_evictions = 0;   // outputs offloaded only to fit --context-budget-tokens
   std::string tool_name;              // read_blob's name in this request
   std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
+  // --inject-read-blob=auto: why read_blob is offered (head, output_pays) or
+  // not (not_worth); empty in the other modes.
+  std::string_view offer_reason;
 };
 
 struct rewrite_result {

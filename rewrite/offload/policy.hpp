@@ -9,6 +9,7 @@
 
 #include "rewrite/dialect.hpp"
 #include "rewrite/gist/reference.hpp"
+#include "rewrite/offload/cost_model.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -17,7 +18,9 @@ struct tool_rule {
   std::uint64_t tokens = 0;  // for threshold
 };
 
-enum class inject_mode { always, when_referenced };
+// always: every request that declares tools; when_referenced: only requests
+// holding a reference; cost: where the cost model says it pays (cost_model.hpp).
+enum class inject_mode { always, when_referenced, cost };
 
 struct offload_config {
   std::uint64_t threshold_tokens = 2500;
@@ -27,6 +30,7 @@ struct offload_config {
   std::uint64_t budget_tokens = 0;  // 0: off
   std::uint64_t floor_tokens = 0;   // 0: 60% of the budget
   inject_mode inject = inject_mode::always;
+  cost_model_config cost_model;  // for inject_mode::cost
   std::string tool_name = "read_blob";
   std::string fallback_tool_name = "gistproxy_read_blob";  // when the client has its own read_blob
   std::uint64_t max_blob_bytes = 16ull << 20;

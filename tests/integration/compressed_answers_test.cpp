@@ -64,7 +64,7 @@ TEST_CASE("a compressed answer to a request offering read_blob is decoded and it
 
 TEST_CASE("the upstream is asked only for codings gistproxy decodes when it must read the answer") {
   raw_upstream upstream({{raw_upstream::response(R"({"id":"x","object":"chat.completion","choices":[]})")}});
-  proxy_process proxy({"--upstream", upstream.url()});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
   const std::string accept = "gzip, deflate, br, zstd, compress, snappy;q=0.5";
   SECTION("offering read_blob: only what gistproxy decodes") {
     auto req = request_for("chat", "hello", "a short output");
@@ -92,7 +92,7 @@ TEST_CASE("an answer in a coding gistproxy cannot read never reaches a client of
   const std::string body = chat_read_blob_call();  // what the "compressed" bytes would say
   raw_upstream upstream({{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: " + coding +
                           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body}});
-  proxy_process proxy({"--upstream", upstream.url()});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
   auto req = request_for("chat", "hello", "a short output");
   auto res = http_request(proxy.port(), "POST", "/v1/chat/completions", req.dump(), with_accept("chat", "gzip"));
   CHECK(res.status == 502);
@@ -108,7 +108,7 @@ TEST_CASE("a corrupt or cut compressed answer fails as a broken upstream, never 
     compressed.resize(compressed.size() - 4);
     raw_upstream upstream({{"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: " + coding +
                             "\r\nContent-Length: " + std::to_string(compressed.size()) + "\r\n\r\n" + compressed}});
-    proxy_process proxy({"--upstream", upstream.url()});
+    proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
     auto req = request_for("chat", "hello", "a short output");
     auto res = http_request(proxy.port(), "POST", "/v1/chat/completions", req.dump(), with_accept("chat", coding));
     CHECK(res.status == 502);
@@ -120,7 +120,7 @@ TEST_CASE("a corrupt or cut compressed answer fails as a broken upstream, never 
     compressed.resize(compressed.size() - 4);
     raw_upstream upstream({{"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Encoding: " + coding +
                             "\r\nContent-Length: " + std::to_string(compressed.size()) + "\r\n\r\n" + compressed}});
-    proxy_process proxy({"--upstream", upstream.url()});
+    proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
     auto req = request_for("chat", "hello", "a short output");
     req["stream"] = true;
     auto res = http_request(proxy.port(), "POST", "/v1/chat/completions", req.dump(), with_accept("chat", coding));
@@ -132,7 +132,7 @@ TEST_CASE("a corrupt or cut compressed answer fails as a broken upstream, never 
 
 TEST_CASE("a compressed answer to a request not offering read_blob reaches the client as the upstream sent it") {
   mock_upstream upstream;
-  proxy_process proxy({"--upstream", upstream.url()});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
   nlohmann::json req = {{"model", "gpt-4o"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
   auto res = http_request(proxy.port(), "POST", "/v1/chat/completions", req.dump(), with_accept("chat", "gzip"));
   REQUIRE(res.status == 200);
@@ -154,7 +154,7 @@ TEST_CASE("bytes an upstream leaves after an answer never become another client'
   }));
   CAPTURE(name);
   raw_upstream upstream({{first}, {raw_upstream::response(R"({"answer":"yours"})")}});
-  proxy_process proxy({"--upstream", upstream.url()});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
 
   auto a = http_request(proxy.port(), method, "/v1/files/a", method == "POST" ? "{}" : "",
                         {{"Authorization", "Bearer tenant-a"}});

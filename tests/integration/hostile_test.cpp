@@ -178,7 +178,7 @@ TEST_CASE("when the model ignores the last hop's tool_choice, the client never s
     "function":{"name":"read_blob","arguments":"{\"handle\":\"0123456789abcdef\"}"}}]}}],
     "usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}})";
   raw_upstream upstream({{raw_upstream::response(call)}});
-  proxy_process proxy({"--upstream", upstream.url(), "--max-page-in-hops", "1"});
+  proxy_process proxy({"--upstream", upstream.url(), "--max-page-in-hops", "1", "--inject-read-blob", "always"});
   auto r = http_request(proxy.port(), "POST", "/v1/chat/completions", chat_request());
   REQUIRE(r.status == 200);
   auto answer = nlohmann::json::parse(r.body);
@@ -244,7 +244,7 @@ TEST_CASE("a stream event larger than any API sends switches the spliced stream 
                     "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" + big + "\"}}]}\n\n"
                     "data: [DONE]\n\n";
   raw_upstream upstream({{raw_upstream::response(sse, "text/event-stream")}});
-  proxy_process proxy({"--upstream", upstream.url()});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
   auto r = http_request(proxy.port(), "POST", "/v1/chat/completions", chat_request(true), {}, std::chrono::seconds(60));
   REQUIRE(r.ok());
   CHECK(r.status == 200);

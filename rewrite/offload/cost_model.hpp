@@ -1,0 +1,66 @@
+// Whether offering read_blob (and offloading) pays in a conversation, in the
+// provider's own prompt-cache pricing (--inject-read-blob=auto). Pure
+// arithmetic on token counts; the engine measures them.
+//
+// Units are tokens at the cache-write price (the price of input that is not
+// read from the cache; for OpenAI and Gemini that is the plain input price).
+// `read_ratio` is the cache-read price over that price (Anthropic 0.1/1.25,
+// OpenAI 0.1, Gemini 0.25).
+//
+// Two ways to pay:
+//  1. From the start. The definition costs `definition` tokens on every turn;
+//     when that is at most `max_overhead` of the request's stable head (tools,
+//     system prompt, first message: what every turn of the conversation
+//     carries), read_blob is offered from the first turn and no turn can cost
+//     more than that share: it never arrives late, so never rewrites a cached
+//     prefix. Coding agents (large tools and system prompts) are here.
+//  2. When an output pays for the late arrival. Otherwise read_blob is offered
+//     from the first output whose arrival turn pays for it on that turn
+//     alone: the tools change, so the cached prefix before it (`prefix`
+//     tokens) is written again at the write price instead of read, plus the
+//     definition, plus the page-ins expected (`page_in_rate` per output, each
+//     a hop re-reading the prefix from the cache); against the output's own
+//     saving (written now) and the earlier outputs' (read from the cache
+//     otherwise). Every later turn then saves more than the definition costs.
+// The decision for an output depends only on the conversation up to it, which
+// every later turn carries unchanged, so once read_blob is offered it stays
+// offered: the prefix never flips back.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace gistproxy::rewrite {
+
+struct cost_model_config {
+  double max_overhead = 0.005;  // the definition's share of the stable head that is paid from the start
+  double page_in_rate = 0.1;    // expected read_blob hops per offloaded output
+};
+
+struct offload_point {
+  std::uint64_t prefix_tokens = 0;  // tokens of the request before this output
+  std::uint64_t saving_tokens = 0;  // its tokens less its reference's
+};
+
+struct offer_decision {
+  enum class why { head, output_pays, not_worth } reason = why::not_worth;
+  bool offer() const { return reason != why::not_worth; }
+  std::size_t first_paying = 0;  // output_pays: the index of the output that paid
+};
+
+// `points` in the order the outputs appear in the request (oldest first).
+offer_decision decide_offer(const cost_model_config& cfg, std::uint64_t head_tokens, std::uint64_t definition_tokens,
+                            double read_ratio, const std::vector<offload_point>& points);
+
+// The cache-read price over the write price, per API, when the model has no price.
+double default_read_ratio(std::string_view api);
+
+// Bytes of the request every turn carries unchanged: everything but the
+// conversation list `member`, plus that list's first item. nullopt when the
+// body is not a JSON object.
+std::optional<std::size_t> stable_head_bytes(std::string_view body, std::string_view member);
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,134 @@
+// --inject-read-blob=auto: read_blob is offered from the start where its
+// definition is a rounding error of what every turn carries, else from the
+// first output whose arrival pays for the late definition on that turn alone;
+// the decision never flips back as the conversation grows.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "rewrite/blob/memory_blob_store.hpp"
+#include "rewrite/offload/cost_model.hpp"
+#include "rewrite/offload/engine.hpp"
+
+using namespace gistproxy::rewrite;
+
+TEST_CASE("the cost model: from the start when the definition is a rounding error of the stable head") {
+  cost_model_config cfg;  // 0.5%
+  CHECK(decide_offer(cfg, 20000, 78, 0.1, {}).reason == offer_decision::why::head);
+  CHECK(decide_offer(cfg, 15600, 78, 0.1, {}).reason == offer_decision::why::head);
+  CHECK_FALSE(decide_offer(cfg, 15500, 78, 0.1, {}).offer());  // 0.503%: not from the start
+}
+
+TEST_CASE("the cost model: an output pays for a late definition when its saving covers rewriting the prefix") {
+  cost_model_config cfg;
+  cfg.page_in_rate = 0;
+  // prefix 1,000 tokens: rewriting it costs 900 (0.9 x 1,000) + the definition 78.
+  CHECK(decide_offer(cfg, 1000, 78, 0.1, {{1000, 978}}).reason == offer_decision::why::output_pays);
+  CHECK_FALSE(decide_offer(cfg, 1000, 78, 0.1, {{1000, 977}}).offer());
+  // Behind 200,000 tokens of conversation a 3,000-token output does not pay.
+  CHECK_FALSE(decide_offer(cfg, 1000, 78, 0.1, {{200000, 3000}}).offer());
+  // Earlier outputs count at the cache-read price: the third pays (26,100 + 0.1 x 10,000 >=
+  // 0.9 x 30,000 + 78) where alone it would not.
+  auto d = decide_offer(cfg, 1000, 78, 0.1, {{10000, 5000}, {20000, 5000}, {30000, 26100}});
+  CHECK(d.reason == offer_decision::why::output_pays);
+  CHECK(d.first_paying == 2);
+  CHECK_FALSE(decide_offer(cfg, 1000, 78, 0.1, {{10000, 5000}, {20000, 5000}, {30000, 26000}}).offer());
+  // Expected page-ins make it dearer: a hop re-reads the prefix from the cache.
+  cfg.page_in_rate = 1.0;
+  CHECK_FALSE(decide_offer(cfg, 1000, 78, 0.1, {{1000, 978}}).offer());
+  CHECK(decide_offer(cfg, 1000, 78, 0.1, {{1000, 1078}}).offer());
+}
+
+TEST_CASE("the cost model never takes read_blob back as a conversation grows") {
+  std::mt19937 rng(7);
+  cost_model_config cfg;
+  for (int conversation = 0; conversation < 200; ++conversation) {
+    std::vector<offload_point> points;
+    std::uint64_t prefix = 500 + rng() % 20000;
+    const std::uint64_t head = 200 + rng() % 30000;
+    bool offered = false;
+    for (int turn = 0; turn < 40; ++turn) {
+      if (rng() % 3 == 0) points.push_back({prefix, rng() % 40000});
+      prefix += 200 + rng() % 5000;
+      const bool now = decide_offer(cfg, head, 78, 0.08, points).offer();
+      CHECK((now || !offered));  // once offered, offered on every later turn
+      offered = now;
+    }
+  }
+}
+
+TEST_CASE("the stable head: everything but the conversation list, plus its first item") {
+  std::string body = R"({"model":"m","tools":[1,2,3],"messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"},{"role":"user","content":"more"}]})";
+  auto head = stable_head_bytes(body, "messages");
+  REQUIRE(head);
+  const std::string rest = R"({"role":"user","content":"hi"},{"role":"user","content":"more"}])";
+  CHECK(*head == body.size() - rest.size());
+  // The head stays the same as the conversation grows.
+  std::string longer = body.substr(0, body.size() - 2) + R"(,{"role":"user","content":"and more"}]})";
+  CHECK(stable_head_bytes(longer, "messages") == head);
+  CHECK(stable_head_bytes("[1]", "messages") == std::nullopt);
+  CHECK(stable_head_bytes(R"({"model":"m"})", "messages") == std::size_t(13));
+}
+
+namespace {
+
+std::string chat_request(std::size_t tools_bytes, std::size_t history_bytes, std::size_t output_bytes) {
+  nlohmann::json tools = nlohmann::json::array(
+      {{{"type", "function"}, {"function", {{"name", "run"}, {"description", std::string(tools_bytes, 'd')}}}}});
+  nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", "go"}}});
+  if (history_bytes) messages.push_back({{"role", "assistant"}, {"content", std::string(history_bytes, 'h')}});
+  std::string output;
+  for (int i = 0; output.size() < output_bytes; ++i) output += "log line " + std::to_string(i) + ": all good\n";
+  messages.push_back({{"role", "assistant"}, {"tool_calls", {{{"id", "c1"}, {"type", "function"},
+                                                               {"function", {{"name", "run"}, {"arguments", "{}"}}}}}}});
+  messages.push_back({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", output}});
+  return nlohmann::json{{"model", "gpt-5"}, {"messages", messages}, {"tools", tools}}.dump();
+}
+
+struct cost_engine {
+  memory_blob_store store{[] { return std::int64_t(1000); }};
+  char_ratio_estimator estimator;
+  offload_engine engine;
+  cost_engine() : engine([] {
+          offload_config c;
+          c.inject = inject_mode::cost;
+          return c;
+        }(), store, estimator) {}
+  rewrite_report run(const std::string& body) { return engine.rewrite(*dialect_named("chat"), body, "t").report; }
+};
+
+}  // namespace
+
+TEST_CASE("auto in the engine: light conversations go as sent, heavy ones are offloaded, large heads get read_blob at once") {
+  cost_engine e;
+  SECTION("small head, small output: forwarded as sent, no read_blob") {
+    auto r = e.run(chat_request(200, 0, 500));
+    CHECK(r.outcome == rewrite_outcome::unchanged);
+    CHECK_FALSE(r.tool_injected);
+    CHECK(r.offer_reason == "not_worth");
+  }
+  SECTION("small head, a large new output: offloaded and read_blob offered") {
+    auto r = e.run(chat_request(200, 0, 40000));
+    CHECK(r.offer_reason == "output_pays");
+    CHECK(r.offloads.size() == 1);
+    CHECK(r.tool_injected);
+  }
+  SECTION("an output over the threshold behind a long conversation does not pay for the late definition") {
+    auto r = e.run(chat_request(200, 400000, 12000));
+    CHECK(r.offer_reason == "not_worth");
+    CHECK(r.offloads.empty());
+    CHECK_FALSE(r.tool_injected);
+    REQUIRE(r.fates.size() == 1);
+    CHECK(r.fates[0] == output_fate::not_worth_it);
+    CHECK(fate_name(r.fates[0]) == "not_worth_it");
+  }
+  SECTION("a large head: read_blob from the first turn, and the same output is offloaded") {
+    auto r = e.run(chat_request(80000, 400000, 12000));
+    CHECK(r.offer_reason == "head");
+    CHECK(r.tool_injected);
+    CHECK(r.offloads.size() == 1);
+    auto light = e.run(chat_request(80000, 0, 500));
+    CHECK(light.tool_injected);  // offered before any output: the prefix never changes later
+  }
+}
