@@ -158,6 +158,14 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
   return out;
 }
 
+// More than a rounding error (0.5%) dearer with gistproxy than without, in
+// tokens or (priced turns) input dollars with the simulated prompt cache.
+bool costs_more(const rewrite::replay_stats& s) {
+  const bool tokens = double(s.tokens_after) > double(s.tokens_before) * 1.005;
+  const bool dollars = s.priced_turns && s.cost_usd_after > s.cost_usd_before * 1.005;
+  return tokens || dollars;
+}
+
 struct run_result {
   nlohmann::json json;
   std::string text;
@@ -228,7 +236,7 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
   };
 
   rewrite::replay_stats total;
-  std::uint64_t traces = 0;
+  std::uint64_t traces = 0, dearer = 0;
   run_result out;
   out.json = {{"threshold_tokens", cfg.threshold_tokens}, {"tokenizer", std::string(estimator->name())},
               {"prices_date", prices.date()}, {"traces", nlohmann::json::array()}};
@@ -257,6 +265,7 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
     j["format"] = w.format;
     j["rebuilt_from_messages"] = w.rebuilt;
     j["notes"] = w.notes;
+    j["costs_more"] = costs_more(st);
     if (fs::is_directory(arg)) {
       j["files"] = w.files;
       j["files_skipped"] = w.skipped;
@@ -267,11 +276,17 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
                 thousands(st.conversations) + " conversations\n";
     if (!w.skipped.empty()) out.text += "  files skipped: " + skipped_text(w) + "\n";
     out.text += stats_text(st, "  ");
+    if (costs_more(st)) {
+      out.text += "  ! COSTS MORE with gistproxy than without (over 0.5%)\n";
+      ++dearer;
+    }
     if (w.format == "cline" && cfg.text_tool_results != "cline")
       out.text += "  (Cline's tool results are user text: --text-tool-results cline offloads them)\n";
     if (!w.notes.empty()) out.text += "  (" + thousands(w.notes.size()) + " entries skipped: not LLM requests, no body or not JSON; --json lists them)\n";
   }
   out.json.update(stats_json(total));
+  out.json["traces_costing_more"] = dearer;
+  if (dearer) out.text += "! " + thousands(dearer) + " of " + thousands(traces) + " traces cost more with gistproxy than without\n";
   out.text += "total over " + thousands(traces) + " traces, threshold " + thousands(cfg.threshold_tokens) +
               " tokens: " + thousands(total.turns) + " turns\n" + stats_text(total, "  ");
   return out;
