@@ -54,6 +54,14 @@ metric_catalogue::metric_catalogue(registry& r)
       rewrite_failures(r.add_counter("gistproxy_rewrite_failures_total",
                                      "Requests or outputs left as sent because the rewriter could not do its job.",
                                      {"api", "reason"})),
+      read_blob_offers(r.add_counter("gistproxy_read_blob_offers_total",
+                                     "Requests by the cost model's decision on offering read_blob "
+                                     "(--inject-read-blob=auto): head, output_pays, already_offered, not_worth.",
+                                     {"api", "decision"})),
+      outputs_not_worth_offloading(r.add_counter("gistproxy_outputs_not_worth_offloading_total",
+                                                 "Tool outputs over the threshold left inline because offloading "
+                                                 "would not pay in their conversation (yet).",
+                                                 {"api"})),
       page_ins(r.add_counter("gistproxy_page_ins_total", "read_blob calls answered by the proxy, by API, mode and result.",
                              {"api", "mode", "result"})),
       page_in_hops(r.add_histogram("gistproxy_page_in_hops", "Extra upstream hops a request needed for read_blob calls.",
@@ -133,6 +141,9 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     saved_usd.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
     rewrite_failures.labels({api, "store_error"});
+    for (std::string_view decision : {"head", "output_pays", "already_offered", "not_worth"})
+      read_blob_offers.labels({api, decision});
+    outputs_not_worth_offloading.labels({api});
     page_ins.labels({api, "full", "io"});
   }
   // The remote store's calls (all 0 with a filesystem store): the store panels

@@ -35,6 +35,11 @@ struct metric_catalogue {
   // Degraded modes, by reason: unparsable, unsupported_encoding, store_error,
   // too_large, lossy. The request is forwarded as the client sent it.
   family<counter>& rewrite_failures;
+  // --inject-read-blob=auto: requests by the cost model's decision: head
+  // (offered from the start), output_pays, already_offered, not_worth (sent
+  // as is; its outputs over the threshold stay inline).
+  family<counter>& read_blob_offers;
+  family<counter>& outputs_not_worth_offloading;  // outputs over the threshold the cost model kept inline
 
   // Page-in (read_blob interception).
   family<counter>& page_ins;            // by api, mode (full, pattern, range) and result

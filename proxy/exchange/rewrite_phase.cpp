@@ -2,6 +2,8 @@
 // engine (on the store pool when the body is large enough to hold outputs
 // worth storing), and turn its report into compaction spans and metrics.
 // Every failure here is fail-open: the client's bytes go upstream as sent.
+#include <algorithm>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -99,6 +101,12 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);
   ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);
+  if (!report.offer_reason.empty()) {
+    svc.metrics.read_blob_offers.labels({ctx.in.api, report.offer_reason}).inc();
+    ctx.span.set_text("gistproxy.read_blob_offer", report.offer_reason);
+    const auto declined = std::count(report.fates.begin(), report.fates.end(), rewrite::output_fate::not_worth_it);
+    if (declined) svc.metrics.outputs_not_worth_offloading.labels({ctx.in.api}).inc(std::uint64_t(declined));
+  }
 }
 
 // The control group's request goes upstream as the client sent it: the body

@@ -174,3 +174,23 @@ TEST_CASE("gistproxy blob verify reports a corrupted blob and exits non-zero, gc
   auto gc = run_command(bin + " blob gc --store " + store, status);
   CHECK(gc.find("0 expired blobs removed") != std::string::npos);
 }
+
+TEST_CASE("by default (auto) a light request goes upstream as sent and a heavy one is offloaded with read_blob, counted") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
+  CAPTURE(api);
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto path = api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
+  const auto light = request_for(api, "3 files").dump();
+  REQUIRE(http_request(proxy.port(), "POST", path, light, {{"Authorization", "sk-test"}, {"x-api-key", "sk-test"}}).status == 200);
+  const auto heavy = request_for(api, big_output(60000)).dump();
+  REQUIRE(http_request(proxy.port(), "POST", path, heavy, {{"Authorization", "sk-test"}, {"x-api-key", "sk-test"}}).status == 200);
+  auto seen = upstream.llm_bodies();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == light);  // byte for byte: no read_blob definition on a conversation it would not pay in
+  CHECK(seen[1].find("\"read_blob\"") != std::string::npos);
+  CHECK(seen[1].size() < heavy.size() / 4);
+  auto metrics = metrics_with(proxy.admin_port(), {"decision=\"output_pays\"} 1"});
+  CHECK(series_value(metrics, "gistproxy_read_blob_offers_total{api=\"" + api + "\",decision=\"not_worth\"}") == 1);
+  CHECK(series_value(metrics, "gistproxy_read_blob_offers_total{api=\"" + api + "\",decision=\"output_pays\"}") == 1);
+}
