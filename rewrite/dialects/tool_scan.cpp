@@ -216,14 +216,16 @@ bool collect_tools(json::cursor& c, request_scan& out) {
 }
 
 // Short: it is sent with every request that offers read_blob (72-78 o200k
-// tokens per API with the schema, down from ~220). How to narrow a read is in
-// each reference, where the model meets it; context_lines is still accepted.
-std::string read_blob_description() { return "Read a tool output gistproxy stored, as its reference says."; }
+// tokens per API, down from ~220). How to narrow a read is in each reference,
+// where the model meets it; the handle is always in the reference's call, so
+// "required" is left out (a call without one gets an error it can act on);
+// context_lines is still accepted.
+std::string read_blob_description() { return "Read a stored tool output, as its reference says."; }
 
 std::string read_blob_parameters_schema() {
-  return R"J({"type":"object","properties":{"handle":{"type":"string"},"pattern":{"type":"string"},)J"
-         R"J("start_line":{"type":"integer"},"end_line":{"type":"integer"},"offset":{"type":"integer"}},)J"
-         R"J("required":["handle"]})J";
+  return R"J({"type":"object","properties":{"handle":{"type":"string"},"query":{"type":"string"},)J"
+         R"J("pattern":{"type":"string"},"start_line":{"type":"integer"},"end_line":{"type":"integer"},)J"
+         R"J("offset":{"type":"integer"}}})J";
 }
 
 }  // namespace gistproxy::rewrite

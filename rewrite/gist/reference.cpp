@@ -115,7 +115,7 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
   if (preview.empty() || preview.back() != '\n') out += '\n';
   out += "[end of preview]\n";
   // What the short read_blob definition leaves out, where the model needs it.
-  out += "Parts: pattern (regex) or start_line/end_line; long outputs page by offset.\n";
+  out += "Parts: query (words), pattern (regex) or start_line/end_line; long outputs page by offset.\n";
   out += "Full output: ";
   out += cfg.tool_name;
   out += "(\"";

@@ -1,4 +1,5 @@
 #include "rewrite/page_in/page_in.hpp"
+#include "rewrite/page_in/line_query.hpp"
 
 #include <re2/re2.h>
 
@@ -213,6 +214,36 @@ page_result page_pattern(page_result r, std::string_view bytes, const page_reque
   return r;
 }
 
+// Query mode: the best lines for the query's words (BM25), in line order,
+// numbered. Linear in the blob; bounded by max_query_lines and the page.
+page_result page_query(page_result r, std::string_view bytes, const page_request& req, const page_limits& limits) {
+  if (req.query->size() > limits.max_query_bytes) {
+    r.text = "read_blob error: the query is longer than " + std::to_string(limits.max_query_bytes) + " bytes.";
+    return r;
+  }
+  auto ranked = rank_lines(bytes, *req.query, limits.max_query_lines, limits.out_of_time);
+  if (ranked.terms.empty()) {
+    r.text = "read_blob error: the query has no words to look for.";
+    return r;
+  }
+  std::string words;
+  for (const auto& t : ranked.terms) words += (words.empty() ? "" : " ") + t;
+  if (ranked.best.empty()) {
+    r.text = "[query \"" + words + "\": no line of the " + std::to_string(ranked.lines) +
+             " holds any of these words; try other words or pattern=]";
+    r.ok = true;
+    return r;
+  }
+  std::string out;
+  for (const auto& line : ranked.best)
+    if (!append_numbered(out, line.number, ':', line.text, line.offset, limits.page_max_bytes, r.bytes_returned)) break;
+  r.text = "[query \"" + words + "\": best " + std::to_string(ranked.best.size()) + " of " +
+           std::to_string(ranked.matching) + " matching lines (of " + std::to_string(ranked.lines) + "), by BM25, in line order" +
+           (ranked.out_of_time ? "; stopped early (time budget)" : "") + "]\n" + out;
+  r.ok = true;
+  return r;
+}
+
 // A JSON integer, a float (truncated) or a numeric string; clamped to a
 // range where arithmetic on it cannot overflow.
 std::optional<std::int64_t> integer_argument(const nlohmann::json& j, const char* key, std::string& error) {
@@ -242,6 +273,7 @@ std::string_view page_mode_name(page_mode m) {
     case page_mode::full: return "full";
     case page_mode::pattern: return "pattern";
     case page_mode::range: return "range";
+    case page_mode::query: return "query";
   }
   return "full";
 }
@@ -261,6 +293,7 @@ std::optional<page_request> parse_page_request(std::string_view arguments_json, 
   r.handle = handle.get<std::string>();
   for (auto& ch : r.handle) ch = char(std::tolower(static_cast<unsigned char>(ch)));
   if (auto p = checked::string_at(j, "pattern"); !p.empty()) r.pattern = std::move(p);
+  if (auto q = checked::string_at(j, "query"); !q.empty()) r.query = std::move(q);
   r.start_line = integer_argument(j, "start_line", error);
   r.end_line = integer_argument(j, "end_line", error);
   r.offset = integer_argument(j, "offset", error);
@@ -271,7 +304,10 @@ std::optional<page_request> parse_page_request(std::string_view arguments_json, 
 
 page_result page_in(blob_store& store, std::string_view tenant, const page_request& req, const page_limits& limits) {
   page_result r;
-  r.mode = req.pattern ? page_mode::pattern : (req.start_line || req.end_line) ? page_mode::range : page_mode::full;
+  r.mode = req.pattern                        ? page_mode::pattern
+           : req.query                        ? page_mode::query
+           : (req.start_line || req.end_line) ? page_mode::range
+                                              : page_mode::full;
   auto got = store.get(tenant, req.handle);
   if (got.error != blob_error::none) {
     r.error = got.error;
@@ -306,6 +342,7 @@ page_result page_in(blob_store& store, std::string_view tenant, const page_reque
     case page_mode::full: return page_bytes(std::move(r), bytes, std::uint64_t(std::max<std::int64_t>(0, req.offset.value_or(0))), limits);
     case page_mode::range: return page_range(std::move(r), bytes, req, limits);
     case page_mode::pattern: return page_pattern(std::move(r), bytes, req, limits);
+    case page_mode::query: return page_query(std::move(r), bytes, req, limits);
   }
   return r;
 }

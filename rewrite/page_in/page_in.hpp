@@ -23,6 +23,7 @@ namespace gistproxy::rewrite {
 struct page_request {
   std::string handle;
   std::optional<std::string> pattern;
+  std::optional<std::string> query;  // words: the best lines by BM25 (line_query.hpp)
   std::optional<std::int64_t> start_line, end_line;
   std::int64_t context_lines = 0;
   std::optional<std::int64_t> offset;  // full mode: first byte of the page
@@ -39,6 +40,8 @@ struct page_limits {
   }
   std::uint64_t page_max_bytes = 256 * 1024;
   std::size_t max_matches = 200;
+  std::size_t max_query_lines = 20;  // lines a query returns
+  std::size_t max_query_bytes = 1024;
   std::size_t max_context_lines = 20;
   std::size_t max_pattern_bytes = 1024;
   std::uint64_t regex_max_mem = 8u << 20;  // RE2's compiled-program budget
@@ -47,7 +50,7 @@ struct page_limits {
   std::function<bool()> out_of_time;
 };
 
-enum class page_mode { full, pattern, range };
+enum class page_mode { full, pattern, range, query };
 std::string_view page_mode_name(page_mode m);
 
 struct page_result {
