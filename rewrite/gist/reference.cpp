@@ -55,7 +55,13 @@ std::string_view preview_slice(std::string_view bytes, std::size_t max_bytes, bo
 namespace {
 constexpr std::string_view reference_opening =
     "[gistproxy: this tool output was moved out of the context window; its exact bytes are stored]\n";
+// The closing line says what the short read_blob definition leaves out,
+// where the model needs it.
 constexpr std::string_view reference_closing =
+    "Only part of it: add query=\"<words>\" (the best lines for them), pattern=\"<regex>\" (matching lines, "
+    "numbered; context_lines=N adds lines around them) or start_line=A, end_line=B.";
+// The closing of references written before query (still in conversations).
+constexpr std::string_view earlier_reference_closing =
     "Only part of it: add pattern=\"<regex>\" (matching lines, numbered; context_lines=N adds lines around "
     "them) or start_line=A, end_line=B.";
 }  // namespace
@@ -80,9 +86,13 @@ bool is_reference(std::string_view text) {
   if (text.starts_with("[image: "))
     return text.find('\n') == std::string_view::npos && text.find("; stored by gistproxy) Retrieve: ") != std::string_view::npos &&
            ends_with_call(text);
-  if (!text.starts_with(reference_opening) || !text.ends_with(reference_closing)) return false;
+  if (!text.starts_with(reference_opening)) return false;
+  std::string_view closing = text.ends_with(reference_closing)           ? reference_closing
+                             : text.ends_with(earlier_reference_closing) ? earlier_reference_closing
+                                                                         : std::string_view();
+  if (closing.empty()) return false;
   // The line before the closing one: Full output: NAME("HANDLE")
-  auto body = text.substr(0, text.size() - reference_closing.size());
+  auto body = text.substr(0, text.size() - closing.size());
   if (body.empty() || body.back() != '\n') return false;
   body.remove_suffix(1);
   auto line = body.substr(body.rfind('\n') + 1);
@@ -114,8 +124,6 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
   out += preview;
   if (preview.empty() || preview.back() != '\n') out += '\n';
   out += "[end of preview]\n";
-  // What the short read_blob definition leaves out, where the model needs it.
-  out += "Parts: query (words), pattern (regex) or start_line/end_line; long outputs page by offset.\n";
   out += "Full output: ";
   out += cfg.tool_name;
   out += "(\"";

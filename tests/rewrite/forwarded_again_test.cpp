@@ -119,6 +119,15 @@ TEST_CASE("is_reference: what render_reference wrote, not a look-alike") {
   bad_handle.replace(bad_handle.find("(\"") + 2, 1, "Z");
   CHECK_FALSE(is_reference(bad_handle));
   CHECK_FALSE(is_reference("[gistproxy: this tool output was moved out of the context window; its exact bytes are stored]\n"));
+  CHECK(ref.ends_with("Only part of it: add query=\"<words>\" (the best lines for them), pattern=\"<regex>\" (matching lines, "
+                      "numbered; context_lines=N adds lines around them) or start_line=A, end_line=B."));
+  // A reference written before query existed (still in long conversations) is one too:
+  // never offloaded again as if it were an output.
+  const std::string earlier = ref.substr(0, ref.rfind("Only part of it")) +
+                              "Only part of it: add pattern=\"<regex>\" (matching lines, numbered; context_lines=N adds "
+                              "lines around them) or start_line=A, end_line=B.";
+  CHECK(is_reference(earlier));
+  CHECK_FALSE(is_reference(earlier.substr(0, earlier.size() - 1)));
 }
 
 TEST_CASE("is_reference: image placeholders too") {
