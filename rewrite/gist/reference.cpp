@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "rewrite/gist/digests.hpp"
+
 namespace gistproxy::rewrite {
 namespace {
 
@@ -103,7 +105,12 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
                              std::string_view full_hash, const reference_config& cfg) {
   const bool tail = shape.kind == content_kind::log;  // errors are at the end of logs
   std::size_t shown = 0;
-  auto preview = preview_slice(bytes, preview_bytes(shape, cfg.preview_tokens), tail, shown);
+  // A content-aware digest first (at most half the budget), the preview in the rest.
+  const auto budget = preview_bytes(shape, cfg.preview_tokens);
+  const std::string digest = shape.kind == content_kind::log    ? log_digest(bytes, budget / 2)
+                             : shape.kind == content_kind::json ? json_digest(bytes, budget / 2)
+                                                                : std::string();
+  auto preview = preview_slice(bytes, budget - digest.size(), tail, shown);
   auto handle = full_hash.substr(0, cfg.handle_chars);
 
   std::string out;
@@ -115,6 +122,7 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
   out += kind_name(shape.kind);
   out += " | " + std::to_string(shape.lines) + " lines, " + std::to_string(shape.chars) + " characters, ~" +
          std::to_string(shape.tokens) + " tokens\n";
+  out += digest;
   if (preview.size() == bytes.size()) {
     out += "preview (all " + std::to_string(shape.lines) + " lines):\n";
   } else {
