@@ -94,6 +94,10 @@ struct request_scan {
   std::vector<std::string> declared_tools; // their names
   std::vector<json::range> tool_ranges;     // each element of the tools array, in order
   std::size_t object_end = 0;              // offset of the body's closing '}'
+  // The conversation list (messages, input, contents), when an array, and
+  // where its second item starts (0 with fewer than two items).
+  std::optional<json::range> conversation;
+  std::size_t second_item_begin = 0;
 };
 
 // A read_blob call the model made, as found in an upstream response.

@@ -200,8 +200,8 @@ class progress_line {
 
 std::string skipped_text(const trace_walk& w) {
   std::string out;
-  for (const auto& [why, n] : w.skipped)
-    out += (out.empty() ? "" : ", ") + thousands(n) + " " + why + " (e.g. " + w.skipped_example.at(why) + ")";
+  for (const auto& [why, files] : w.skipped)
+    out += (out.empty() ? "" : ", ") + thousands(files.count) + " " + why + " (e.g. " + files.example + ")";
   return out;
 }
 
@@ -266,13 +266,14 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
     j["rebuilt_from_messages"] = w.rebuilt;
     j["notes"] = w.notes;
     j["costs_more"] = costs_more(st);
-    if (fs::is_directory(arg)) {
+    if (w.directory) {
       j["files"] = w.files;
-      j["files_skipped"] = w.skipped;
+      j["files_skipped"] = nlohmann::json::object();
+      for (const auto& [why, skipped] : w.skipped) j["files_skipped"][why] = skipped.count;
     }
     out.json["traces"].push_back(std::move(j));
     out.text += arg + " (" + w.format + (w.rebuilt ? ", requests rebuilt from messages" : "") + "): " +
-                (fs::is_directory(arg) ? thousands(w.files) + " files, " : "") + thousands(st.turns) + " turns, " +
+                (w.directory ? thousands(w.files) + " files, " : "") + thousands(st.turns) + " turns, " +
                 thousands(st.conversations) + " conversations\n";
     if (!w.skipped.empty()) out.text += "  files skipped: " + skipped_text(w) + "\n";
     out.text += stats_text(st, "  ");

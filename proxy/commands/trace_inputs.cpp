@@ -60,14 +60,11 @@ std::vector<fs::path> files_under(const fs::path& dir) {
 trace_walk walk_trace(const std::string& arg, const std::string& format, const trace_part_sink& feed,
                       const std::function<void(const std::string& file)>& on_file) {
   trace_walk w;
-  if (!fs::is_directory(arg)) {
-    try {
-      auto t = read_one(arg, format);
-      merge(w, t, "");
-      feed(t);
-    } catch (const file_error& e) {
-      throw std::runtime_error(e.what());
-    }
+  w.directory = fs::is_directory(arg);
+  if (!w.directory) {
+    auto t = read_one(arg, format);  // its file_error is the argument's error
+    merge(w, t, "");
+    feed(t);
     if (on_file) on_file(arg);
     return w;
   }
@@ -81,7 +78,8 @@ trace_walk walk_trace(const std::string& arg, const std::string& format, const t
       merge(w, t, relative + ": ");
       feed(t);
     } catch (const file_error& e) {
-      if (w.skipped[e.why]++ == 0) w.skipped_example[e.why] = relative;
+      auto& skipped = w.skipped[e.why];
+      if (skipped.count++ == 0) skipped.example = relative;
       last_error = relative + ": " + e.what();
     }
     if (on_file) on_file(relative);

@@ -16,15 +16,20 @@
 
 namespace gistproxy::proxy {
 
+struct skipped_files {
+  std::uint64_t count = 0;
+  std::string example;  // the first such file
+};
+
 struct trace_walk {
+  bool directory = false;
   std::string format;  // the files' format, "mixed" when they differ
   bool rebuilt = false;
   std::uint64_t files = 0;  // files replayed
   std::vector<std::string> notes;  // entries skipped inside files, and why
   // Files of a directory not replayed, by why: unreadable (not a regular
   // file, too large), not a trace (no format recognised it), no requests.
-  std::map<std::string, std::uint64_t> skipped;
-  std::map<std::string, std::string> skipped_example;  // why → the first such file
+  std::map<std::string, skipped_files> skipped;
 };
 
 using trace_part_sink = std::function<void(const rewrite::recorded_trace&)>;

@@ -90,7 +90,7 @@ bool chat_dialect::scan(std::string_view body, request_scan& out) const {
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools") return collect_tools(v, out);
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return v.array([&](std::size_t, json::cursor& m) {
+    return walk_conversation(v, out, [&](json::cursor& m) {
               if (m.peek() != json::kind::object) return m.skip_value().has_value();
               std::string role, call_id;
               std::optional<json::range> content;
@@ -110,8 +110,7 @@ bool chat_dialect::scan(std::string_view body, request_scan& out) const {
               // Opt-in: tool results some agents send as user text (collect_text_tool_results).
               if (role == "user" && out.text_results_from == text_results::cline) return collect_text_tool_results(cc, out);
               return true;
-            })
-        .has_value();
+            });
   });
   if (!whole || !c.at_end()) return false;
   out.object_end = whole->end - 1;

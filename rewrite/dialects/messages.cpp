@@ -82,7 +82,7 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools") return collect_tools(v, out);
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return v.array([&](std::size_t, json::cursor& m) {
+    return walk_conversation(v, out, [&](json::cursor& m) {
               if (m.peek() != json::kind::object) return m.skip_value().has_value();
               std::string role;
               std::optional<json::range> user_content;
@@ -121,8 +121,7 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
               if (out.text_results_from != text_results::cline || role != "user" || !user_content) return true;
               json::cursor uc(body.substr(0, user_content->end), user_content->begin);
               return collect_text_tool_results(uc, out);
-            })
-        .has_value();
+            });
   });
   if (!whole || !c.at_end()) return false;
   out.object_end = whole->end - 1;

@@ -84,7 +84,7 @@ bool responses_dialect::scan(std::string_view body, request_scan& out) const {
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools") return collect_tools(v, out);
     if (key != "input" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return v.array([&](std::size_t, json::cursor& item) {
+    return walk_conversation(v, out, [&](json::cursor& item) {
               if (item.peek() != json::kind::object) return item.skip_value().has_value();
               std::string type, call_id, name;
               std::optional<json::range> output;
@@ -101,8 +101,7 @@ bool responses_dialect::scan(std::string_view body, request_scan& out) const {
               if (type != "function_call_output" || !output) return true;
               json::cursor oc(body.substr(0, output->end), output->begin);
               return collect_output_content(oc, call_names[call_id], call_id, false, out);
-            })
-        .has_value();
+            });
   });
   if (!whole || !c.at_end()) return false;
   out.object_end = whole->end - 1;

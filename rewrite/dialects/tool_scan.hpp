@@ -32,6 +32,19 @@ std::string cline_header_tool(std::string_view line);
 // (a tool's "name", or "function.name" for Chat Completions).
 bool collect_tools(json::cursor& c, request_scan& out);
 
+// Walks the conversation list (messages, input, contents) at `v`, noting in
+// `out` its range and where its second item starts, and calls on_item(cursor)
+// for each item (which must consume it).
+template <class F>
+bool walk_conversation(json::cursor& v, request_scan& out, F&& on_item) {
+  auto list = v.array([&](std::size_t index, json::cursor& item) {
+    if (index == 1) out.second_item_begin = item.pos();
+    return on_item(item);
+  });
+  if (list) out.conversation = list;
+  return list.has_value();
+}
+
 // The JSON text of the read_blob tool's parameters (a JSON Schema object).
 std::string read_blob_parameters_schema();
 std::string read_blob_description();

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "rewrite/json/scanner.hpp"
-
 namespace gistproxy::rewrite {
 
 offer_decision decide_offer(const cost_model_config& cfg, std::uint64_t head_tokens, std::uint64_t definition_tokens,
@@ -35,22 +33,11 @@ double default_read_ratio(std::string_view api) {
   return 0.1;  // OpenAI's current models
 }
 
-std::optional<std::size_t> stable_head_bytes(std::string_view body, std::string_view member) {
-  json::cursor c(body);
-  if (c.peek() != json::kind::object) return std::nullopt;
-  std::size_t list_rest = 0;  // the list's bytes after its first item
-  auto whole = c.object([&](std::string_view key, json::cursor& v) {
-    if (key != member || v.peek() != json::kind::array) return v.skip_value().has_value();
-    std::size_t second_begin = 0;
-    auto list = v.array([&](std::size_t index, json::cursor& item) {
-      if (index == 1) second_begin = item.pos();
-      return item.skip_value().has_value();
-    });
-    if (list && second_begin) list_rest = list->end - second_begin;
-    return list.has_value();
-  });
-  if (!whole) return std::nullopt;
-  return body.size() - std::min(body.size(), list_rest);
+std::size_t stable_head_bytes(std::size_t body_bytes, std::optional<json::range> conversation,
+                              std::size_t second_item_begin) {
+  if (!conversation || second_item_begin <= conversation->begin || second_item_begin > conversation->end)
+    return body_bytes;
+  return body_bytes - std::min(body_bytes, conversation->end - second_item_begin);
 }
 
 }  // namespace gistproxy::rewrite

@@ -33,6 +33,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rewrite/json/scanner.hpp"
+
 namespace gistproxy::rewrite {
 
 struct cost_model_config {
@@ -59,8 +61,9 @@ offer_decision decide_offer(const cost_model_config& cfg, std::uint64_t head_tok
 double default_read_ratio(std::string_view api);
 
 // Bytes of the request every turn carries unchanged: everything but the
-// conversation list `member`, plus that list's first item. nullopt when the
-// body is not a JSON object.
-std::optional<std::size_t> stable_head_bytes(std::string_view body, std::string_view member);
+// conversation list, plus its first item (from the dialect's scan: the list's
+// range and where its second item starts, 0 with fewer than two items).
+std::size_t stable_head_bytes(std::size_t body_bytes, std::optional<json::range> conversation,
+                              std::size_t second_item_begin);
 
 }  // namespace gistproxy::rewrite

@@ -202,8 +202,8 @@ class offload_engine::pass {
       offer_ = true;
       return;
     }
-    const auto head = stable_head_bytes(body_, d_.conversation_member()).value_or(body_.size());
-    const auto definition = e_.definition_tokens(d_, report_.tool_name, d_.read_blob_tool(report_.tool_name));
+    const auto head = stable_head_bytes(body_.size(), scan_.conversation, scan_.second_item_begin);
+    const auto definition_tokens = e_.definition_tokens(d_, report_.tool_name, definition());
     std::vector<offload_point> points;
     for (auto& c : cands_) {
       if (!c.chosen) continue;
@@ -214,7 +214,7 @@ class offload_engine::pass {
       }
       points.push_back({rough_tokens(c.out->value.begin), saving});
     }
-    auto decision = decide_offer(cfg_.cost_model, rough_tokens(head), definition, default_read_ratio(d_.name()), points);
+    auto decision = decide_offer(cfg_.cost_model, rough_tokens(head), definition_tokens, default_read_ratio(d_.name()), points);
     report_.offer_reason = decision.reason == offer_decision::why::head          ? "head"
                            : decision.reason == offer_decision::why::output_pays ? "output_pays"
                                                                                  : "not_worth";
@@ -260,7 +260,7 @@ class offload_engine::pass {
     const bool offer_anyway = cfg_.inject == inject_mode::always || (cfg_.inject == inject_mode::cost && offer_);
     bool inject = !report_.offloads.empty() || (offer_anyway && scan_.tools.has_value());
     if (!inject || declared(report_.tool_name)) return;
-    auto def = d_.read_blob_tool(report_.tool_name);
+    const auto& def = definition();
     if (scan_.tools) {
       // Append after the client's tools: their bytes (and cache breakpoints) stay put.
       bool empty = scan_.tools->size() >= 2 &&
@@ -313,6 +313,12 @@ class offload_engine::pass {
         }
     }
     return declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
+  }
+
+  // read_blob's definition for this API and name, built once per request.
+  const std::string& definition() {
+    if (definition_.empty()) definition_ = d_.read_blob_tool(report_.tool_name);
+    return definition_;
   }
 
   bool declared(std::string_view n) const {
@@ -406,6 +412,7 @@ class offload_engine::pass {
   std::vector<candidate> cands_;
   std::vector<edit> edits_;
   bool offer_ = false;  // inject_mode::cost: the cost model says read_blob pays here
+  std::string definition_;
 };
 
 rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant) const {

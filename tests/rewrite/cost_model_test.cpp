@@ -58,17 +58,29 @@ TEST_CASE("the cost model never takes read_blob back as a conversation grows") {
   }
 }
 
-TEST_CASE("the stable head: everything but the conversation list, plus its first item") {
-  std::string body = R"({"model":"m","tools":[1,2,3],"messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"},{"role":"user","content":"more"}]})";
-  auto head = stable_head_bytes(body, "messages");
-  REQUIRE(head);
+TEST_CASE("the stable head: everything but the conversation list, plus its first item, from each dialect's scan") {
+  auto head = [](const char* api, const std::string& body) {
+    request_scan scan;
+    REQUIRE(dialect_named(api)->scan(body, scan));
+    return stable_head_bytes(body.size(), scan.conversation, scan.second_item_begin);
+  };
+  const std::string chat = R"({"model":"m","tools":[1,2,3],"messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"},{"role":"user","content":"more"}]})";
   const std::string rest = R"({"role":"user","content":"hi"},{"role":"user","content":"more"}])";
-  CHECK(*head == body.size() - rest.size());
+  CHECK(head("chat", chat) == chat.size() - rest.size());
   // The head stays the same as the conversation grows.
-  std::string longer = body.substr(0, body.size() - 2) + R"(,{"role":"user","content":"and more"}]})";
-  CHECK(stable_head_bytes(longer, "messages") == head);
-  CHECK(stable_head_bytes("[1]", "messages") == std::nullopt);
-  CHECK(stable_head_bytes(R"({"model":"m"})", "messages") == std::size_t(13));
+  const std::string longer = chat.substr(0, chat.size() - 2) + R"(,{"role":"user","content":"and more"}]})";
+  CHECK(head("chat", longer) == head("chat", chat));
+  const std::string messages = R"({"model":"c","system":"s","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]})";
+  CHECK(head("messages", messages) == messages.size() - std::string(R"({"role":"assistant","content":"b"}])").size());
+  const std::string responses = R"({"model":"g","instructions":"i","input":[{"role":"user","content":"a"},{"role":"user","content":"b"}]})";
+  CHECK(head("responses", responses) == responses.size() - std::string(R"({"role":"user","content":"b"}])").size());
+  const std::string gemini = R"({"contents":[{"role":"user","parts":[{"text":"a"}]},{"role":"model","parts":[{"text":"b"}]}]})";
+  CHECK(head("gemini", gemini) == gemini.size() - std::string(R"({"role":"model","parts":[{"text":"b"}]}]})").size() + 1);
+  // One item, a string input or no list at all: the whole body is the head.
+  const std::string one = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+  CHECK(head("chat", one) == one.size());
+  const std::string text_input = R"({"model":"g","input":"hello"})";
+  CHECK(head("responses", text_input) == text_input.size());
 }
 
 namespace {

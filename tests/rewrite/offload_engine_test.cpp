@@ -261,11 +261,20 @@ TEST_CASE("a store that refuses writes leaves every output inline (fail-open) an
     store_stats stats() override { return {}; }
   } store;
   char_ratio_estimator estimator;
-  offload_engine engine({}, store, estimator);
+  // Also under the cost model: it decides before storing, and a refused
+  // write does not change its decision (the same output pays next turn).
+  const auto mode = GENERATE(inject_mode::always, inject_mode::cost);
+  offload_config cfg;
+  cfg.inject = mode;
+  offload_engine engine(cfg, store, estimator);
   std::string big(40000, 'k');
   auto result = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), chat_body({big}), "t");
   CHECK(result.report.offloads.empty());
   CHECK(result.report.store_failures == 1);
+  REQUIRE(result.report.fates.size() == 1);
+  CHECK(result.report.fates[0] == output_fate::store_failed);
+  CHECK(result.report.tool_injected);  // read_blob stays offered: the prefix does not flip next turn
+  if (mode == inject_mode::cost) CHECK(result.report.offer_reason == "output_pays");
   CHECK(nlohmann::json::parse(result.body)["messages"][2]["content"] == big);  // every byte still there
 }
 
