@@ -1,6 +1,7 @@
 // replay, report and tokens read files an operator names: a FIFO, a device or
 // an endless stream is refused with a reason, never read until memory runs out.
 #include <catch2/catch.hpp>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -86,4 +87,35 @@ TEST_CASE("replay walks a directory recursively, each file with its own format, 
   auto c = nlohmann::json::parse(codex.output.substr(codex.output.find('{')));
   CHECK(c["traces"][0]["files"] == 2);
   CHECK(c["traces"][0]["files_skipped"].value("not a trace", 0) + c["traces"][0]["files_skipped"].value("no requests", 0) == 2);
+}
+
+TEST_CASE("replay's memory follows a long conversation's size, not the sum of its turns") {
+  // 700 turns of ~2 KB each (a 1.5 MB Cline history): every turn's request
+  // carries everything before it, ~0.4 GB of bodies in all. Replay used to
+  // keep every body (it aborted under 2 GB on a real 5,000-turn history); it
+  // now keeps each message once and builds a turn's body when it replays it.
+  const auto file = temp_path("cline-700.json");
+  nlohmann::json history = nlohmann::json::array(
+      {{{"role", "user"}, {"content", {{{"type", "text"}, {"text", "<task>fix the build</task>"}}}}}});
+  std::string filler;
+  for (int i = 0; i < 180; ++i) filler += "line ok ";
+  for (int i = 0; i < 700; ++i) {
+    history.push_back({{"role", "assistant"}, {"content", {{{"type", "text"}, {"text", "<read_file><path>f" + std::to_string(i) + ".c</path></read_file>"}}}}});
+    history.push_back({{"role", "user"}, {"content", {{{"type", "text"}, {"text", "[read_file] Result: " + std::to_string(i) + " " + filler}}}}});
+  }
+  history.push_back({{"role", "assistant"}, {"content", "done"}});
+  std::ofstream(file) << history.dump();
+  // A sanitizer build keeps freed memory in quarantine; keep that small so the
+  // figure is the program's own.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  ::setenv("ASAN_OPTIONS", (std::string(asan ? asan : "") + (asan ? ":" : "") + "quarantine_size_mb=16").c_str(), 1);
+  child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", file.string()});
+  const int status = p.wait(std::chrono::seconds(600));
+  REQUIRE(status == 0);
+  auto j = nlohmann::json::parse(p.output().substr(p.output().find('{')));
+  CHECK(j["turns"] == 701);
+  CHECK(j["tokens_before"].get<std::uint64_t>() > 90'000'000);  // over 0.35 GB of bodies replayed (characters/4)
+  struct rusage usage {};
+  REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
+  CHECK(usage.ru_maxrss < 150 * 1024);  // KiB (25 MB measured): under half of what keeping the bodies needs
 }
