@@ -181,6 +181,22 @@ const std::vector<option>& options() {
        }},
       {"context-floor-tokens", "N", "budget mode: evict down to N tokens (default 60% of the budget)",
        [](config& c, const std::string& v) { return set_uint(c.context_floor_tokens, v, 0, 1ull << 40); }},
+      {"age-trigger-tokens", "N", "age-aware offload: past N tokens of conversation, older outputs go down to "
+                                  "--age-threshold-tokens, in batches the cost model says pay (default 32000; 0 off)",
+       [](config& c, const std::string& v) { return set_uint(c.age.trigger_tokens, v, 0, 1ull << 40); }},
+      {"age-gate", "cost|tokens", "age-aware offload: a batch goes when it pays in cache pricing (cost, default) "
+                                  "or whenever it saves tokens, once per step (tokens)",
+       [](config& c, const std::string& v) {
+         c.age.decide = v == "tokens" ? rewrite::age_config::gate::tokens : rewrite::age_config::gate::cost;
+         return v == "cost" || v == "tokens";
+       }},
+      {"age-threshold-tokens", "N", "age-aware offload: the threshold for older outputs (default 500)",
+       [](config& c, const std::string& v) { return set_uint(c.age.threshold_tokens, v, 64, 1ull << 40); }},
+      {"age-keep-tokens", "N", "age-aware offload: the conversation's last N tokens stay as sent (default 16000)",
+       [](config& c, const std::string& v) { return set_uint(c.age.keep_tokens, v, 0, 1ull << 40); }},
+      {"age-step-tokens", "N", "age-aware offload: the line moves at most once per N tokens of growth "
+                               "(default 16000)",
+       [](config& c, const std::string& v) { return set_uint(c.age.step_tokens, v, 1000, 1ull << 40); }},
       {"inject-read-blob", "auto|always|when-referenced",
        "when to offer read_blob: auto (default) where the cost model says offloading pays, never raising a "
        "conversation's cost by more than 0.5% (README: the cost model); always: every request that declares tools; "

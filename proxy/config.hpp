@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "rewrite/offload/cost_model.hpp"
+
 namespace gistproxy::proxy {
 
 struct config {
@@ -61,6 +63,7 @@ struct config {
   std::uint64_t context_budget_tokens = 0;
   std::uint32_t control_basis_points = 0;  // --control-percent, in 1/100 of a percent
   std::uint64_t context_floor_tokens = 0;
+  rewrite::age_config age{.trigger_tokens = 32000};  // --age-*: age-aware offload
   std::string inject_read_blob = "auto";  // or always, when-referenced
   std::string read_blob_name = "read_blob";
   std::string read_blob_fallback_name = "gistproxy_read_blob";

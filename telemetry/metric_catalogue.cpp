@@ -136,7 +136,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind, group});
       for (std::string_view kind : {"input", "cache_read", "cache_write", "output"}) cost_usd.labels({api, kind, group});
       unpriced_requests.labels({api, group});
-      for (std::string_view cause : {"client", "proxy", "budget"}) prefix_breaks.labels({api, cause, group});
+      for (std::string_view cause : {"client", "proxy", "budget", "age", "offer"}) prefix_breaks.labels({api, cause, group});
     }
     saved_usd.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});

@@ -41,6 +41,7 @@ rewrite::offload_config offload_config_of(const config& cfg) {
   o.threshold_tokens = cfg.threshold_tokens;
   o.budget_tokens = cfg.context_budget_tokens;
   o.floor_tokens = cfg.context_floor_tokens;
+  o.age = cfg.age;
   o.inject = cfg.inject_read_blob == "always"            ? rewrite::inject_mode::always
              : cfg.inject_read_blob == "when-referenced" ? rewrite::inject_mode::when_referenced
                                                          : rewrite::inject_mode::cost;

@@ -8,6 +8,7 @@
 
 #include "proxy/exchange/client_writer.hpp"
 #include "rewrite/control_group.hpp"
+#include "rewrite/cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "telemetry/span.hpp"
@@ -41,7 +42,7 @@ struct rewritten {
   std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
   std::uint64_t tokens_saved = 0;   // estimated tokens the offloads removed
   std::uint64_t tool_tokens = 0;    // estimated tokens of the read_blob definition added
-  bool budget_evicted = false;      // outputs offloaded only to fit the context budget
+  rewrite::planned_break planned = rewrite::planned_break::none;  // what this turn changed on purpose (prefix breaks)
 };
 
 // forward and page in: what the upstream hops cost and reported.

@@ -97,7 +97,11 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   }
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
-  ctx.rw.budget_evicted = report.budget_evictions > 0;
+  ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget
+                   : report.age_offloads > 0   ? rewrite::planned_break::age
+                   : report.offer_reason == "output_pays" ? rewrite::planned_break::offer
+                                                          : rewrite::planned_break::none;
+  if (report.age_offloads) ctx.span.set("gistproxy.age_offloads", std::int64_t(report.age_offloads));
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);
   ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);
@@ -172,7 +176,7 @@ void track_prefix(services& svc, request_context& ctx) {
   }
   const auto& id = ctx.span.trace.bytes;
   const std::string_view conversation(reinterpret_cast<const char*>(id.data()), id.size());
-  const auto verdict = svc.prefixes->observe(conversation, client, forwarded, ctx.rw.budget_evicted);
+  const auto verdict = svc.prefixes->observe(conversation, client, forwarded, ctx.rw.planned);
   const auto cause = rewrite::break_cause(verdict);
   if (cause.empty()) return;
   svc.metrics.prefix_breaks.labels({ctx.in.api, cause, rewrite::group_label(ctx.in.group)}).inc();

@@ -11,6 +11,8 @@ std::string_view break_cause(prefix_verdict v) {
     case prefix_verdict::client_break: return "client";
     case prefix_verdict::proxy_break: return "proxy";
     case prefix_verdict::budget_break: return "budget";
+    case prefix_verdict::age_break: return "age";
+    case prefix_verdict::offer_break: return "offer";
     default: return {};
   }
 }
@@ -39,7 +41,7 @@ prefix_tracker::prefix_tracker(std::size_t max_conversations)
     : per_stripe_(std::max<std::size_t>(1, max_conversations / stripes)) {}
 
 prefix_verdict prefix_tracker::observe(std::string_view conversation, const std::optional<prefix_fingerprint>& client,
-                                       const std::optional<prefix_fingerprint>& forwarded, bool budget_evicted) {
+                                       const std::optional<prefix_fingerprint>& forwarded, planned_break planned) {
   if (!client) return prefix_verdict::unknown;
   const auto& sent = forwarded ? *forwarded : *client;
   const key k = key_of(conversation);
@@ -62,7 +64,13 @@ prefix_verdict prefix_tracker::observe(std::string_view conversation, const std:
   if (!previous) return prefix_verdict::first_turn;
   if (extends(previous->forwarded, sent)) return prefix_verdict::extended;
   if (!extends(previous->client, *client)) return prefix_verdict::client_break;
-  return budget_evicted ? prefix_verdict::budget_break : prefix_verdict::proxy_break;
+  switch (planned) {
+    case planned_break::budget: return prefix_verdict::budget_break;
+    case planned_break::age: return prefix_verdict::age_break;
+    case planned_break::offer: return prefix_verdict::offer_break;
+    case planned_break::none: break;
+  }
+  return prefix_verdict::proxy_break;
 }
 
 }  // namespace gistproxy::rewrite

@@ -2,8 +2,9 @@
 // the client sent it and as gistproxy forwarded it. When a turn's forwarded
 // prefix does not extend the previous one, the break is attributed: to the
 // client when its own body did not extend its previous one either (not our
-// doing); else to gistproxy, as budget-mode eviction when this turn evicted
-// outputs to fit the budget, otherwise as a defect. Bounded: an LRU over
+// doing); else to gistproxy: to what it meant to do on this turn (budget-mode
+// eviction, an age-aware batch, read_blob's late arrival under the cost
+// model), otherwise to a defect. Bounded: an LRU over
 // conversations, split into stripes so that I/O threads rarely share a lock.
 #pragma once
 
@@ -26,11 +27,18 @@ enum class prefix_verdict {
   client_break,  // the client's own body broke it
   proxy_break,   // only gistproxy's rewrite broke it: a defect
   budget_break,  // gistproxy broke it by evicting outputs in budget mode
+  age_break,     // gistproxy broke it by offloading a batch of older outputs (age-aware offload)
+  offer_break,   // gistproxy broke it by offering read_blob once offloading paid (--inject-read-blob=auto)
   unknown,       // a body that could not be fingerprinted
 };
 
 // Metric label (gistproxy_prefix_breaks_total{cause}); empty for non-breaks.
 std::string_view break_cause(prefix_verdict v);
+
+// What this turn's rewrite did that may change an earlier part of the
+// conversation on purpose (the verdict a break gets when the client's own
+// body did not break it).
+enum class planned_break : std::uint8_t { none, budget, age, offer };
 
 class prefix_tracker {
  public:
@@ -39,7 +47,7 @@ class prefix_tracker {
   // One turn of `conversation` (its trace id). `forwarded` is nullopt when
   // the body went upstream as sent (then it is the client's).
   prefix_verdict observe(std::string_view conversation, const std::optional<prefix_fingerprint>& client,
-                         const std::optional<prefix_fingerprint>& forwarded, bool budget_evicted);
+                         const std::optional<prefix_fingerprint>& forwarded, planned_break planned);
 
  private:
   struct turn {

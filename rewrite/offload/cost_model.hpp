@@ -57,6 +57,54 @@ struct offer_decision {
 offer_decision decide_offer(const cost_model_config& cfg, std::uint64_t head_tokens, std::uint64_t definition_tokens,
                             double read_ratio, const std::vector<offload_point>& points);
 
+// Age-aware offload: past `trigger_tokens` of conversation, older outputs go
+// down to `threshold_tokens`, except the last `keep_tokens` of the
+// conversation. Stateless and cache-stable: the line below which outputs go
+// (the watermark) is a function of the conversation's own prefix, and moves
+// only once per `step_tokens` of growth, by a whole batch, and only when the
+// batch pays for the prefix-cache rewrite it causes.
+struct age_config {
+  std::uint64_t trigger_tokens = 0;  // 0: off
+  std::uint64_t threshold_tokens = 500;
+  std::uint64_t keep_tokens = 16000;
+  std::uint64_t step_tokens = 16000;
+  std::uint64_t max_horizon_turns = 100;  // cap on the later turns a batch is expected to save on
+  // cost: a batch goes when it pays in cache pricing (below); tokens: every
+  // batch goes, still once per step (for operators bound by the context
+  // window more than by the bill).
+  enum class gate : std::uint8_t { cost, tokens } decide = gate::cost;
+};
+
+struct aged_output {
+  std::uint64_t begin_tokens = 0, end_tokens = 0;  // where it lies in the client's body (bytes/4)
+  std::uint64_t saving_tokens = 0;                 // its tokens less its reference's; 0: it stays (a turn all the same)
+  std::uint64_t offloaded_saving = 0;              // offloaded anyway (over the threshold): what the forwarded body lacks
+};
+
+// The watermark (in the client's body, tokens): outputs that end at or
+// before it are offloaded for their age; 0: none. `outputs`: every tool
+// output of the request, in body order (each one a turn of the agent).
+//
+// Batch k happens when the body first reaches trigger + (k-1)*step tokens
+// (`reach`); it takes the outputs not yet taken that end before reach - keep.
+// It breaks the cached prefix at its first output: everything after it, up
+// to the body's size by the next step, less what is offloaded in it (the
+// forwarded body is what the cache holds), is written again instead of read
+// ((1 - rho) per token, rho the read/write price ratio), plus its expected
+// page-ins. It pays when its saving, read from the cache on each later turn
+// (rho per token), over the expected later turns (as many as the outputs
+// before reach, capped: a conversation that has run n tool calls is
+// expected to run about n more) covers that. A batch that does not pay
+// joins the next one. Every input is fixed by the prefix up to reach, so a
+// later turn decides each batch the same way.
+//
+// `arrival_definition` > 0: read_blob is not on offer yet, and the first
+// batch brings it: that batch rewrites the whole prefix (the tools come
+// first) and pays the definition on every later turn too.
+std::uint64_t age_watermark(const age_config& age, const cost_model_config& cost, double read_ratio,
+                            std::uint64_t body_tokens, const std::vector<aged_output>& outputs,
+                            std::uint64_t arrival_definition = 0);
+
 // The cache-read price over the write price, per API, when the model has no price.
 double default_read_ratio(std::string_view api);
 

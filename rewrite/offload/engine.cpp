@@ -227,6 +227,54 @@ class offload_engine::pass {
       }
   }
 
+  // 2c. Age-aware offload: past the trigger, older outputs go down to the
+  //     age threshold, below a watermark the cost model moves batch by batch
+  //     (cost_model.hpp: age_watermark). Only where read_blob is on offer
+  //     already: its arrival would rewrite the whole prefix. Every input is
+  //     the output's raw size and place, so each turn decides the same way.
+  void apply_age() {
+    const auto& age = cfg_.age;
+    const bool offered = cfg_.inject == inject_mode::always || (cfg_.inject == inject_mode::cost && offer_);
+    // Not on offer yet under the cost model: the first batch may bring it, if it pays for that too.
+    const bool may_bring = cfg_.inject == inject_mode::cost && !offer_ && !report_.tool_already_ours;
+    // Sizes are offsets in the body up to the conversation list's end: what
+    // follows it (Chat's tools after the messages, say) is not conversation.
+    const auto size = rough_tokens(scan_.conversation ? scan_.conversation->end : body_.size());
+    if (!age.trigger_tokens || !(offered || may_bring) || size < age.trigger_tokens) return;
+    // Every output is a turn of the agent (the cost model's horizon); only
+    // the eligible ones carry a saving.
+    std::vector<candidate*> outputs;
+    for (auto& c : cands_) outputs.push_back(&c);
+    std::sort(outputs.begin(), outputs.end(),
+              [](const candidate* a, const candidate* b) { return a->out->value.begin < b->out->value.begin; });
+    std::vector<aged_output> points;
+    points.reserve(outputs.size());
+    for (const auto* c : outputs)
+      points.push_back({rough_tokens(c->out->value.begin), rough_tokens(c->out->value.end),
+                        age_eligible(*c) ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0,
+                        c->chosen ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0});
+    const auto arrival = may_bring ? e_.definition_tokens(d_, report_.tool_name, definition()) : 0;
+    const auto watermark = age_watermark(age, cfg_.cost_model, default_read_ratio(d_.name()), size, points, arrival);
+    if (watermark && may_bring) {
+      offer_ = true;
+      report_.offer_reason = "age_pays";
+      for (auto& c : cands_)  // the cost model's earlier "no" was for read_blob's arrival: it arrives now
+        if (c.fate == output_fate::not_worth_it) c.chosen = true, c.fate = output_fate::below_threshold;
+    }
+    for (std::size_t i = 0; i < outputs.size() && points[i].end_tokens <= watermark; ++i) {
+      if (!points[i].saving_tokens) continue;
+      auto& c = *outputs[i];
+      if (!decode(c) || c.bytes.size() < cfg_.min_offload_bytes) continue;
+      if (c.bytes.size() > cfg_.max_blob_bytes) {
+        ++report_.skipped_too_large;
+        c.fate = output_fate::too_large;
+        continue;
+      }
+      c.chosen = true;
+      ++report_.age_offloads;
+    }
+  }
+
   // 3. Store each chosen output and build the reference that replaces it.
   //    A store failure leaves the output inline (fail-open).
   void store_and_replace() {
@@ -354,6 +402,12 @@ class offload_engine::pass {
     return {tool_rule::action::threshold, cfg_.threshold_tokens};
   }
 
+  bool age_eligible(const candidate& c) const {
+    return !c.chosen && !c.out->image && c.fate == output_fate::below_threshold &&
+           rule_of(*c.out).what == tool_rule::action::threshold && c.out->raw.size() >= cfg_.min_offload_bytes &&
+           rough_tokens(c.out->raw.size()) >= cfg_.age.threshold_tokens;
+  }
+
   bool budget_eligible(const candidate& c) const {
     return !c.chosen && rule_of(*c.out).what != tool_rule::action::never && c.out->raw.size() >= cfg_.min_offload_bytes;
   }
@@ -423,8 +477,12 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     return result;
   }
   p.choose_by_rules();
-  if (cfg_.budget_tokens) p.apply_budget();
-  else if (cfg_.inject == inject_mode::cost) p.apply_cost_model();
+  if (cfg_.budget_tokens) {
+    p.apply_budget();
+  } else {
+    if (cfg_.inject == inject_mode::cost) p.apply_cost_model();
+    p.apply_age();
+  }
   p.store_and_replace();
   p.offer_read_blob();
   p.splice();

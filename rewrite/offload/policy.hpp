@@ -31,6 +31,7 @@ struct offload_config {
   std::uint64_t floor_tokens = 0;   // 0: 60% of the budget
   inject_mode inject = inject_mode::always;
   cost_model_config cost_model;  // for inject_mode::cost
+  age_config age;                // age-aware offload (cost_model.hpp); with inject always or cost
   std::string tool_name = "read_blob";
   std::string fallback_tool_name = "gistproxy_read_blob";  // when the client has its own read_blob
   std::uint64_t max_blob_bytes = 16ull << 20;

@@ -117,5 +117,14 @@ TEST_CASE("replay's memory follows a long conversation's size, not the sum of it
   CHECK(j["tokens_before"].get<std::uint64_t>() > 90'000'000);  // over 0.35 GB of bodies replayed (characters/4)
   struct rusage usage {};
   REQUIRE(::getrusage(RUSAGE_CHILDREN, &usage) == 0);
-  CHECK(usage.ru_maxrss < 150 * 1024);  // KiB (25 MB measured): under half of what keeping the bodies needs
+  // KiB. 25 MB measured: under half of what keeping the bodies needs. Under
+  // AddressSanitizer its allocator's own memory (shadow, redzones, size
+  // classes it keeps mapped) counts too: 187 MB measured in CI, still under
+  // the 0.35 GB the bodies alone would take.
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr long bound_kib = 320 * 1024;
+#else
+  constexpr long bound_kib = 150 * 1024;
+#endif
+  CHECK(usage.ru_maxrss < bound_kib);
 }

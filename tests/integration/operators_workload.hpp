@@ -60,7 +60,10 @@ struct operators_workload {
 
   operators_workload()
       : proxy({"--upstream", upstream.url(), "--span-log", spans.string(), "--otlp-endpoint", upstream.url(),
-               "--control-percent", "0.01"}) {
+               "--control-percent", "0.01",
+               // read_blob on every request with tools: case 5's late arrival is then no
+               // plan of the cost model's (under auto it is one, cause="offer").
+               "--inject-read-blob", "always"}) {
     upstream.fail_next_otlp_posts(1'000'000);  // every OTLP batch refused: the exporter drops spans
   }
 

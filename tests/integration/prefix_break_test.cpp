@@ -40,7 +40,9 @@ std::string breaks(const std::string& cause) {
 TEST_CASE("prefix breaks: counted by cause on the metric and the request span") {
   mock_upstream upstream;
   auto spans = temp_path("spans.jsonl");
-  proxy_process proxy({"--upstream", upstream.url(), "--span-log", spans.string()});
+  // read_blob on every request that declares tools: its arrival in case 3 is
+  // no plan of the cost model's (under auto it would be, cause="offer").
+  proxy_process proxy({"--upstream", upstream.url(), "--span-log", spans.string(), "--inject-read-blob", "always"});
   auto send = [&](const J& body) {
     REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body.dump()).status == 200);
   };
@@ -85,6 +87,26 @@ TEST_CASE("prefix breaks: budget-mode eviction is its own cause") {
   send(conversation("budget", {rows("x", 30000), rows("y", 30000), rows("z", 30000)}));
   auto metrics = metrics_with(proxy.admin_port(), {breaks("budget") + " 1"});
   CHECK(series_value(metrics, breaks("budget")) == 1);
+  CHECK(series_value(metrics, breaks("proxy")) == 0);
+  CHECK(series_value(metrics, breaks("client")) == 0);
+}
+
+TEST_CASE("prefix breaks: an age-aware batch is its own cause, and only batches break the prefix") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always", "--age-gate", "tokens",
+                       "--age-trigger-tokens", "3000", "--age-keep-tokens", "1000", "--age-step-tokens", "2000",
+                       "--age-threshold-tokens", "100"});
+  // Twelve turns, each adding an output of ~600 tokens (under the 2,500
+  // threshold): past 3,000 tokens the older ones go, one batch per 2,000.
+  std::vector<std::string> outputs;
+  for (int turn = 0; turn < 12; ++turn) {
+    outputs.push_back(rows("o" + std::to_string(turn), 2400));
+    REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", conversation("aging", outputs).dump()).status == 200);
+  }
+  auto metrics = metrics_with(proxy.admin_port(), {breaks("age") + " "});
+  const auto age = series_value(metrics, breaks("age"));
+  CHECK(age >= 2);
+  CHECK(age <= 6);  // at most one per step: the conversation grows ~8,000 tokens past the trigger
   CHECK(series_value(metrics, breaks("proxy")) == 0);
   CHECK(series_value(metrics, breaks("client")) == 0);
 }

@@ -82,20 +82,27 @@ TEST_CASE("prefix tracker: breaks are attributed to the client, to gistproxy, or
     return fingerprint_prefix(messages_body(m).dump());
   };
   // Conversation A: the client appends, gistproxy forwards what it got.
-  CHECK(t.observe("A", body(1, false), std::nullopt, false) == prefix_verdict::first_turn);
-  CHECK(t.observe("A", body(2, false), std::nullopt, false) == prefix_verdict::extended);
+  CHECK(t.observe("A", body(1, false), std::nullopt, planned_break::none) == prefix_verdict::first_turn);
+  CHECK(t.observe("A", body(2, false), std::nullopt, planned_break::none) == prefix_verdict::extended);
   // The client rewrites its own history: its break.
-  CHECK(t.observe("A", body(1, true), std::nullopt, false) == prefix_verdict::client_break);
+  CHECK(t.observe("A", body(1, true), std::nullopt, planned_break::none) == prefix_verdict::client_break);
   // Conversation B: output 0 went upstream inline on turn 1 and as a reference on turn 2
   // while the client only appended: gistproxy broke the prefix.
-  CHECK(t.observe("B", body(1, false), std::nullopt, false) == prefix_verdict::first_turn);
-  CHECK(t.observe("B", body(2, false), body(2, true), false) == prefix_verdict::proxy_break);
+  CHECK(t.observe("B", body(1, false), std::nullopt, planned_break::none) == prefix_verdict::first_turn);
+  CHECK(t.observe("B", body(2, false), body(2, true), planned_break::none) == prefix_verdict::proxy_break);
   // The same, because budget mode evicted it: labelled as such.
-  CHECK(t.observe("C", body(1, false), std::nullopt, false) == prefix_verdict::first_turn);
-  CHECK(t.observe("C", body(2, false), body(2, true), true) == prefix_verdict::budget_break);
+  CHECK(t.observe("C", body(1, false), std::nullopt, planned_break::none) == prefix_verdict::first_turn);
+  CHECK(t.observe("C", body(2, false), body(2, true), planned_break::budget) == prefix_verdict::budget_break);
   // Once offloaded, the reference stays: later turns extend again.
-  CHECK(t.observe("C", body(3, false), body(3, true), false) == prefix_verdict::extended);
-  CHECK(t.observe("D", std::nullopt, std::nullopt, false) == prefix_verdict::unknown);
+  CHECK(t.observe("C", body(3, false), body(3, true), planned_break::none) == prefix_verdict::extended);
+  // An age-aware batch and read_blob's late arrival, each labelled.
+  CHECK(t.observe("E", body(1, false), std::nullopt, planned_break::none) == prefix_verdict::first_turn);
+  CHECK(t.observe("E", body(2, false), body(2, true), planned_break::age) == prefix_verdict::age_break);
+  CHECK(t.observe("F", body(1, false), std::nullopt, planned_break::none) == prefix_verdict::first_turn);
+  CHECK(t.observe("F", body(2, false), body(2, true), planned_break::offer) == prefix_verdict::offer_break);
+  CHECK(break_cause(prefix_verdict::age_break) == "age");
+  CHECK(break_cause(prefix_verdict::offer_break) == "offer");
+  CHECK(t.observe("D", std::nullopt, std::nullopt, planned_break::none) == prefix_verdict::unknown);
   CHECK(break_cause(prefix_verdict::proxy_break) == "proxy");
   CHECK(break_cause(prefix_verdict::extended).empty());
 }
@@ -103,8 +110,8 @@ TEST_CASE("prefix tracker: breaks are attributed to the client, to gistproxy, or
 TEST_CASE("prefix tracker: memory is bounded, the least recent conversation is forgotten") {
   prefix_tracker t(16);  // one conversation per stripe
   auto f = fingerprint_prefix(R"({"messages":[{"role":"user","content":"x"}]})");
-  for (int i = 0; i < 1000; ++i) t.observe("conversation " + std::to_string(i), f, std::nullopt, false);
+  for (int i = 0; i < 1000; ++i) t.observe("conversation " + std::to_string(i), f, std::nullopt, planned_break::none);
   // The most recent one is remembered, an early one is not (it looks new again).
-  CHECK(t.observe("conversation 999", f, std::nullopt, false) == prefix_verdict::extended);
-  CHECK(t.observe("conversation 0", f, std::nullopt, false) == prefix_verdict::first_turn);
+  CHECK(t.observe("conversation 999", f, std::nullopt, planned_break::none) == prefix_verdict::extended);
+  CHECK(t.observe("conversation 0", f, std::nullopt, planned_break::none) == prefix_verdict::first_turn);
 }
