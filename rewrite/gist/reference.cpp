@@ -101,15 +101,23 @@ bool is_reference(std::string_view text) {
   return line.starts_with("Full output: ") && ends_with_call(line);
 }
 
+// The digest for an output's kind; search output is recognised by its lines
+// whatever it was classified as (grep hits in code look like code).
+static std::string digest_of(std::string_view bytes, content_kind kind, std::size_t budget) {
+  if (kind == content_kind::log) return log_digest(bytes, budget);
+  if (kind == content_kind::json) return json_digest(bytes, budget);
+  auto hits = search_hits_digest(bytes, budget);
+  if (!hits.empty() || kind != content_kind::source) return hits;
+  return source_digest(bytes, budget);
+}
+
 std::string render_reference(std::string_view bytes, const content_shape& shape, std::string_view tool_name,
                              std::string_view full_hash, const reference_config& cfg) {
   const bool tail = shape.kind == content_kind::log;  // errors are at the end of logs
   std::size_t shown = 0;
   // A content-aware digest first (at most half the budget), the preview in the rest.
   const auto budget = preview_bytes(shape, cfg.preview_tokens);
-  const std::string digest = shape.kind == content_kind::log    ? log_digest(bytes, budget / 2)
-                             : shape.kind == content_kind::json ? json_digest(bytes, budget / 2)
-                                                                : std::string();
+  const std::string digest = digest_of(bytes, shape.kind, budget / 2);
   auto preview = preview_slice(bytes, budget - digest.size(), tail, shown);
   auto handle = full_hash.substr(0, cfg.handle_chars);
 
