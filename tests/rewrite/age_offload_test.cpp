@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <nlohmann/json.hpp>
+#include <memory>
 #include <random>
 
 #include "rewrite/blob/memory_blob_store.hpp"
@@ -81,11 +82,12 @@ TEST_CASE("age watermark only moves forward, at most once per step, as a convers
 
 namespace {
 
-// A coding agent's conversation in Chat Completions: a large head, then
-// `turns` calls each answered by an output of 2,000-4,000 bytes.
-std::string conversation(int turns) {
+// A coding agent's conversation in Chat Completions: a head of `head_bytes`
+// of tool description, then `turns` calls each answered by an output of
+// 2,000-4,000 bytes.
+std::string conversation(int turns, std::size_t head_bytes = 100000) {
   nlohmann::json tools = nlohmann::json::array(
-      {{{"type", "function"}, {"function", {{"name", "read"}, {"description", std::string(100000, 'd')}}}}});
+      {{{"type", "function"}, {"function", {{"name", "read"}, {"description", std::string(head_bytes, 'd')}}}}});
   nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", "fix the build"}}});
   std::mt19937 rng(3);
   for (int i = 0; i < turns; ++i) {
@@ -100,29 +102,39 @@ std::string conversation(int turns) {
   return nlohmann::json{{"model", "gpt-5"}, {"tools", tools}, {"messages", messages}}.dump();
 }
 
-}  // namespace
-
-TEST_CASE("age-aware offload in the engine: cache-stable between batches, every batch labelled, every output pageable") {
+// An engine with age-aware offload at small sizes (trigger 20,000 tokens).
+struct age_engine {
   memory_blob_store store{[] { return std::int64_t(1000); }};
   char_ratio_estimator estimator;
   offload_config cfg;
-  cfg.inject = inject_mode::cost;
-  cfg.age = {.trigger_tokens = 20000, .threshold_tokens = 400, .keep_tokens = 8000, .step_tokens = 8000};
-  offload_engine engine(cfg, store, estimator);
+  std::unique_ptr<offload_engine> engine;
+  explicit age_engine(inject_mode inject, std::uint64_t budget_tokens = 0) {
+    cfg.inject = inject;
+    cfg.budget_tokens = budget_tokens;
+    cfg.age = {.trigger_tokens = 20000, .threshold_tokens = 400, .keep_tokens = 8000, .step_tokens = 8000};
+    engine = std::make_unique<offload_engine>(cfg, store, estimator);
+  }
+  rewrite_result run(const std::string& body) { return engine->rewrite(*dialect_named("chat"), body, "t"); }
+};
+
+}  // namespace
+
+TEST_CASE("age-aware offload in the engine: cache-stable between batches, every batch labelled, every output pageable") {
+  age_engine e(inject_mode::cost);
   prefix_tracker tracker;
   int batches = 0, offloaded_last = 0;
   std::size_t last_size = 0;
   for (int turns = 1; turns <= 120; ++turns) {
     const auto body = conversation(turns);
     last_size = body.size();
-    auto r = engine.rewrite(*dialect_named("chat"), body, "t");
+    auto r = e.run(body);
     CHECK(r.report.offer_reason == "head");  // a 100 KB head: read_blob from the start
     const auto planned = r.report.age_offloads ? planned_break::age : planned_break::none;
     const auto forwarded = r.report.outcome == rewrite_outcome::rewritten ? fingerprint_prefix(r.body) : std::nullopt;
     const auto verdict = tracker.observe("conversation", fingerprint_prefix(body), forwarded, planned);
     CHECK(verdict != prefix_verdict::proxy_break);  // never a break gistproxy did not plan
     if (verdict == prefix_verdict::age_break) ++batches;
-    for (const auto& o : r.report.offloads) CHECK(store.contains("t", o.hash));
+    for (const auto& o : r.report.offloads) CHECK(e.store.contains("t", o.hash));
     CHECK(int(r.report.age_offloads) >= offloaded_last);  // what went for its age stays gone
     offloaded_last = int(r.report.age_offloads);
   }
@@ -130,17 +142,35 @@ TEST_CASE("age-aware offload in the engine: cache-stable between batches, every 
   CHECK(offloaded_last > 60);
   // At most one batch per step of growth past the trigger.
   CHECK(batches >= 1);
-  CHECK(std::uint64_t(batches) <= 1 + (last_size / 4 - cfg.age.trigger_tokens) / cfg.age.step_tokens);
+  CHECK(std::uint64_t(batches) <= 1 + (last_size / 4 - e.cfg.age.trigger_tokens) / e.cfg.age.step_tokens);
+}
+
+TEST_CASE("age-aware offload can bring read_blob: forwarded as sent until the first batch pays, offered from then on") {
+  age_engine e(inject_mode::cost);
+  int first_offer = 0;
+  for (int turns = 1; turns <= 120; ++turns) {
+    auto r = e.run(conversation(turns, 200));  // a small head: no read_blob from the start
+    if (!first_offer) {
+      if (r.report.offer_reason == "not_worth") {
+        CHECK(r.report.outcome == rewrite_outcome::unchanged);
+        continue;
+      }
+      first_offer = turns;
+    }
+    CHECK(r.report.offer_reason == "age_pays");  // and it never flips back
+    CHECK(r.report.tool_injected);
+    CHECK(r.report.age_offloads > 0);
+  }
+  CHECK(first_offer > 1);
 }
 
 TEST_CASE("age-aware offload stays off where read_blob is not on offer, and under budget mode") {
-  memory_blob_store store{[] { return std::int64_t(1000); }};
-  char_ratio_estimator estimator;
-  offload_config cfg;
-  cfg.inject = inject_mode::when_referenced;
-  cfg.age = {.trigger_tokens = 20000, .threshold_tokens = 400, .keep_tokens = 8000, .step_tokens = 8000};
-  offload_engine engine(cfg, store, estimator);
-  auto r = engine.rewrite(*dialect_named("chat"), conversation(120), "t");
+  age_engine referenced(inject_mode::when_referenced);
+  auto r = referenced.run(conversation(120));
   CHECK(r.report.age_offloads == 0);
   CHECK(r.report.outcome == rewrite_outcome::unchanged);
+  age_engine budget(inject_mode::cost, 1000000);  // a budget the conversation fits: nothing evicted, nothing aged
+  auto b = budget.run(conversation(120));
+  CHECK(b.report.age_offloads == 0);
+  CHECK(b.report.budget_evictions == 0);
 }
