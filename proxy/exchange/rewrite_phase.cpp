@@ -147,16 +147,20 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.rw.tenant;
+  // The cost model prices a request at its own model's cache discount.
+  std::optional<double> read_ratio;
+  if (svc.prices)
+    if (auto price = svc.prices->find(ctx.in.facts->model)) read_ratio = rewrite::cache_read_ratio(*price);
   rewrite::rewrite_result result;
   if (body.size() < inline_rewrite_limit && !svc.store_is_remote) {
-    result = engine->rewrite(dialect, body, tenant);
+    result = engine->rewrite(dialect, body, tenant, read_ratio);
   } else {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
         [&]() -> asio::awaitable<rewrite::rewrite_result> {
           store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
-          co_return engine->rewrite(dialect, body, tenant);
+          co_return engine->rewrite(dialect, body, tenant, read_ratio);
         },
         use_awaitable);
   }

@@ -1,5 +1,6 @@
 #include "rewrite/cost/prices.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -108,5 +109,12 @@ cost_breakdown cost_of(const token_usage& usage, const model_price& price) {
 }
 
 double input_cost(std::uint64_t n, const model_price& price) { return double(n) * price.input * per_token; }
+
+std::optional<double> cache_read_ratio(const model_price& price) {
+  const double written = price.cache_write > 0 ? price.cache_write : price.input;
+  if (written <= 0) return std::nullopt;
+  if (price.cache_read <= 0) return 1.0;
+  return std::min(1.0, price.cache_read / written);
+}
 
 }  // namespace gistproxy::rewrite

@@ -63,4 +63,10 @@ bool continues(std::string_view model, std::string_view match);
 // USD of `tokens` uncached input tokens.
 double input_cost(std::uint64_t tokens, const model_price& price);
 
+// The cache-read price over the price of input that is not read from the
+// cache (the cache-write price where there is one): what the cost model calls
+// rho. 1 for a model whose cached input is not cheaper (no cache_read price);
+// nullopt for a price with no input price.
+std::optional<double> cache_read_ratio(const model_price& price);
+
 }  // namespace gistproxy::rewrite

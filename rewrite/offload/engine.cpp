@@ -120,8 +120,9 @@ offload_engine::offload_engine(offload_config cfg, blob_store& store, const toke
 // method; `rewrite` below runs them in order.
 class offload_engine::pass {
  public:
-  pass(const offload_engine& e, const dialect& d, std::string_view body, std::string_view tenant, rewrite_result& out)
-      : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), result_(out), report_(out.report) {}
+  pass(const offload_engine& e, const dialect& d, std::string_view body, std::string_view tenant, double read_ratio,
+       rewrite_result& out)
+      : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), read_ratio_(read_ratio), result_(out), report_(out.report) {}
 
   bool scan() {
     scan_.text_results_from = cfg_.text_tool_results;
@@ -214,7 +215,7 @@ class offload_engine::pass {
       }
       points.push_back({rough_tokens(c.out->value.begin), saving});
     }
-    auto decision = decide_offer(cfg_.cost_model, rough_tokens(head), definition_tokens, default_read_ratio(d_.name()), points);
+    auto decision = decide_offer(cfg_.cost_model, rough_tokens(head), definition_tokens, read_ratio_, points);
     report_.offer_reason = decision.reason == offer_decision::why::head          ? "head"
                            : decision.reason == offer_decision::why::output_pays ? "output_pays"
                                                                                  : "not_worth";
@@ -254,7 +255,7 @@ class offload_engine::pass {
                         age_eligible(*c) ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0,
                         c->chosen ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0});
     const auto arrival = may_bring ? e_.definition_tokens(d_, report_.tool_name, definition()) : 0;
-    const auto watermark = age_watermark(age, cfg_.cost_model, default_read_ratio(d_.name()), size, points, arrival);
+    const auto watermark = age_watermark(age, cfg_.cost_model, read_ratio_, size, points, arrival);
     if (watermark && may_bring) {
       offer_ = true;
       report_.offer_reason = "age_pays";
@@ -459,6 +460,7 @@ class offload_engine::pass {
   const dialect& d_;
   std::string_view body_;
   std::string_view tenant_;
+  double read_ratio_;  // the cost model's rho for this request's model
   rewrite_result& result_;
   rewrite_report& report_;
   request_scan scan_;
@@ -469,9 +471,10 @@ class offload_engine::pass {
   std::string definition_;
 };
 
-rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant) const {
+rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant,
+                                       std::optional<double> read_ratio) const {
   rewrite_result result;
-  pass p(*this, d, body, tenant, result);
+  pass p(*this, d, body, tenant, read_ratio.value_or(default_read_ratio(d.name())), result);
   if (!p.scan()) {
     result.report.outcome = rewrite_outcome::unparsable;
     return result;

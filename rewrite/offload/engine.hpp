@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <string>
 #include <string_view>
@@ -85,7 +86,10 @@ class offload_engine {
  public:
   offload_engine(offload_config cfg, blob_store& store, const token_estimator& estimator,
                  std::function<std::uint64_t()> now_ns = {});
-  rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant) const;
+  // `read_ratio`: the cache-read price over the write price of the request's
+  // model (cache_read_ratio of its price); the API's usual ratio without one.
+  rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant,
+                         std::optional<double> read_ratio = std::nullopt) const;
   const offload_config& config() const { return cfg_; }
   const token_estimator& estimator() const { return estimator_; }
 

@@ -174,7 +174,10 @@ void replay_session::replay_one(const recorded_request& req) {
       s.seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(keys.back());
     }
 
-  auto result = engine.rewrite(*d, body, tenant_);
+  std::optional<double> read_ratio;
+  if (replayer_.prices_)
+    if (auto price = replayer_.prices_->find(model)) read_ratio = cache_read_ratio(*price);
+  auto result = engine.rewrite(*d, body, tenant_, read_ratio);
   out.report = std::move(result.report);
   for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
     auto [f, added] = s.fates.try_emplace(keys[i], out.report.fates[i]);

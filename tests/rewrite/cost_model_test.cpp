@@ -9,6 +9,7 @@
 
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/cost_model.hpp"
+#include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 
 using namespace gistproxy::rewrite;
@@ -143,4 +144,22 @@ TEST_CASE("auto in the engine: light conversations go as sent, heavy ones are of
     auto light = e.run(chat_request(80000, 0, 500));
     CHECK(light.tool_injected);  // offered before any output: the prefix never changes later
   }
+}
+
+TEST_CASE("the cost model's rho comes from the model's own prices") {
+  CHECK(cache_read_ratio({3.0, 0.30, 3.75, 15.0}).value() == Approx(0.08));  // Anthropic: read over write
+  CHECK(cache_read_ratio({2.0, 0.5, 0.0, 8.0}).value() == Approx(0.25));     // gpt-4.1: read over input
+  CHECK(cache_read_ratio({15.0, 0.0, 0.0, 120.0}).value() == 1.0);           // no cache discount
+  CHECK_FALSE(cache_read_ratio({0.0, 0.0, 0.0, 0.0}));
+  const auto& table = price_table::defaults();
+  auto sonnet = table.find("claude-sonnet-4-5");
+  REQUIRE(sonnet);
+  CHECK(cache_read_ratio(*sonnet).value() == Approx(0.08));
+  // A model whose cache is a smaller discount makes a late read_blob cheaper to
+  // bring: the same output pays behind a longer prefix.
+  cost_model_config cfg;
+  cfg.page_in_rate = 0;
+  const std::vector<offload_point> late{{10000, 6000}};
+  CHECK_FALSE(decide_offer(cfg, 1000, 78, 0.1, late).offer());  // 0.9 x 10,000 + 78 > 6,000
+  CHECK(decide_offer(cfg, 1000, 78, 0.5, late).offer());        // 0.5 x 10,000 + 78 <= 6,000
 }
