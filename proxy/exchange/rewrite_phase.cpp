@@ -98,9 +98,9 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget
-                   : report.age_offloads > 0   ? rewrite::planned_break::age
-                   : report.offer_reason == "output_pays" ? rewrite::planned_break::offer
-                                                          : rewrite::planned_break::none;
+                   : report.age_batch         ? rewrite::planned_break::age
+                   : report.offer_arrives     ? rewrite::planned_break::offer
+                                              : rewrite::planned_break::none;
   if (report.age_offloads) ctx.span.set("gistproxy.age_offloads", std::int64_t(report.age_offloads));
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);

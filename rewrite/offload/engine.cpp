@@ -206,8 +206,10 @@ class offload_engine::pass {
     const auto head = stable_head_bytes(body_.size(), scan_.conversation, scan_.second_item_begin);
     const auto definition_tokens = e_.definition_tokens(d_, report_.tool_name, definition());
     std::vector<offload_point> points;
+    std::vector<const candidate*> paying;  // the candidate behind each point
     for (auto& c : cands_) {
       if (!c.chosen) continue;
+      paying.push_back(&c);
       std::uint64_t saving = rough_saving(c.out->raw.size(), cfg_.reference.preview_tokens);
       if (!c.out->image) {
         auto g = e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_);
@@ -220,6 +222,10 @@ class offload_engine::pass {
                            : decision.reason == offer_decision::why::output_pays ? "output_pays"
                                                                                  : "not_worth";
     offer_ = decision.offer();
+    // read_blob arrives on the turn its paying output is the newest one: a
+    // break then is the plan; on a later turn it would not be.
+    report_.offer_arrives = decision.reason == offer_decision::why::output_pays && !cands_.empty() &&
+                            paying[decision.first_paying] == &cands_.back();
     if (offer_) return;
     for (auto& c : cands_)
       if (c.chosen) {
@@ -256,6 +262,10 @@ class offload_engine::pass {
                         c->chosen ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0});
     const auto arrival = may_bring ? e_.definition_tokens(d_, report_.tool_name, definition()) : 0;
     const auto watermark = age_watermark(age, cfg_.cost_model, read_ratio_, size, points, arrival);
+    // The batch of the current step was taken: this step's first turn breaks the prefix.
+    const auto step = (size - age.trigger_tokens) / age.step_tokens;
+    const auto line = age.trigger_tokens + step * age.step_tokens;
+    report_.age_batch = watermark && watermark + std::min(line, age.keep_tokens) == line;
     if (watermark && may_bring) {
       offer_ = true;
       report_.offer_reason = "age_pays";

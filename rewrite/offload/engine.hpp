@@ -70,6 +70,8 @@ struct rewrite_report {
   std::uint64_t tool_tokens = 0;      // estimated tokens of the read_blob definition added
   std::size_t budget_evictions = 0;   // outputs offloaded only to fit --context-budget-tokens
   std::size_t age_offloads = 0;       // outputs offloaded only for their age (below the threshold)
+  bool age_batch = false;             // this step's batch was taken (its first turn breaks the prefix)
+  bool offer_arrives = false;         // read_blob offered because the newest output pays for it
   std::string tool_name;              // read_blob's name in this request
   std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
   // --inject-read-blob=auto: why read_blob is offered (head, output_pays) or

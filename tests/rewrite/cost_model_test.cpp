@@ -126,6 +126,15 @@ TEST_CASE("auto in the engine: light conversations go as sent, heavy ones are of
     CHECK(r.offer_reason == "output_pays");
     CHECK(r.offloads.size() == 1);
     CHECK(r.tool_injected);
+    CHECK(r.offer_arrives);  // its newest output pays: this turn's break is the plan
+    // A later turn (an answer and a new small output after it): still offered, no longer arriving.
+    auto later = nlohmann::json::parse(chat_request(200, 0, 40000));
+    later["messages"].push_back({{"role", "assistant"}, {"tool_calls", {{{"id", "c2"}, {"type", "function"},
+                                                                          {"function", {{"name", "run"}, {"arguments", "{}"}}}}}}});
+    later["messages"].push_back({{"role", "tool"}, {"tool_call_id", "c2"}, {"content", "ok"}});
+    auto next = e.run(later.dump());
+    CHECK(next.offer_reason == "output_pays");
+    CHECK_FALSE(next.offer_arrives);
   }
   SECTION("an output over the threshold behind a long conversation does not pay for the late definition") {
     auto r = e.run(chat_request(200, 400000, 12000));
