@@ -1,5 +1,5 @@
 // One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
-// Anthropic Messages) behind one interface. The proxy asks the registry which
+// Anthropic Messages, Gemini generateContent) behind one interface. The proxy asks the registry which
 // dialect a request speaks, then talks only to this interface: everything
 // API-specific (paths, bodies, answers, streams, the upstream it goes to, the
 // credentials that name a tenant, the metric label) lives behind it. Adding
@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "rewrite/cache/prefix_fingerprint.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/usage/usage_fields.hpp"
 
@@ -129,9 +130,12 @@ class dialect {
   virtual std::string request_path(std::string_view model) const = 0;
   virtual upstream_family upstream() const = 0;
   virtual credential_fields credentials() const;
+  // The request members a provider's prompt cache keys on, in its order:
+  // what the live prefix check and replay's simulated cache both read.
+  virtual prefix_layout cache_prefix() const = 0;
   // The top-level request member that carries the conversation (messages,
   // input, ...): how replay tells a bare request body's API.
-  virtual std::string_view conversation_member() const = 0;
+  std::string_view conversation_member() const { return cache_prefix().conversation; }
   // OpenTelemetry GenAI attributes.
   virtual std::string_view operation_name() const = 0;
   virtual std::string_view provider_name() const = 0;

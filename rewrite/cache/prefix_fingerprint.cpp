@@ -2,8 +2,6 @@
 
 #include <functional>
 
-#include "rewrite/json/scanner.hpp"
-
 namespace gistproxy::rewrite {
 namespace {
 
@@ -44,41 +42,106 @@ bool hash_value(json::cursor& c, int depth, std::uint64_t& h) {
   return true;
 }
 
+// One value hashed, with where it lies.
+bool hashed_part(json::cursor& c, prefix_part& out) {
+  out = {};
+  c.peek();  // past whitespace: the range starts at the value
+  out.at.begin = c.pos();
+  if (!hash_value(c, 0, out.hash)) return false;
+  out.at.end = c.pos();
+  return true;
+}
+
+std::optional<std::size_t> head_slot(const prefix_layout& layout, std::string_view key) {
+  for (std::size_t i = 0; i < layout.head.size(); ++i)
+    if (!layout.head[i].empty() && layout.head[i] == key) return i;
+  return std::nullopt;
+}
+
 }  // namespace
 
-std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body) {
+std::uint64_t chain_hash(std::uint64_t previous, std::uint64_t item) { return mix(previous, item); }
+
+std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_layout& layout) {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return std::nullopt;
-  prefix_fingerprint fp;
-  std::uint64_t tools = 0, system = 0, running = 0;
-  bool server_side = false;
+  prefix_parts out;
+  auto conversation = [&](json::cursor& v) {
+    out.has_conversation = true;
+    out.items.clear();  // a repeated member: the last one counts, as parsers take it
+    if (v.peek() != json::kind::array) {  // Responses' input may be one string: one item
+      prefix_part one;
+      if (!hashed_part(v, one)) return false;
+      out.items.push_back(one);
+      return true;
+    }
+    return v.array([&](std::size_t, json::cursor& m) {
+              prefix_part one;
+              if (!hashed_part(m, one)) return false;
+              out.items.push_back(one);
+              return true;
+            })
+        .has_value();
+  };
   auto ok = c.object([&](std::string_view key, json::cursor& v) {
-    if (key == "tools") return hash_value(v, 0, tools);
-    if (key == "system" || key == "instructions" || key == "systemInstruction") return hash_value(v, 0, system);
-    if (key == "previous_response_id") {
-      server_side = v.peek() != json::kind::null;
+    if (auto slot = head_slot(layout, key)) {
+      prefix_part part;
+      if (!hashed_part(v, part)) return false;
+      out.head[*slot] = part;
+      return true;
+    }
+    if (!layout.provider_state.empty() && key == layout.provider_state) {
+      out.provider_held = v.peek() != json::kind::null;
       return v.skip_value().has_value();
     }
-    if (key == "messages" || key == "input" || key == "contents") {
-      if (v.peek() != json::kind::array) {  // Responses' input may be one string: one message
-        std::uint64_t one = 0;
-        if (!hash_value(v, 0, one)) return false;
-        fp.cumulative.push_back(running = mix(running, one));
-        return true;
-      }
-      return v.array([&](std::size_t, json::cursor& m) {
-                std::uint64_t one = 0;
-                if (!hash_value(m, 0, one)) return false;
-                fp.cumulative.push_back(running = mix(running, one));
-                return true;
-              })
-          .has_value();
-    }
+    if (key == layout.conversation) return conversation(v);
     return v.skip_value().has_value();
   });
-  if (!ok || server_side) return std::nullopt;
-  fp.head = mix(mix(1, tools), system);
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout) {
+  auto parts = split_prefix(body, layout);
+  if (!parts || parts->provider_held) return std::nullopt;
+  prefix_fingerprint fp;
+  fp.head = 1;
+  for (const auto& member : parts->head) fp.head = mix(fp.head, member ? member->hash : 0);
+  fp.cumulative.reserve(parts->items.size());
+  std::uint64_t running = 0;
+  for (const auto& item : parts->items) fp.cumulative.push_back(running = chain_hash(running, item.hash));
   return fp;
+}
+
+namespace {
+
+bool same_part(const std::optional<prefix_part>& a, const std::optional<prefix_part>& b) {
+  return a.has_value() == b.has_value() && (!a || a->hash == b->hash);
+}
+
+}  // namespace
+
+bool keeps_prefix(const prefix_parts& prev, const prefix_parts& cur) {
+  for (std::size_t i = 0; i < prev.head.size(); ++i)
+    if (!same_part(prev.head[i], cur.head[i])) return false;
+  if (cur.provider_held) return true;  // the cached prefix is the provider's
+  if (!prev.has_conversation || !cur.has_conversation || prev.items.size() > cur.items.size()) return false;
+  for (std::size_t i = 0; i < prev.items.size(); ++i)
+    if (prev.items[i].hash != cur.items[i].hash) return false;
+  return true;
+}
+
+std::uint64_t shared_prefix(const prefix_parts& prev, const prefix_parts& cur,
+                            const std::function<std::uint64_t(json::range)>& measure) {
+  std::uint64_t shared = 0;
+  for (std::size_t i = 0; i < prev.head.size(); ++i) {
+    if (!same_part(prev.head[i], cur.head[i])) return shared;
+    if (cur.head[i]) shared += measure(cur.head[i]->at);
+  }
+  if (!prev.has_conversation || !cur.has_conversation) return shared;
+  for (std::size_t i = 0; i < prev.items.size() && i < cur.items.size() && prev.items[i].hash == cur.items[i].hash; ++i)
+    shared += measure(cur.items[i].at);
+  return shared;
 }
 
 prefix_summary summary_of(const prefix_fingerprint& fp) {

@@ -11,7 +11,10 @@ class chat_dialect final : public dialect {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override;
-  std::string_view conversation_member() const override { return "messages"; }
+  // The system prompt is a message: tools, then the messages.
+  prefix_layout cache_prefix() const override {
+    return {.head = {"tools"}, .conversation = "messages"};
+  }
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
   std::string_view operation_name() const override { return "chat"; }

@@ -29,7 +29,10 @@ class gemini_dialect final : public dialect {
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com"}; }
   credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
-  std::string_view conversation_member() const override { return "contents"; }
+  // The REST API takes the system instruction in either spelling.
+  prefix_layout cache_prefix() const override {
+    return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents"};
+  }
   std::string_view operation_name() const override { return "generate_content"; }
   std::string_view provider_name() const override { return "gcp.gemini"; }
 

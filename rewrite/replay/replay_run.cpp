@@ -41,78 +41,9 @@ void replay_stats::add(const replay_stats& o) {
   }
 }
 
-namespace {
-
-// Cache breakpoints (Anthropic's cache_control) mark where a cached prefix
-// ends; clients move them every turn and they are not part of the prefix.
-void drop_cache_markers(nlohmann::json& j) {
-  if (j.is_object()) {
-    j.erase("cache_control");
-    for (auto& [k, v] : j.items()) drop_cache_markers(v);
-  } else if (j.is_array()) {
-    for (auto& v : j) drop_cache_markers(v);
-  }
-}
-
-}  // namespace
-
-nlohmann::json prefix_view(std::string_view body) {
-  auto j = checked::parse(body);
-  if (j.is_discarded()) return nullptr;
-  drop_cache_markers(j);
-  return j;
-}
-
-bool keeps_prefix(std::string_view prev, std::string_view cur) { return keeps_parsed_prefix(prefix_view(prev), prefix_view(cur)); }
-
-namespace {
-
-// The parts of a request before its conversation, in the order providers cache them.
-constexpr const char* prefix_members[] = {"tools", "system", "instructions", "systemInstruction"};
-
-// The conversation list: chat/messages, Responses' input or Gemini's contents.
-const char* conversation_list(const nlohmann::json& body) {
-  return body.contains("messages") ? "messages" : body.contains("contents") ? "contents" : "input";
-}
-
-}  // namespace
-
-bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur) {
-  if (!prev.is_object() || !cur.is_object()) return false;
-  auto same = [&](const char* key) {
-    bool a = prev.contains(key), b = cur.contains(key);
-    return a == b && (!a || prev[key] == cur[key]);
-  };
-  for (const char* key : prefix_members)
-    if (!same(key)) return false;
-  // Responses continued server-side resend only the new input: the cached
-  // prefix is the provider's, nothing to compare beyond tools and instructions.
-  if (cur.contains("previous_response_id") && !cur["previous_response_id"].is_null()) return true;
-  const char* list = conversation_list(cur);
-  if (!prev.contains(list) || !cur.contains(list)) return false;
-  const auto &p = prev[list], &c = cur[list];
-  if (!p.is_array() || !c.is_array()) return p == c;
-  if (p.size() > c.size()) return false;
-  for (std::size_t i = 0; i < p.size(); ++i)
-    if (p[i] != c[i]) return false;
-  return true;
-}
-
-std::uint64_t shared_prefix_tokens(const nlohmann::json& prev, const nlohmann::json& cur, const token_estimator& estimator) {
-  if (!prev.is_object() || !cur.is_object()) return 0;
-  auto tokens = [&](const nlohmann::json& j) { return estimator.estimate(checked::dump(j), content_kind::text); };
-  std::uint64_t shared = 0;
-  for (const char* key : prefix_members) {
-    const bool a = prev.contains(key), b = cur.contains(key);
-    if (a != b || (a && prev[key] != cur[key])) return shared;
-    if (a) shared += tokens(cur[key]);
-  }
-  const char* list = conversation_list(cur);
-  if (!prev.contains(list) || !cur.contains(list)) return shared;
-  const auto &p = prev[list], &c = cur[list];
-  if (!p.is_array() || !c.is_array()) return p == c ? shared + tokens(c) : shared;
-  for (std::size_t i = 0; i < p.size() && i < c.size() && p[i] == c[i]; ++i) shared += tokens(c[i]);
-  return shared;
+bool keeps_prefix(std::string_view prev, std::string_view cur, const prefix_layout& layout) {
+  auto a = split_prefix(prev, layout), b = split_prefix(cur, layout);
+  return a && b && keeps_prefix(*a, *b);
 }
 
 namespace {
@@ -128,8 +59,9 @@ double input_side_cost(std::uint64_t input, std::uint64_t cached, const model_pr
 struct replay_session::state {
   replay_stats st;
   std::uint64_t stored_at_start = 0;
-  // conversation → the previous turn's (sent, forwarded) bodies, parsed once
-  std::unordered_map<std::string, std::pair<nlohmann::json, nlohmann::json>> last_turn;
+  // conversation → the previous turn's prefix (sent, forwarded): hashes and
+  // places, never the bodies; nullopt where a body did not parse
+  std::unordered_map<std::string, std::pair<std::optional<prefix_parts>, std::optional<prefix_parts>>> last_turn;
   std::unordered_set<std::string> blobs;
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
   std::unordered_map<std::string, output_fate> fates;  // output key → what became of it (offloaded once wins)
@@ -199,16 +131,25 @@ void replay_session::replay_one(const recorded_request& req) {
   st.tokens_before += input_before;
   st.tokens_after += input_after;
 
-  auto sent = prefix_view(body);
-  auto forwarded = rewritten ? prefix_view(out.forwarded) : sent;
+  const auto layout = d->cache_prefix();
+  auto sent = split_prefix(body, layout);
+  auto forwarded = rewritten ? split_prefix(out.forwarded, layout) : sent;
   auto [it, first] = s.last_turn.try_emplace(out.conversation_key);
   std::uint64_t cached_before = 0, cached_after = 0;
   if (!first) {
     ++st.prefix_pairs;
-    if (keeps_parsed_prefix(it->second.first, sent)) ++st.prefix_stable_before;
-    if (keeps_parsed_prefix(it->second.second, forwarded)) ++st.prefix_stable_after;
-    cached_before = std::min(input_before, shared_prefix_tokens(it->second.first, sent, estimator));
-    cached_after = std::min(input_after, shared_prefix_tokens(it->second.second, forwarded, estimator));
+    const auto& [prev_sent, prev_forwarded] = it->second;
+    auto tokens_in = [&](std::string_view text) {
+      return [&estimator, text](json::range r) { return estimator.estimate(text.substr(r.begin, r.size()), content_kind::text); };
+    };
+    if (prev_sent && sent) {
+      if (keeps_prefix(*prev_sent, *sent)) ++st.prefix_stable_before;
+      cached_before = std::min(input_before, shared_prefix(*prev_sent, *sent, tokens_in(body)));
+    }
+    if (prev_forwarded && forwarded) {
+      if (keeps_prefix(*prev_forwarded, *forwarded)) ++st.prefix_stable_after;
+      cached_after = std::min(input_after, shared_prefix(*prev_forwarded, *forwarded, tokens_in(out.forwarded)));
+    }
   }
   st.cache_read_tokens_before += cached_before;
   st.cache_read_tokens_after += cached_after;

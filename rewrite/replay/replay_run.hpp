@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/cache/prefix_fingerprint.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/trace_formats.hpp"
@@ -82,15 +83,8 @@ struct replayed_request {
 };
 
 // Whether `cur` forwards again, unchanged, the tools, system prompt and every
-// message of `prev` (both request bodies of one API).
-bool keeps_prefix(std::string_view prev, std::string_view cur);
-// The same on bodies already parsed by prefix_view (cache_control markers dropped).
-nlohmann::json prefix_view(std::string_view body);
-bool keeps_parsed_prefix(const nlohmann::json& prev, const nlohmann::json& cur);
-// Estimated tokens of the prefix `cur` shares with `prev` (parsed by
-// prefix_view), in the order prompt caches key on: tools, then the system
-// prompt or instructions, then messages one by one.
-std::uint64_t shared_prefix_tokens(const nlohmann::json& prev, const nlohmann::json& cur, const token_estimator& estimator);
+// message of `prev` (both request bodies of one API, read by its layout).
+bool keeps_prefix(std::string_view prev, std::string_view cur, const prefix_layout& layout);
 
 class replayer;
 

@@ -28,12 +28,17 @@ void check_usage_fields(std::string_view text, const nlohmann::json& parsed) {
 // A request body's prefix fingerprint: bounded on any input, deterministic,
 // and a body always extends itself.
 void check_prefix_fingerprint(std::string_view body) {
-  auto a = fingerprint_prefix(body);
-  auto b = fingerprint_prefix(body);
-  if (a.has_value() != b.has_value()) __builtin_trap();
-  if (!a) return;
-  if (a->head != b->head || a->cumulative != b->cumulative) __builtin_trap();
-  if (!extends(summary_of(*a), *b)) __builtin_trap();
+  for (const auto* d : all_dialects()) {
+    const auto layout = d->cache_prefix();
+    auto a = fingerprint_prefix(body, layout);
+    auto b = fingerprint_prefix(body, layout);
+    if (a.has_value() != b.has_value()) __builtin_trap();
+    auto parts = split_prefix(body, layout);
+    if (parts && !keeps_prefix(*parts, *parts)) __builtin_trap();
+    if (!a) continue;
+    if (a->head != b->head || a->cumulative != b->cumulative) __builtin_trap();
+    if (!extends(summary_of(*a), *b)) __builtin_trap();
+  }
 }
 
 }  // namespace

@@ -130,8 +130,8 @@ TEST_CASE("age-aware offload in the engine: cache-stable between batches, every 
     auto r = e.run(body);
     CHECK(r.report.offer_reason == "head");  // a 100 KB head: read_blob from the start
     const auto planned = r.report.age_batch ? planned_break::age : planned_break::none;
-    const auto forwarded = r.report.outcome == rewrite_outcome::rewritten ? fingerprint_prefix(r.body) : std::nullopt;
-    const auto verdict = tracker.observe("conversation", fingerprint_prefix(body), forwarded, planned);
+    const auto forwarded = r.report.outcome == rewrite_outcome::rewritten ? fingerprint_prefix(r.body, dialect_named("chat")->cache_prefix()) : std::nullopt;
+    const auto verdict = tracker.observe("conversation", fingerprint_prefix(body, dialect_named("chat")->cache_prefix()), forwarded, planned);
     CHECK(verdict != prefix_verdict::proxy_break);  // never a break gistproxy did not plan
     if (verdict == prefix_verdict::age_break) ++batches;
     for (const auto& o : r.report.offloads) CHECK(e.store.contains("t", o.hash));

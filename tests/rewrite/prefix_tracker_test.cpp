@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/cache/prefix_tracker.hpp"
+#include "rewrite/dialect.hpp"
 
 using namespace gistproxy::rewrite;
 using J = nlohmann::json;
@@ -13,8 +14,13 @@ J messages_body(const J& messages, const J& tools = J::array({{{"name", "run"}, 
           {"messages", messages}};
 }
 
+// Anthropic Messages' layout: tools, system, messages.
+std::optional<prefix_fingerprint> fingerprint(std::string_view body, std::string_view api = "messages") {
+  return fingerprint_prefix(body, dialect_named(api)->cache_prefix());
+}
+
 prefix_fingerprint fp(const J& body) {
-  auto f = fingerprint_prefix(body.dump());
+  auto f = fingerprint(body.dump());
   REQUIRE(f);
   return *f;
 }
@@ -53,22 +59,22 @@ TEST_CASE("prefix fingerprint: cache_control markers that move every turn are no
 }
 
 TEST_CASE("prefix fingerprint: every API's layout, and what has no prefix in the body") {
-  auto chat = fingerprint_prefix(R"({"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}]})");
+  auto chat = fingerprint(R"({"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}]})", "chat");
   REQUIRE(chat);
   CHECK(chat->cumulative.size() == 2);
-  auto responses = fingerprint_prefix(R"({"model":"m","instructions":"s","input":"just a string"})");
+  auto responses = fingerprint(R"({"model":"m","instructions":"s","input":"just a string"})", "responses");
   REQUIRE(responses);
   CHECK(responses->cumulative.size() == 1);
-  auto gemini = fingerprint_prefix(R"({"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"text":"q"}]}]})");
+  auto gemini = fingerprint(R"({"systemInstruction":{"parts":[{"text":"s"}]},"contents":[{"role":"user","parts":[{"text":"q"}]}]})", "gemini");
   REQUIRE(gemini);
   CHECK(gemini->cumulative.size() == 1);
-  CHECK_FALSE(fingerprint_prefix(R"({"model":"m","previous_response_id":"resp_1","input":[]})"));
-  CHECK(fingerprint_prefix(R"({"model":"m","previous_response_id":null,"input":[]})"));
-  CHECK_FALSE(fingerprint_prefix("[1,2]"));
-  CHECK_FALSE(fingerprint_prefix(R"({"messages":[{"role":"user")"));
+  CHECK_FALSE(fingerprint(R"({"model":"m","previous_response_id":"resp_1","input":[]})", "responses"));
+  CHECK(fingerprint(R"({"model":"m","previous_response_id":null,"input":[]})", "responses"));
+  CHECK_FALSE(fingerprint("[1,2]"));
+  CHECK_FALSE(fingerprint(R"({"messages":[{"role":"user")"));
   // Deep nesting is bounded (hashed as raw bytes past a depth), never recursed without end.
   std::string deep = R"({"messages":[)" + std::string(400, '[') + std::string(400, ']') + "]}";
-  CHECK(fingerprint_prefix(deep));
+  CHECK(fingerprint(deep));
 }
 
 TEST_CASE("prefix tracker: breaks are attributed to the client, to gistproxy, or to budget mode") {
@@ -79,7 +85,7 @@ TEST_CASE("prefix tracker: breaks are attributed to the client, to gistproxy, or
       m.push_back({{"role", "assistant"}, {"content", "call " + std::to_string(i)}});
       m.push_back({{"role", "user"}, {"content", offloaded && i == 0 ? "[reference]" : "output " + std::to_string(i)}});
     }
-    return fingerprint_prefix(messages_body(m).dump());
+    return fingerprint(messages_body(m).dump());
   };
   // Conversation A: the client appends, gistproxy forwards what it got.
   CHECK(t.observe("A", body(1, false), std::nullopt, planned_break::none) == prefix_verdict::first_turn);
@@ -109,9 +115,52 @@ TEST_CASE("prefix tracker: breaks are attributed to the client, to gistproxy, or
 
 TEST_CASE("prefix tracker: memory is bounded, the least recent conversation is forgotten") {
   prefix_tracker t(16);  // one conversation per stripe
-  auto f = fingerprint_prefix(R"({"messages":[{"role":"user","content":"x"}]})");
+  auto f = fingerprint(R"({"messages":[{"role":"user","content":"x"}]})");
   for (int i = 0; i < 1000; ++i) t.observe("conversation " + std::to_string(i), f, std::nullopt, planned_break::none);
   // The most recent one is remembered, an early one is not (it looks new again).
   CHECK(t.observe("conversation 999", f, std::nullopt, planned_break::none) == prefix_verdict::extended);
   CHECK(t.observe("conversation 0", f, std::nullopt, planned_break::none) == prefix_verdict::first_turn);
+}
+
+TEST_CASE("prefix layout: each API's own members make its head, under every spelling the API takes") {
+  // Gemini's REST API takes the system instruction as systemInstruction or
+  // system_instruction: a change to either is a change of the cached prefix.
+  const std::string contents = R"("contents":[{"role":"user","parts":[{"text":"q"}]}])";
+  for (const std::string member : {"systemInstruction", "system_instruction"}) {
+    auto a = fingerprint(R"({")" + member + R"(":{"parts":[{"text":"s"}]},)" + contents + "}", "gemini");
+    auto b = fingerprint(R"({")" + member + R"(":{"parts":[{"text":"s2"}]},)" + contents + "}", "gemini");
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK_FALSE(extends(summary_of(*a), *b));
+  }
+  // A member another API caches is not part of this one's prefix.
+  auto chat = fingerprint(R"({"system":"a","messages":[{"role":"user","content":"q"}]})", "chat");
+  auto chat2 = fingerprint(R"({"system":"b","messages":[{"role":"user","content":"q"}]})", "chat");
+  REQUIRE(chat);
+  REQUIRE(chat2);
+  CHECK(extends(summary_of(*chat), *chat2));
+  // Every registered API names its conversation list and at least its tools.
+  for (const auto* d : all_dialects()) {
+    const auto layout = d->cache_prefix();
+    CHECK_FALSE(layout.conversation.empty());
+    CHECK(layout.head[0] == "tools");
+  }
+}
+
+TEST_CASE("shared prefix: head members then items up to the first change, each measured in the current body") {
+  const auto layout = dialect_named("messages")->cache_prefix();
+  const std::string prev = R"({"tools":[1],"system":"s","messages":["a","b"]})";
+  const std::string cur = R"({"system":"s","tools":[1],"messages":["a",{"cache_control":{},"x":1},"c"]})";
+  auto p = split_prefix(prev, layout), c = split_prefix(cur, layout);
+  REQUIRE(p);
+  REQUIRE(c);
+  std::string measured;
+  auto measure = [&](json::range r) {
+    measured += cur.substr(r.begin, r.size()) + "|";
+    return std::uint64_t(r.size());
+  };
+  CHECK(shared_prefix(*p, *c, measure) == 3 + 3 + 3);
+  CHECK(measured == "[1]|\"s\"|\"a\"|");
+  CHECK_FALSE(keeps_prefix(*p, *c));
+  CHECK(keeps_prefix(*split_prefix(R"({"tools":[1],"system":"s","messages":["a"]})", layout), *c));
 }

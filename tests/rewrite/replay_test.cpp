@@ -434,6 +434,8 @@ TEST_CASE("unrecognised input gets a clear error") {
 }
 
 TEST_CASE("prefix stability: tools, system and every earlier message must come back unchanged") {
+  const auto layout = dialect_named("messages")->cache_prefix();
+  auto keeps_prefix = [&](const std::string& prev, const std::string& cur) { return gistproxy::rewrite::keeps_prefix(prev, cur, layout); };
   J a = {{"model", "m"}, {"system", "s"}, {"tools", {{{"name", "t"}}}}, {"messages", {{{"role", "user"}, {"content", "1"}}}}};
   J b = a;
   b["messages"].push_back({{"role", "assistant"}, {"content", "2"}});
