@@ -6,6 +6,13 @@ void exchange_stats::degraded_mode(std::string_view reason, std::uint64_t n) {
   if (n) metrics_.rewrite_failures.labels({api_, reason}).inc(n);
 }
 
+void exchange_stats::prefix_verdict(rewrite::prefix_verdict verdict, rewrite::experiment_group group, telemetry::span& s) {
+  const auto cause = rewrite::break_cause(verdict);
+  if (cause.empty()) return;
+  metrics_.prefix_breaks.labels({api_, cause, rewrite::group_label(group)}).inc();
+  s.set_text("gistproxy.prefix_break", cause);
+}
+
 void exchange_stats::rewrite_outcome(std::string_view outcome) { metrics_.rewrites.labels({api_, outcome}).inc(); }
 
 void exchange_stats::calls_past_hop_limit(std::uint64_t n) {

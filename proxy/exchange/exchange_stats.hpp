@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include "rewrite/cache/prefix_tracker.hpp"
+#include "rewrite/control_group.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/page_in/page_in.hpp"
@@ -59,6 +61,9 @@ class exchange_stats {
   void page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens);
   // One offloaded output.
   void offload(const rewrite::offload_record& o);
+  // The live prefix check's verdict on a turn: a break is counted by cause
+  // and named on the request span; anything else is not a break.
+  void prefix_verdict(rewrite::prefix_verdict verdict, rewrite::experiment_group group, telemetry::span& s);
   telemetry::metric_catalogue& metrics() { return metrics_; }
 
   static std::string_view result_label(const rewrite::page_result& r);

@@ -170,21 +170,4 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
 }
 
-void track_prefix(services& svc, request_context& ctx) {
-  if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts) return;
-  auto client = rewrite::fingerprint_prefix(ctx.in.request.body());
-  std::optional<rewrite::prefix_fingerprint> forwarded;
-  if (ctx.rw.body) {
-    forwarded = rewrite::fingerprint_prefix(*ctx.rw.body);
-    if (!forwarded) return;  // cannot tell what went upstream: no verdict
-  }
-  const auto& id = ctx.span.trace.bytes;
-  const std::string_view conversation(reinterpret_cast<const char*>(id.data()), id.size());
-  const auto verdict = svc.prefixes->observe(conversation, client, forwarded, ctx.rw.planned);
-  const auto cause = rewrite::break_cause(verdict);
-  if (cause.empty()) return;
-  svc.metrics.prefix_breaks.labels({ctx.in.api, cause, rewrite::group_label(ctx.in.group)}).inc();
-  ctx.span.set_text("gistproxy.prefix_break", cause);
-}
-
 }  // namespace gistproxy::proxy

@@ -1,0 +1,26 @@
+// The live prefix check of an exchange: whether what went upstream keeps the
+// provider's cached prefix of this conversation's previous turn, and if not,
+// whose doing the break was (client, budget, age, offer, or a defect). The
+// dialect says which members make up the prefix; the tracker remembers each
+// conversation's last turn; exchange_stats counts the verdict.
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/exchange_stats.hpp"
+
+namespace gistproxy::proxy {
+
+void track_prefix(services& svc, request_context& ctx) {
+  if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts) return;
+  const auto layout = ctx.in.dialect->cache_prefix();
+  auto client = rewrite::fingerprint_prefix(ctx.in.request.body(), layout);
+  std::optional<rewrite::prefix_fingerprint> forwarded;
+  if (ctx.rw.body) {
+    forwarded = rewrite::fingerprint_prefix(*ctx.rw.body, layout);
+    if (!forwarded) return;  // cannot tell what went upstream: no verdict
+  }
+  const auto& id = ctx.span.trace.bytes;
+  const std::string_view conversation(reinterpret_cast<const char*>(id.data()), id.size());
+  const auto verdict = svc.prefixes->observe(conversation, client, forwarded, ctx.rw.planned);
+  exchange_stats(svc.metrics, ctx.in.api).prefix_verdict(verdict, ctx.in.group, ctx.span);
+}
+
+}  // namespace gistproxy::proxy
