@@ -29,7 +29,7 @@ std::string set_member(std::string_view body, const top_level& top, std::string_
                        const std::string& value_json);
 
 // Adds every number in `from` to the same path in `into` (usage objects of
-// all three APIs are numbers, possibly nested in *_details objects).
+// every API are numbers, possibly nested in *_details objects).
 void add_numbers(nlohmann::json& into, const nlohmann::json& from);
 
 }  // namespace gistproxy::rewrite

@@ -98,7 +98,7 @@ inline std::vector<std::string> sse_data(const std::string& body) {
   return out;
 }
 
-// What an SDK would assemble from a stream of any of the three APIs.
+// What an SDK would assemble from a stream of any of the APIs.
 struct streamed {
   std::string text;
   std::vector<std::string> client_calls;

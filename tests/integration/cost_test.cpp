@@ -46,8 +46,9 @@ TEST_CASE("cost: a priced model's usage becomes USD by kind of token, on the met
   CHECK(series_value(metrics, output) == Approx(10 * 10e-6));
   CHECK(series_value(metrics, R"(gistproxy_unpriced_requests_total{api="chat",group="treated"})") == 0);
   auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 1; });
-  for (const auto& s : all)
-    if (s["name"] == "gistproxy.request") CHECK(s["attributes"]["gistproxy.cost_usd"].get<double>() == Approx(0.00027));
+  const auto requests = spans_named(all, "gistproxy.request");
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0]["attributes"]["gistproxy.cost_usd"].get<double>() == Approx(0.00027));
 }
 
 TEST_CASE("cost: a model with no price is counted as unpriced, never as $0") {
@@ -60,11 +61,10 @@ TEST_CASE("cost: a model with no price is counted as unpriced, never as $0") {
   CHECK(metrics.find(unpriced) != std::string::npos);
   CHECK(series_value(metrics, R"(gistproxy_cost_usd_total{api="chat",kind="output",group="treated"})") == 0);
   auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 1; });
-  for (const auto& s : all)
-    if (s["name"] == "gistproxy.request") {
-      CHECK(s["attributes"]["gistproxy.priced"] == false);
-      CHECK_FALSE(s["attributes"].contains("gistproxy.cost_usd"));
-    }
+  const auto requests = spans_named(all, "gistproxy.request");
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0]["attributes"]["gistproxy.priced"] == false);
+  CHECK_FALSE(requests[0]["attributes"].contains("gistproxy.cost_usd"));
 }
 
 TEST_CASE("cost: offloading's savings and overhead are priced at the model's input price") {

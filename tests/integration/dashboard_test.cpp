@@ -185,7 +185,16 @@ TEST_CASE("every dashboard and alert query returns series from a real Prometheus
   INFO(prom.process->output());
   REQUIRE(has_series(up));
   REQUIRE(w.run("1").empty());
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // two scrapes: every series now exists
+  // Two scrapes after round 1: every series it created now exists before
+  // round 2 moves them (rates need both). Counted, not slept for.
+  const std::string scrapes = "/api/v1/query?query=count_over_time%28up%5B1h%5D%29";
+  auto scrape_count = [](const nlohmann::json& r) {
+    return has_series(r) ? std::stoi(r["data"]["result"][0]["value"][1].get<std::string>()) : 0;
+  };
+  const int after_round_1 = scrape_count(prom.poll(scrapes, [](auto& r) { return has_series(r); }));
+  REQUIRE(after_round_1 > 0);
+  auto later = prom.poll(scrapes, [&](auto& r) { return scrape_count(r) >= after_round_1 + 2; });
+  REQUIRE(scrape_count(later) >= after_round_1 + 2);
   REQUIRE(w.run("2").empty());
 
   // The alert rules as Prometheus loaded them.

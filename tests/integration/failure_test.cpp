@@ -130,8 +130,12 @@ TEST_CASE("a client that disconnects cancels its upstream request") {
 TEST_CASE("SIGTERM drains in-flight requests, then exits cleanly") {
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url()});
-  auto in_flight = std::async(std::launch::async, [&] { return http_request(proxy.port(), "GET", "/slow?ms=600"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  auto in_flight = std::async(std::launch::async, [&] { return http_request(proxy.port(), "GET", "/slow?ms=1500"); });
+  // SIGTERM once the upstream holds the request: in flight for sure.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (upstream.requests_served() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(upstream.requests_served() == 1);
   int status = proxy.stop(SIGTERM);
   auto res = in_flight.get();
   REQUIRE(res.ok());

@@ -72,6 +72,15 @@ inline std::size_t count_named(const std::vector<nlohmann::json>& spans, const s
   return n;
 }
 
+// The spans of one name: a test asserts how many it expected before it
+// checks them, so a span that never arrived fails instead of passing vacuously.
+inline std::vector<nlohmann::json> spans_named(const std::vector<nlohmann::json>& spans, const std::string& name) {
+  std::vector<nlohmann::json> out;
+  for (const auto& s : spans)
+    if (s.value("name", "") == name) out.push_back(s);
+  return out;
+}
+
 // Metrics are recorded after the response reached the client: waits
 // (bounded) until /metrics holds every needle; returns the last body.
 inline std::string metrics_with(std::uint16_t admin_port, const std::vector<std::string>& needles,

@@ -1,5 +1,5 @@
 // A scripted "model" for the mock upstream: given a request body of any of
-// the three APIs, decides what the model would answer, so tests can drive
+// the APIs, decides what the model would answer, so tests can drive
 // read_blob interception. The script is chosen by words in the first user
 // message:
 //   "find the needle"   call read_blob(handle, pattern="NEEDLE"), then answer
