@@ -17,7 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "rewrite/cache/prefix_fingerprint.hpp"
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/usage/usage_fields.hpp"
 

@@ -1,8 +1,8 @@
 #include "rewrite/dialect.hpp"
-#include "rewrite/dialects/chat.hpp"
-#include "rewrite/dialects/gemini.hpp"
-#include "rewrite/dialects/messages.hpp"
-#include "rewrite/dialects/responses.hpp"
+#include "rewrite/dialects/chat/chat_dialect.hpp"
+#include "rewrite/dialects/gemini/gemini_dialect.hpp"
+#include "rewrite/dialects/messages/messages_dialect.hpp"
+#include "rewrite/dialects/responses/responses_dialect.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/json/tree.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "rewrite/cache/prefix_tracker.hpp"
+#include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/control_group.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"

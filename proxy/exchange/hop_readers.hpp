@@ -20,7 +20,7 @@
 #include "proxy/exchange/client_writer.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/exchange/upstream_hop.hpp"
-#include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/stream_filter.hpp"
 #include "rewrite/usage/usage_observer.hpp"
 
 namespace gistproxy::proxy {

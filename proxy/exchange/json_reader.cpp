@@ -4,7 +4,7 @@
 // answer of a shape nothing expected goes to the client as the upstream sent
 // it (fail-open, counted), never a 500 of ours.
 #include "proxy/exchange/hop_readers.hpp"
-#include "rewrite/intercept/splice.hpp"
+#include "rewrite/json/splice.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/tree.hpp"
 

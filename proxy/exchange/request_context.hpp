@@ -8,7 +8,7 @@
 
 #include "proxy/exchange/client_writer.hpp"
 #include "rewrite/control_group.hpp"
-#include "rewrite/cache/prefix_tracker.hpp"
+#include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "telemetry/span.hpp"

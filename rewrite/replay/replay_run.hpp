@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rewrite/cache/prefix_fingerprint.hpp"
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/trace_formats.hpp"

@@ -1,12 +1,10 @@
-// A streamed response assembled into the JSON object the API returns with
-// stream:false — for recordings, which keep one response per exchange. Chat
-// Completions: chunks merged (content, refusal, tool call arguments by index,
-// last usage); Anthropic Messages: message_start plus every content block's
-// deltas (tool input JSON parsed at its end) plus message_delta; Responses:
-// the response carried by the terminal event. nullopt when the text holds no
-// event of that API.
+// What every API's stream assembly shares: a streamed response is assembled
+// into the JSON object the API returns with stream:false (for recordings,
+// which keep one response per exchange) by its dialect, in the dialect's own
+// folder (rewrite/dialects/NAME/NAME_stream.cpp), from these parsed events.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -31,10 +29,11 @@ std::optional<nlohmann::json> assemble_guarded(
     std::string_view sse_text,
     const std::function<std::optional<nlohmann::json>(const std::vector<std::pair<std::string, nlohmann::json>>&)>& assemble);
 
-// Each API's assembly (its dialect's assemble_stream calls it).
-std::optional<nlohmann::json> assemble_chat_stream(std::string_view sse_text);
-std::optional<nlohmann::json> assemble_messages_stream(std::string_view sse_text);
-std::optional<nlohmann::json> assemble_responses_stream(std::string_view sse_text);
+// Indices come from the upstream: a block or call index past this is not
+// assembled (a hostile index must not make us allocate millions of slots).
+inline constexpr std::int64_t max_index = 4096;
+// obj[key] += piece, when piece is a string (obj[key] made a string first).
+void append_string(nlohmann::json& obj, const char* key, const nlohmann::json& piece);
 }  // namespace sse
 
 // Whether a response body is an event stream (by its first bytes).

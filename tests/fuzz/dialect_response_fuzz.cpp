@@ -3,7 +3,7 @@
 // fingerprint and a price table read from the same bytes. Never a throw.
 #include <nlohmann/json.hpp>
 
-#include "rewrite/cache/prefix_fingerprint.hpp"
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/json/checked.hpp"

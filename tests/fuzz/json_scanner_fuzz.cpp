@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
-#include "rewrite/intercept/splice.hpp"
+#include "rewrite/json/splice.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/json/tree.hpp"
 

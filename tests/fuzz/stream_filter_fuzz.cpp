@@ -2,7 +2,7 @@
 // fuzzed points; then the hop's end and the turn's end. Never a throw.
 #include <memory>
 
-#include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/stream_filter.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"
 #include "tests/fuzz/fuzz_input.hpp"

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/dialect.hpp"
-#include "rewrite/intercept/splice.hpp"
-#include "rewrite/intercept/stream_filter.hpp"
+#include "rewrite/json/splice.hpp"
+#include "rewrite/stream_filter.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"

@@ -1,0 +1,20 @@
+// Chat Completions streams: the filter that splices page-in hops into one client
+// stream, and the assembly of a stream into the answer the API returns
+// unstreamed (recordings). Only this API's dialect uses them.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/stream_filter.hpp"
+
+namespace gistproxy::rewrite {
+
+std::unique_ptr<stream_filter> make_chat_stream_filter(const dialect& chat, std::string tool_name);
+std::optional<nlohmann::json> assemble_chat_stream(std::string_view sse_text);
+
+}  // namespace gistproxy::rewrite

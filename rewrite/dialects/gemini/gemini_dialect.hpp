@@ -1,0 +1,57 @@
+// Google Gemini generateContent: POST …/models/{model}:generateContent, or
+// …:streamGenerateContent?alt=sse (streaming is chosen by the path), under
+// any version prefix (/v1beta/, /v1/). The model is named in the path, the
+// key in x-goog-api-key (or ?key=).
+//
+// Tool outputs are functionResponse parts in contents[]. When `response` is
+// an object whose single member is a string (what the SDKs send for a tool
+// returning text, e.g. {"result": "…"}), that string is the output offloaded
+// and the reference replaces it. Any other shape (several members, nested
+// objects, numbers) stays inline: its bytes are structured data the client
+// chose, and no single string of it is "the output".
+//
+// read_blob is offered as one more Tool of tools[] ({"functionDeclarations":
+// [read_blob]}), after the client's own, byte-identical every turn. Gemini
+// ends a turn that calls functions with finishReason STOP, so calls are found
+// from the parts. A continued conversation appends the model's turn (its text
+// and read_blob calls, each part as it came, thoughtSignature included) and a
+// user turn of functionResponse parts.
+#pragma once
+
+#include "rewrite/dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+class gemini_dialect final : public dialect {
+ public:
+  std::string_view name() const override { return "gemini"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com"}; }
+  credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
+  // The REST API takes the system instruction in either spelling.
+  prefix_layout cache_prefix() const override {
+    return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents", .provider_state = {}};
+  }
+  std::string_view operation_name() const override { return "generate_content"; }
+  std::string_view provider_name() const override { return "gcp.gemini"; }
+
+  std::optional<request_facts> inspect(std::string_view body) const override;
+  void inspect_target(std::string_view target, request_facts& facts) const override;
+  bool scan(std::string_view body, request_scan& out) const override;
+  std::string read_blob_tool(std::string_view name) const override;
+
+  response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;
+  void remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const override;
+  std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
+                                                   std::string_view tool_name, const std::vector<call_result>& results,
+                                                   bool last_hop) const override;
+  std::string_view usage_member() const override { return "usageMetadata"; }
+  token_usage usage_from_fields(const usage_fields& usage) const override;
+  void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
+
+  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
+  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
+};
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,35 @@
+// Anthropic Messages: POST …/messages, tool outputs are tool_result content blocks.
+#pragma once
+
+#include "rewrite/dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+class messages_dialect final : public dialect {
+ public:
+  std::string_view name() const override { return "messages"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override;
+  // Anthropic caches tools, then system, then messages.
+  prefix_layout cache_prefix() const override {
+    return {.head = {"tools", "system"}, .conversation = "messages", .provider_state = {}};
+  }
+  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
+  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
+  std::string_view operation_name() const override { return "chat"; }
+  std::string_view provider_name() const override { return "anthropic"; }
+  std::optional<request_facts> inspect(std::string_view body) const override;
+  bool scan(std::string_view body, request_scan& out) const override;
+  std::string read_blob_tool(std::string_view name) const override;
+  void remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const override;
+  response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;
+  std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
+                                                   std::string_view tool_name, const std::vector<call_result>& results,
+                                                   bool last_hop) const override;
+  std::string image_replacement(std::string_view text) const override;
+  token_usage usage_from_fields(const usage_fields& usage) const override;
+  void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
+};
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,157 @@
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
+
+#include <functional>
+
+namespace gistproxy::rewrite {
+namespace {
+
+// Beyond this depth a value is hashed as its raw bytes (markers included):
+// still deterministic, and no recursion the other side can deepen.
+constexpr int max_depth = 32;
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+  // A 64-bit combine (boost::hash_combine's, widened): order matters.
+  return h ^ (v + 0x9e3779b97f4a7c15ull + (h << 12) + (h >> 4));
+}
+
+std::uint64_t bytes_hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+
+// Hashes one JSON value, without any "cache_control" member at any depth.
+// Returns false on malformed JSON.
+bool hash_value(json::cursor& c, int depth, std::uint64_t& h) {
+  const auto k = c.peek();
+  if (depth < max_depth && k == json::kind::object) {
+    h = mix(h, '{');
+    const bool ok = c.object([&](std::string_view key, json::cursor& v) {
+                       if (key == "cache_control") return v.skip_value().has_value();
+                       h = mix(h, bytes_hash(key));
+                       return hash_value(v, depth + 1, h);
+                     }).has_value();
+    h = mix(h, '}');
+    return ok;
+  }
+  if (depth < max_depth && k == json::kind::array) {
+    h = mix(h, '[');
+    const bool ok = c.array([&](std::size_t, json::cursor& v) { return hash_value(v, depth + 1, h); }).has_value();
+    h = mix(h, ']');
+    return ok;
+  }
+  auto r = c.skip_value();
+  if (!r) return false;
+  h = mix(h, bytes_hash(c.doc().substr(r->begin, r->size())));
+  return true;
+}
+
+// One value hashed, with where it lies.
+bool hashed_part(json::cursor& c, prefix_part& out) {
+  out = {};
+  c.peek();  // past whitespace: the range starts at the value
+  out.at.begin = c.pos();
+  if (!hash_value(c, 0, out.hash)) return false;
+  out.at.end = c.pos();
+  return true;
+}
+
+std::optional<std::size_t> head_slot(const prefix_layout& layout, std::string_view key) {
+  for (std::size_t i = 0; i < layout.head.size(); ++i)
+    if (!layout.head[i].empty() && layout.head[i] == key) return i;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::uint64_t chain_hash(std::uint64_t previous, std::uint64_t item) { return mix(previous, item); }
+
+std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_layout& layout) {
+  json::cursor c(body);
+  if (c.peek() != json::kind::object) return std::nullopt;
+  prefix_parts out;
+  auto conversation = [&](json::cursor& v) {
+    out.has_conversation = true;
+    out.items.clear();  // a repeated member: the last one counts, as parsers take it
+    if (v.peek() != json::kind::array) {  // Responses' input may be one string: one item
+      prefix_part one;
+      if (!hashed_part(v, one)) return false;
+      out.items.push_back(one);
+      return true;
+    }
+    return v.array([&](std::size_t, json::cursor& m) {
+              prefix_part one;
+              if (!hashed_part(m, one)) return false;
+              out.items.push_back(one);
+              return true;
+            })
+        .has_value();
+  };
+  auto ok = c.object([&](std::string_view key, json::cursor& v) {
+    if (auto slot = head_slot(layout, key)) {
+      prefix_part part;
+      if (!hashed_part(v, part)) return false;
+      out.head[*slot] = part;
+      return true;
+    }
+    if (!layout.provider_state.empty() && key == layout.provider_state) {
+      out.provider_held = v.peek() != json::kind::null;
+      return v.skip_value().has_value();
+    }
+    if (key == layout.conversation) return conversation(v);
+    return v.skip_value().has_value();
+  });
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout) {
+  auto parts = split_prefix(body, layout);
+  if (!parts || parts->provider_held) return std::nullopt;
+  prefix_fingerprint fp;
+  fp.head = 1;
+  for (const auto& member : parts->head) fp.head = mix(fp.head, member ? member->hash : 0);
+  fp.cumulative.reserve(parts->items.size());
+  std::uint64_t running = 0;
+  for (const auto& item : parts->items) fp.cumulative.push_back(running = chain_hash(running, item.hash));
+  return fp;
+}
+
+namespace {
+
+bool same_part(const std::optional<prefix_part>& a, const std::optional<prefix_part>& b) {
+  return a.has_value() == b.has_value() && (!a || a->hash == b->hash);
+}
+
+}  // namespace
+
+bool keeps_prefix(const prefix_parts& prev, const prefix_parts& cur) {
+  for (std::size_t i = 0; i < prev.head.size(); ++i)
+    if (!same_part(prev.head[i], cur.head[i])) return false;
+  if (cur.provider_held) return true;  // the cached prefix is the provider's
+  if (!prev.has_conversation || !cur.has_conversation || prev.items.size() > cur.items.size()) return false;
+  for (std::size_t i = 0; i < prev.items.size(); ++i)
+    if (prev.items[i].hash != cur.items[i].hash) return false;
+  return true;
+}
+
+std::uint64_t shared_prefix(const prefix_parts& prev, const prefix_parts& cur,
+                            const std::function<std::uint64_t(json::range)>& measure) {
+  std::uint64_t shared = 0;
+  for (std::size_t i = 0; i < prev.head.size(); ++i) {
+    if (!same_part(prev.head[i], cur.head[i])) return shared;
+    if (cur.head[i]) shared += measure(cur.head[i]->at);
+  }
+  if (!prev.has_conversation || !cur.has_conversation) return shared;
+  for (std::size_t i = 0; i < prev.items.size() && i < cur.items.size() && prev.items[i].hash == cur.items[i].hash; ++i)
+    shared += measure(cur.items[i].at);
+  return shared;
+}
+
+prefix_summary summary_of(const prefix_fingerprint& fp) {
+  return {fp.head, std::uint32_t(fp.cumulative.size()), fp.cumulative.empty() ? 0 : fp.cumulative.back()};
+}
+
+bool extends(const prefix_summary& prev, const prefix_fingerprint& cur) {
+  if (prev.head != cur.head) return false;
+  if (prev.messages == 0) return true;
+  return cur.cumulative.size() >= prev.messages && cur.cumulative[prev.messages - 1] == prev.all;
+}
+
+}  // namespace gistproxy::rewrite
