@@ -4,7 +4,7 @@
 // the client gets the decoded answer. The mock upstream compresses as they do.
 #include <catch2/catch.hpp>
 
-#include "tests/integration/api_scenarios.hpp"
+#include "tests/support/api_scenarios.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/http_compression.hpp"
 #include "tests/support/raw_upstream.hpp"

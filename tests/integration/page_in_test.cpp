@@ -2,7 +2,7 @@
 #include <fstream>
 #include <map>
 
-#include "tests/integration/api_scenarios.hpp"
+#include "tests/support/api_scenarios.hpp"
 #include "tests/integration/harness.hpp"
 
 using namespace gistproxy::testing;

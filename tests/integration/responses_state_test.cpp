@@ -5,7 +5,7 @@
 // got, as the OpenAI SDKs and the Agents SDK do.
 #include <catch2/catch.hpp>
 
-#include "tests/integration/api_scenarios.hpp"
+#include "tests/support/api_scenarios.hpp"
 #include "tests/integration/harness.hpp"
 
 using namespace gistproxy::testing;

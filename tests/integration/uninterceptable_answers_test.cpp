@@ -4,7 +4,7 @@
 // counted, so a read_blob call can never reach the client through them.
 #include <catch2/catch.hpp>
 
-#include "tests/integration/api_scenarios.hpp"
+#include "tests/support/api_scenarios.hpp"
 #include "tests/integration/harness.hpp"
 
 using namespace gistproxy::testing;

@@ -5,8 +5,11 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "tests/support/scripted_model.hpp"
 
 namespace gistproxy::testing {
 
@@ -18,6 +21,31 @@ inline std::string haystack() {
     s += "config line " + std::to_string(i) + ": key_" + std::to_string(i) + "=value_" + std::to_string(i * 31 % 977) + "\n";
   }
   return s;
+}
+
+// The scripted model's name for an API (a dialect's name); nullopt for an
+// API whose client side is not written yet.
+inline std::optional<llm_api> scripted_api(const std::string& api) {
+  if (api == "chat") return llm_api::chat;
+  if (api == "responses") return llm_api::responses;
+  if (api == "messages") return llm_api::messages;
+  if (api == "gemini") return llm_api::gemini;
+  return std::nullopt;
+}
+
+// The model request_for names (Gemini names it in the path).
+inline std::string model_for(const std::string& api) {
+  if (api == "gemini") return "gemini-2.5-flash";
+  return api == "chat" ? "gpt-4o" : api == "responses" ? "gpt-5" : "claude-sonnet-4-5";
+}
+
+// A scripted turn as the API streams it.
+inline std::string render_stream(const std::string& api, const model_turn& turn) {
+  const auto model = model_for(api);
+  if (api == "gemini") return render_gemini_stream(turn, model);
+  if (api == "chat") return render_chat_stream(turn, model, true);
+  if (api == "responses") return render_responses_stream(turn, model);
+  return render_messages_stream(turn, model);
 }
 
 // Gemini chooses streaming by the path; the others by "stream": true in the body.
