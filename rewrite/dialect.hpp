@@ -136,6 +136,14 @@ class dialect {
   // The top-level request member that carries the conversation (messages,
   // input, ...): how replay tells a bare request body's API.
   std::string_view conversation_member() const { return cache_prefix().conversation; }
+  // The cache-read price over the cache-write price (or the input price where
+  // the API bills no writes) of this API's usual models: the cost model's
+  // ratio for a model without a price.
+  virtual double usual_cache_read_ratio() const { return 0.1; }
+  // How strongly a bare request body (a trace that does not say its API)
+  // looks like this API's: 0 not at all; the highest-scoring dialect wins,
+  // the registry's order breaking ties.
+  virtual int request_affinity(const nlohmann::json& body) const = 0;
   // OpenTelemetry GenAI attributes.
   virtual std::string_view operation_name() const = 0;
   virtual std::string_view provider_name() const = 0;

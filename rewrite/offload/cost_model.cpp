@@ -78,12 +78,6 @@ std::uint64_t age_watermark(const age_config& age, const cost_model_config& cost
   return watermark;
 }
 
-double default_read_ratio(std::string_view api) {
-  if (api == "messages") return 0.1 / 1.25;  // Anthropic: reads 0.1x, writes 1.25x the input price
-  if (api == "gemini") return 0.25;
-  return 0.1;  // OpenAI's current models
-}
-
 std::size_t stable_head_bytes(std::size_t body_bytes, std::optional<json::range> conversation,
                               std::size_t second_item_begin) {
   if (!conversation || second_item_begin <= conversation->begin || second_item_begin > conversation->end)

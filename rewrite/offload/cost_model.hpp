@@ -105,9 +105,6 @@ std::uint64_t age_watermark(const age_config& age, const cost_model_config& cost
                             std::uint64_t body_tokens, const std::vector<aged_output>& outputs,
                             std::uint64_t arrival_definition = 0);
 
-// The cache-read price over the write price, per API, when the model has no price.
-double default_read_ratio(std::string_view api);
-
 // Bytes of the request every turn carries unchanged: everything but the
 // conversation list, plus its first item (from the dialect's scan: the list's
 // range and where its second item starts, 0 with fewer than two items).

@@ -484,7 +484,7 @@ class offload_engine::pass {
 rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant,
                                        std::optional<double> read_ratio) const {
   rewrite_result result;
-  pass p(*this, d, body, tenant, read_ratio.value_or(default_read_ratio(d.name())), result);
+  pass p(*this, d, body, tenant, read_ratio.value_or(d.usual_cache_read_ratio()), result);
   if (!p.scan()) {
     result.report.outcome = rewrite_outcome::unparsable;
     return result;

@@ -14,40 +14,26 @@ bool is_obj(const ojson& j, const char* key) { return j.is_object() && j.contain
 bool is_arr(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_array(); }
 bool is_str(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string(); }
 
-// A dialect whose conversation member no other dialect shares, when the body has it.
-const dialect* dialect_of_unique_member(const ojson& body) {
-  for (const auto* d : all_dialects()) {
-    const std::string member(d->conversation_member());
-    if (!body.contains(member)) continue;
-    bool shared = false;
-    for (const auto* other : all_dialects()) shared |= other != d && other->conversation_member() == member;
-    if (!shared) return d;
-  }
-  return nullptr;
-}
-
+// The API a body that does not say its own looks most like, by each
+// dialect's own reading (ties go to the registry's order).
 const dialect* guess_api(const ojson& body) {
-  if (body.contains("input") && !body.contains("messages")) return dialect_named("responses");
-  if (!body.contains("messages"))
-    if (const auto* d = dialect_of_unique_member(body)) return d;
-  if (body.contains("system") || body.contains("anthropic_version") || body.contains("stop_sequences"))
-    return dialect_named("messages");
-  for (const auto& m : body.value("messages", ojson::array())) {
-    if (!m.is_object()) continue;
-    if (m.value("role", "") == "system" || m.value("role", "") == "tool" || m.contains("tool_calls")) return dialect_named("chat");
-    if (m.contains("content") && m["content"].is_array())
-      for (const auto& b : m["content"])
-        if (b.is_object() && (b.value("type", "") == "tool_use" || b.value("type", "") == "tool_result"))
-          return dialect_named("messages");
-  }
-  return dialect_named("chat");
+  const nlohmann::json plain(body);
+  const dialect* best = nullptr;
+  int best_score = 0;
+  for (const auto* d : all_dialects())
+    if (const int score = d->request_affinity(plain); score > best_score) {
+      best = d;
+      best_score = score;
+    }
+  return best ? best : all_dialects().front();
 }
 
 bool looks_like_request_body(const ojson& j) {
   if (!j.is_object() || j.contains("role")) return false;
-  if (is_arr(j, "messages") || j.contains("input")) return true;
-  for (const auto* d : all_dialects())
-    if (is_arr(j, std::string(d->conversation_member()).c_str())) return true;
+  for (const auto* d : all_dialects()) {
+    const auto& list = checked::member(j, d->conversation_member());
+    if (list.is_array() || list.is_string()) return true;  // Responses' input may be one string
+  }
   return false;
 }
 
@@ -62,8 +48,8 @@ void add_body_text(recorded_trace& t, const std::string& text, const dialect* ap
   t.requests.push_back(recorded_request::as_sent(api ? api : guess_api(j), text));
 }
 
-conversation_builder::conversation_builder(recorded_trace& t, const dialect* api, std::string list_key)
-    : trace_(t), api_(api), list_key_(std::move(list_key)) {
+conversation_builder::conversation_builder(recorded_trace& t, const dialect* api)
+    : trace_(t), api_(api), list_key_(api->conversation_member()) {
   trace_.rebuilt = true;
 }
 

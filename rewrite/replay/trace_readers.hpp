@@ -37,10 +37,11 @@ void add_body_text(recorded_trace& t, const std::string& text, const dialect* ap
 
 // A conversation rebuilt turn by turn (see rebuilt_frame): items appended as
 // the trace goes, a request cut at the items so far, its body the members of
-// `before`, the list (under `list_key`), then the members of `after`.
+// `before`, the list (under the API's conversation member), then the members
+// of `after`.
 class conversation_builder {
  public:
-  conversation_builder(recorded_trace& t, const dialect* api, std::string list_key);
+  conversation_builder(recorded_trace& t, const dialect* api);
   void add(const ojson& item);
   std::size_t size() const { return items_->size(); }
   void request(const ojson& before, const ojson& after = ojson::object());

@@ -140,4 +140,14 @@ std::optional<nlohmann::json> chat_dialect::assemble_stream(std::string_view sse
   return assemble_chat_stream(sse_text);
 }
 
+// Any body with a message list may be chat (the default of bare bodies);
+// system or tool roles and tool_calls are chat's own.
+int chat_dialect::request_affinity(const nlohmann::json& body) const {
+  const auto& messages = checked::array_at(body, "messages");
+  for (const auto& m : messages)
+    if (checked::string_is(m, "role", "system") || checked::string_is(m, "role", "tool") || checked::member(m, "tool_calls").is_array())
+      return 2;
+  return 1;
+}
+
 }  // namespace gistproxy::rewrite

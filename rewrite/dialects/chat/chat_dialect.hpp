@@ -11,6 +11,7 @@ class chat_dialect final : public dialect {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override;
+  int request_affinity(const nlohmann::json& body) const override;
   // The system prompt is a message: tools, then the messages.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools"}, .conversation = "messages", .provider_state = {}};

@@ -2,9 +2,12 @@
 // position-preserving scanner (the body is never re-serialized).
 #include "rewrite/dialects/gemini/gemini_dialect.hpp"
 
-#include "rewrite/dialects/text_fields.hpp"
+#include <nlohmann/json.hpp>
+
 #include "rewrite/dialects/gemini/gemini_stream.hpp"
+#include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
+#include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
 
 namespace gistproxy::rewrite {
@@ -183,6 +186,11 @@ std::unique_ptr<stream_filter> gemini_dialect::make_stream_filter(std::string to
 
 std::optional<nlohmann::json> gemini_dialect::assemble_stream(std::string_view sse_text) const {
   return assemble_gemini_stream(sse_text);
+}
+
+// contents without messages is Gemini's alone.
+int gemini_dialect::request_affinity(const nlohmann::json& body) const {
+  return body.is_object() && body.contains("contents") && !body.contains("messages") ? 4 : 0;
 }
 
 }  // namespace gistproxy::rewrite

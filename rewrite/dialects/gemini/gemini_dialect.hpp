@@ -29,6 +29,8 @@ class gemini_dialect final : public dialect {
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com"}; }
   credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
+  double usual_cache_read_ratio() const override { return 0.25; }
+  int request_affinity(const nlohmann::json& body) const override;
   // The REST API takes the system instruction in either spelling.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents", .provider_state = {}};

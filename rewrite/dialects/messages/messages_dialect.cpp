@@ -158,4 +158,15 @@ std::optional<nlohmann::json> messages_dialect::assemble_stream(std::string_view
   return assemble_messages_stream(sse_text);
 }
 
+// A top-level system prompt, anthropic_version or stop_sequences is
+// Anthropic's; so are tool_use and tool_result blocks in the messages.
+int messages_dialect::request_affinity(const nlohmann::json& body) const {
+  if (!body.is_object()) return 0;
+  if (body.contains("system") || body.contains("anthropic_version") || body.contains("stop_sequences")) return 3;
+  for (const auto& m : checked::array_at(body, "messages"))
+    for (const auto& b : checked::array_at(m, "content"))
+      if (checked::string_is(b, "type", "tool_use") || checked::string_is(b, "type", "tool_result")) return 2;
+  return 0;
+}
+
 }  // namespace gistproxy::rewrite

@@ -11,6 +11,9 @@ class messages_dialect final : public dialect {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override;
+  // Anthropic: reads 0.1x, writes 1.25x the input price.
+  double usual_cache_read_ratio() const override { return 0.1 / 1.25; }
+  int request_affinity(const nlohmann::json& body) const override;
   // Anthropic caches tools, then system, then messages.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools", "system"}, .conversation = "messages", .provider_state = {}};

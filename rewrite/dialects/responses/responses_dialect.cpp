@@ -131,4 +131,9 @@ std::optional<nlohmann::json> responses_dialect::assemble_stream(std::string_vie
   return assemble_responses_stream(sse_text);
 }
 
+// input without messages is Responses' alone.
+int responses_dialect::request_affinity(const nlohmann::json& body) const {
+  return body.is_object() && body.contains("input") && !body.contains("messages") ? 4 : 0;
+}
+
 }  // namespace gistproxy::rewrite

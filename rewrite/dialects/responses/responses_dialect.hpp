@@ -11,6 +11,7 @@ class responses_dialect final : public dialect {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override;
+  int request_affinity(const nlohmann::json& body) const override;
   // previous_response_id: the provider holds the conversation.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools", "instructions"}, .conversation = "input", .provider_state = "previous_response_id"};

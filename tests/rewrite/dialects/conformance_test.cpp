@@ -275,6 +275,10 @@ TEST_CASE("conformance: a recorded conversation replays through its adapter, off
     const std::string api(d->name());
     DYNAMIC_SECTION(api) {
       CHECK(dialect_for("POST", d->request_path(t::model_for(api))) == d);
+      // A bare body (a trace that does not name its API) is read as this API's.
+      const auto bare = read_trace(J::array({J::parse(first_turn(api))}).dump());
+      REQUIRE(bare.requests.size() == 1);
+      CHECK(bare.requests[0].api == d);
       engine_env env;
       replayer r{env.engine, env.store, env.estimator};
       recorded_trace trace;
