@@ -29,6 +29,10 @@ awaitable<bool> client_writer::send(std::span<const asio::const_buffer> bytes, s
   co_return true;
 }
 
+void client_writer::sent_elsewhere(std::string_view data, std::uint64_t times) {
+  for (std::uint64_t i = 0; i < times; ++i) counted(data);
+}
+
 void client_writer::counted(std::string_view body) {
   reply_.bytes_out += body.size();
   if (!reply_.recorded) return;

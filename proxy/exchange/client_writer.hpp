@@ -80,6 +80,10 @@ class client_writer {
   // The framing of one streamed piece, for writers outside the exchange's
   // coroutine (keep-alive events while a page-in hop waits).
   std::string framed(std::string_view data) const;
+  // Such a writer's pieces, once it stopped: counted in bytes_out and kept
+  // for --record in the order the client got them (the exchange wrote
+  // nothing meanwhile), as if piece() had sent them.
+  void sent_elsewhere(std::string_view data, std::uint64_t times);
   client_channel& channel() { return channel_; }
   client_reply& reply() { return reply_; }
   const client_reply& reply() const { return reply_; }

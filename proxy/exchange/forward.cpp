@@ -29,7 +29,10 @@ class upstream_source final : public hop_source {
     }
     auto answer = std::make_unique<upstream_hop>(svc_, pool_, ctx_, watch_, hop);
     auto failure = co_await answer->send(body);
-    if (ticker) co_await ticker->stop();
+    if (ticker) {
+      co_await ticker->stop();
+      ctx_.out.sent_elsewhere(keepalive, ticker->sent());  // its bytes reached the client too
+    }
     if (failure) {
       answer->fail(failure->type());
       co_return sent{nullptr, failure};

@@ -368,8 +368,9 @@ TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never 
   CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
 }
 
-TEST_CASE("while a streamed page-in hop waits, keep-alive events keep flowing") {
-  stack s({"--stream-keepalive", "300ms"});
+TEST_CASE("while a streamed page-in hop waits, keep-alive events keep flowing, counted and recorded like every byte") {
+  const auto record = temp_path("keepalive-record.jsonl");
+  stack s({"--stream-keepalive", "300ms", "--record", record.string()});
   auto req = request_for("messages", "slow second hop", haystack());
   req["stream"] = true;
   auto res = http_stream(s.proxy.port(), "POST", "/v1/messages", req.dump());
@@ -383,6 +384,16 @@ TEST_CASE("while a streamed page-in hop waits, keep-alive events keep flowing") 
   CHECK(pings_while_waiting >= 3);  // 1.5 s of silence upstream, a ping every 300 ms
   CHECK(all.find("found: ") != std::string::npos);
   CHECK(all.find("read_blob") == std::string::npos);
+  // The keep-alives are part of what the client got: in the response bytes
+  // counted and in the recording, byte for byte.
+  const std::string bytes_series = R"(gistproxy_response_bytes_total{api="messages",group="treated"})";
+  auto metrics = metrics_with(s.proxy.admin_port(), {bytes_series + " " + std::to_string(all.size())});
+  CHECK(series_value(metrics, bytes_series) == double(all.size()));
+  REQUIRE(s.proxy.stop() == 0);  // the record writer drains before exit
+  std::ifstream in(record);
+  std::string line;
+  REQUIRE(std::getline(in, line));
+  CHECK(nlohmann::json::parse(line)["response_body"] == all);
 }
 
 TEST_CASE("a later hop's stream that ends before its turn does becomes an error event, not a clean end") {
