@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <variant>
 
 #include "proxy/commands/wiring.hpp"
 #include "proxy/config.hpp"
@@ -42,6 +43,103 @@ std::vector<std::string> tenants_of_key(const std::string& key) {
   return out;
 }
 
+struct blob_options {
+  std::string verb, handle, tenant, api_key, store = "gistproxy-blobs", s3_endpoint;
+  bool allow_bucket_root = false;
+  std::chrono::milliseconds store_timeout{5000};
+  std::chrono::milliseconds ttl{7ll * 24 * 3600 * 1000};
+  std::uint64_t max = 10000;
+};
+
+// The options after the verb; an exit code when they are not usable.
+std::variant<blob_options, int> parse_blob_args(const std::vector<std::string>& args) {
+  blob_options o;
+  o.verb = args[0];
+  std::size_t i = 1;
+  if (o.verb == "get") {
+    if (args.size() < 2) return std::cerr << "gistproxy blob get: needs a HANDLE\n", 2;
+    o.handle = args[1];
+    i = 2;
+  }
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--allow-bucket-root") {
+      o.allow_bucket_root = true;
+      continue;
+    }
+    if (i + 1 >= args.size()) return std::cerr << "gistproxy blob: " << a << " needs a value\n", 2;
+    const std::string& v = args[++i];
+    if (a == "--store") o.store = v;
+    else if (a == "--tenant") o.tenant = v;
+    else if (a == "--api-key") o.api_key = v;
+    else if (a == "--s3-endpoint") o.s3_endpoint = v;
+    else if (a == "--store-timeout") {
+      auto d = parse_duration(v);
+      if (!d || d->count() <= 0) return std::cerr << "gistproxy blob: bad --store-timeout '" << v << "'\n", 2;
+      o.store_timeout = *d;
+    } else if (a == "--blob-ttl") {
+      auto d = parse_duration(v);
+      if (!d || d->count() <= 0)
+        return std::cerr << "gistproxy blob: bad --blob-ttl '" << v << "' (a positive duration up to ten years)\n", 2;
+      o.ttl = *d;
+    } else if (a == "--max") o.max = std::strtoull(v.c_str(), nullptr, 10);
+    else return std::cerr << "gistproxy blob: unknown option " << a << "\n" << usage, 2;
+  }
+  return o;
+}
+
+// get: the first tenant that has the handle (the one asked for, the API
+// key's, or every tenant of the store).
+int blob_get(const blob_options& o, opened_store& opened) {
+  if (!rewrite::is_handle_prefix(o.handle))
+    return std::cerr << "gistproxy blob get: a handle is 16 to 64 lowercase hex characters\n", 2;
+  std::vector<std::string> tenants;
+  if (!o.tenant.empty()) tenants.push_back(o.tenant);
+  else if (!o.api_key.empty()) tenants = tenants_of_key(o.api_key);
+  else if (opened.s3)
+    tenants = opened.s3->tenants();
+  else
+    for (const auto& e : std::filesystem::directory_iterator(o.store))
+      if (e.is_directory()) tenants.push_back(e.path().filename().string());
+  rewrite::get_result found;
+  found.error = rewrite::blob_error::not_found;
+  for (const auto& t : tenants) {
+    auto r = opened.blobs->get(t, o.handle);
+    if (r.error != rewrite::blob_error::not_found) {
+      found = std::move(r);
+      break;
+    }
+  }
+  if (found.error != rewrite::blob_error::none) {
+    std::cerr << "gistproxy blob get: " << rewrite::blob_error_name(found.error) << ": "
+              << (found.message.empty() ? "no such blob" : found.message) << "\n";
+    return found.error == rewrite::blob_error::integrity ? 3 : 1;
+  }
+  std::fwrite(found.bytes.data(), 1, found.bytes.size(), stdout);
+  return std::fflush(stdout) == 0 ? 0 : 1;
+}
+
+int blob_verify(opened_store& opened) {
+  auto report = opened.blobs->verify();
+  for (const auto& c : report.corrupt) std::cout << "corrupt " << c << "\n";
+  std::cout << report.checked << " blobs checked, " << report.corrupt.size() << " corrupt\n";
+  return report.corrupt.empty() ? 0 : 1;
+}
+
+int blob_gc(const blob_options& o, opened_store& opened) {
+  if (opened.s3 && opened.s3->at_bucket_root()) {
+    if (!o.allow_bucket_root)
+      return std::cerr << "gistproxy blob gc: " << o.store
+                       << " has no prefix: gc would act on the whole bucket, where other applications' objects may "
+                          "live. Give s3://BUCKET/PREFIX, or --allow-bucket-root if the bucket is gistproxy's alone\n",
+             2;
+    opened.s3->allow_bucket_root();
+  }
+  auto removed = opened.blobs->gc(o.max);
+  std::cout << removed << " expired blobs removed\n";
+  return 0;
+}
+
 }  // namespace
 
 int blob_command(const std::vector<std::string>& args) {
@@ -49,49 +147,18 @@ int blob_command(const std::vector<std::string>& args) {
     std::cout << usage;
     return args.empty() ? 2 : 0;
   }
-  std::string verb = args[0], handle, tenant, api_key, store = "gistproxy-blobs", s3_endpoint;
-  bool allow_bucket_root = false;
-  std::chrono::milliseconds store_timeout{5000};
-  std::chrono::milliseconds ttl{7ll * 24 * 3600 * 1000};
-  std::uint64_t max = 10000;
-  std::size_t i = 1;
-  if (verb == "get") {
-    if (args.size() < 2) return std::cerr << "gistproxy blob get: needs a HANDLE\n", 2;
-    handle = args[1];
-    i = 2;
-  }
-  for (; i < args.size(); ++i) {
-    auto need = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
-    const std::string& a = args[i];
-    if (a == "--allow-bucket-root") {
-      allow_bucket_root = true;
-      continue;
-    }
-    const std::string* v = need();
-    if (!v) return std::cerr << "gistproxy blob: " << a << " needs a value\n", 2;
-    if (a == "--store") store = *v;
-    else if (a == "--tenant") tenant = *v;
-    else if (a == "--api-key") api_key = *v;
-    else if (a == "--s3-endpoint") s3_endpoint = *v;
-    else if (a == "--store-timeout") {
-      auto d = parse_duration(*v);
-      if (!d || d->count() <= 0) return std::cerr << "gistproxy blob: bad --store-timeout '" << *v << "'\n", 2;
-      store_timeout = *d;
-    }
-    else if (a == "--blob-ttl") {
-      auto d = parse_duration(*v);
-      if (!d || d->count() <= 0) return std::cerr << "gistproxy blob: bad --blob-ttl '" << *v << "' (a positive duration up to ten years)\n", 2;
-      ttl = *d;
-    } else if (a == "--max") max = std::strtoull(v->c_str(), nullptr, 10);
-    else return std::cerr << "gistproxy blob: unknown option " << a << "\n" << usage, 2;
-  }
-  if (!is_s3_store(store) && !std::filesystem::is_directory(store))
-    return std::cerr << "gistproxy blob: no store at '" << store << "'\n", 2;
+  auto parsed = parse_blob_args(args);
+  if (auto* code = std::get_if<int>(&parsed)) return *code;
+  const auto& o = std::get<blob_options>(parsed);
+  if (o.verb != "get" && o.verb != "verify" && o.verb != "gc")
+    return std::cerr << "gistproxy blob: unknown command '" << o.verb << "'\n" << usage, 2;
+  if (!is_s3_store(o.store) && !std::filesystem::is_directory(o.store))
+    return std::cerr << "gistproxy blob: no store at '" << o.store << "'\n", 2;
   config cfg;
-  cfg.store = store;
-  cfg.s3_endpoint = s3_endpoint;
-  cfg.store_timeout = store_timeout;
-  cfg.blob_ttl = ttl;
+  cfg.store = o.store;
+  cfg.s3_endpoint = o.s3_endpoint;
+  cfg.store_timeout = o.store_timeout;
+  cfg.blob_ttl = o.ttl;
   opened_store opened;
   try {
     opened = open_store(cfg, nullptr);
@@ -99,57 +166,9 @@ int blob_command(const std::vector<std::string>& args) {
     return std::cerr << "gistproxy blob: " << e.what() << "\n", 2;
   }
   if (!opened.warning.empty()) return std::cerr << "gistproxy blob: " << opened.warning << "\n", 1;
-  auto& blobs = *opened.blobs;
-
-  if (verb == "get") {
-    if (!rewrite::is_handle_prefix(handle))
-      return std::cerr << "gistproxy blob get: a handle is 16 to 64 lowercase hex characters\n", 2;
-    std::vector<std::string> tenants;
-    if (!tenant.empty()) tenants.push_back(tenant);
-    else if (!api_key.empty()) tenants = tenants_of_key(api_key);
-    else if (opened.s3)
-      tenants = opened.s3->tenants();
-    else
-      for (const auto& e : std::filesystem::directory_iterator(store))
-        if (e.is_directory()) tenants.push_back(e.path().filename().string());
-    rewrite::get_result found;
-    found.error = rewrite::blob_error::not_found;
-    for (const auto& t : tenants) {
-      auto r = blobs.get(t, handle);
-      if (r.error != rewrite::blob_error::not_found) {
-        found = std::move(r);
-        break;
-      }
-    }
-    if (found.error != rewrite::blob_error::none) {
-      std::cerr << "gistproxy blob get: " << rewrite::blob_error_name(found.error) << ": "
-                << (found.message.empty() ? "no such blob" : found.message) << "\n";
-      return found.error == rewrite::blob_error::integrity ? 3 : 1;
-    }
-    std::fwrite(found.bytes.data(), 1, found.bytes.size(), stdout);
-    return std::fflush(stdout) == 0 ? 0 : 1;
-  }
-  if (verb == "verify") {
-    auto report = blobs.verify();
-    for (const auto& c : report.corrupt) std::cout << "corrupt " << c << "\n";
-    std::cout << report.checked << " blobs checked, " << report.corrupt.size() << " corrupt\n";
-    return report.corrupt.empty() ? 0 : 1;
-  }
-  if (verb == "gc") {
-    if (opened.s3 && opened.s3->at_bucket_root()) {
-      if (!allow_bucket_root)
-        return std::cerr << "gistproxy blob gc: " << store
-                         << " has no prefix: gc would act on the whole bucket, where other applications' objects may "
-                            "live. Give s3://BUCKET/PREFIX, or --allow-bucket-root if the bucket is gistproxy's alone\n",
-               2;
-      opened.s3->allow_bucket_root();
-    }
-    auto removed = blobs.gc(max);
-    std::cout << removed << " expired blobs removed\n";
-    return 0;
-  }
-  std::cerr << "gistproxy blob: unknown command '" << verb << "'\n" << usage;
-  return 2;
+  if (o.verb == "get") return blob_get(o, opened);
+  if (o.verb == "verify") return blob_verify(opened);
+  return blob_gc(o, opened);
 }
 
 }  // namespace gistproxy::proxy

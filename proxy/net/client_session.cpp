@@ -126,6 +126,95 @@ struct session_registration {
   }
 };
 
+using request_parser = http::request_parser<http::string_body>;
+
+// What becomes of the connection after a step of reading a request.
+enum class step {
+  serve,      // the request is in: run its exchange
+  next,       // answered here (OPTIONS *): read the next request
+  end,        // the client went away or stalled: close
+  closed,     // refused with an error answer and closed (lingering)
+};
+
+// Answers a refused request and closes the connection, lingering so the
+// client reads the answer instead of a reset.
+awaitable<step> refuse(exchange& ex, request_parser& parser, tcp_socket& socket, socket_deadline& deadline,
+                       proxy_error failure) {
+  co_await ex.reject(parser.get(), std::move(failure));
+  co_await lingering_close(socket, deadline);
+  co_return step::closed;
+}
+
+// The checks a request head must pass before its body is read. OPTIONS * and
+// Expect: 100-continue are answered here.
+awaitable<step> screen_head(exchange& ex, request_parser& parser, tcp_socket& socket, socket_deadline& deadline) {
+  // A body whose length we cannot know for certain is refused: forwarding
+  // it would let its bytes be read as the next request (smuggling).
+  std::optional<proxy_error> refusal = unsupported_framing(parser);
+  bool asterisk = false;
+  if (!refusal) refusal = unacceptable_target(parser, asterisk);
+  if (!refusal && asterisk && !parser.is_done()) refusal = proxy_error{error_kind::bad_request, "OPTIONS * takes no body"};
+  if (refusal) co_return co_await refuse(ex, parser, socket, deadline, std::move(*refusal));
+  if (asterisk) {
+    auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(server_options), use_nothrow);
+    co_return wec ? step::end : step::next;
+  }
+  if (auto it = parser.get().find(http::field::expect);
+      it != parser.get().end() && beast::iequals(it->value(), "100-continue")) {
+    static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
+    auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(cont), use_nothrow);
+    if (wec) co_return step::end;
+  }
+  co_return step::serve;
+}
+
+// Reads the body of a screened head into `request`. A body of known length
+// is read straight into its final string, which grows only as bytes arrive:
+// a client declaring 64 MiB and sending nothing costs nothing. Chunked bodies
+// go through Beast's parser.
+awaitable<step> read_body(const config& cfg, exchange& ex, request_parser& parser, tcp_socket& socket,
+                          beast::flat_buffer& buffer, socket_deadline& deadline, client_request& request) {
+  std::optional<std::string> direct_body;
+  std::optional<http::request_header<>> header_as_received;
+  if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
+    direct_body.emplace();
+    deadline.set(cfg.client_timeout);  // one deadline for the whole body
+    if (auto rec = deadline.verdict(co_await read_declared_body(socket, buffer, *direct_body, *length))) {
+      if (rec == beast::error::timeout) {  // the client stalled mid-body
+        // A named error, not a temporary in the co_await expression: GCC 12
+        // destroys such temporaries twice (a double free, GCC bug 100611).
+        proxy_error stalled{error_kind::request_timeout, "request body not received in time"};
+        co_await ex.reject(parser.get(), std::move(stalled));
+      }
+      co_return step::end;  // or it went away
+    }
+  } else {
+    // Beast adds a chunked body's trailer fields to the header, each after
+    // any field of the same name (a trailer Authorization lands beside the
+    // header's, not at the end). Trailers are not headers (RFC 9110
+    // section 6.5.1): the header as received is kept and put back.
+    if (parser.chunked()) {
+      buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+      header_as_received = parser.get().base();
+    }
+    deadline.set(cfg.client_timeout);
+    auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
+    const error_code bec = deadline.verdict(body_ec);
+    if (bec) {
+      if (is_benign(bec)) co_return step::end;
+      auto failure = read_error(bec, "body", cfg.max_body_bytes);  // named: see GCC bug 100611 above
+      co_return co_await refuse(ex, parser, socket, deadline, std::move(failure));
+    }
+  }
+  // The request is in: the client owes nothing while the exchange runs
+  // (each write to it arms its own deadline).
+  deadline.disarm();
+  request = parser.release();
+  if (header_as_received) request.base() = std::move(*header_as_received);
+  if (direct_body) request.body() = std::move(*direct_body);
+  co_return step::serve;
+}
+
 }  // namespace
 
 awaitable<void> serve_client(shard& sh, tcp_socket socket) {
@@ -141,7 +230,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
 
   while (!svc.draining) {
     handle.busy = false;
-    http::request_parser<http::string_body> parser;
+    request_parser parser;
     parser.body_limit(cfg.max_body_bytes);
     parser.header_limit(header_limit);
     if (buffer.capacity() < request_read_buffer) buffer.reserve(request_read_buffer);
@@ -153,86 +242,20 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
       auto failure = read_error(ec, "headers", cfg.max_body_bytes);
-      co_await ex.reject(parser.get(), std::move(failure));
-      co_await lingering_close(socket, deadline);
+      co_await refuse(ex, parser, socket, deadline, std::move(failure));
       co_return;
     }
-    // A body whose length we cannot know for certain is refused: forwarding
-    // it would let its bytes be read as the next request (smuggling).
-    if (auto framing = unsupported_framing(parser)) {
-      co_await ex.reject(parser.get(), std::move(*framing));
-      co_await lingering_close(socket, deadline);
-      co_return;
-    }
-    bool asterisk = false;
-    if (auto bad_target = unacceptable_target(parser, asterisk)) {
-      co_await ex.reject(parser.get(), std::move(*bad_target));
-      co_await lingering_close(socket, deadline);
-      co_return;
-    }
-    if (asterisk) {
-      if (!parser.is_done()) {
-        proxy_error with_body{error_kind::bad_request, "OPTIONS * takes no body"};
-        co_await ex.reject(parser.get(), std::move(with_body));
-        co_await lingering_close(socket, deadline);
-        co_return;
-      }
-      auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(server_options), use_nothrow);
-      if (wec) break;
-      continue;
-    }
-    if (auto it = parser.get().find(http::field::expect);
-        it != parser.get().end() && beast::iequals(it->value(), "100-continue")) {
-      static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
-      auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(cont), use_nothrow);
-      if (wec) break;
-    }
-    // A body of known length is read straight into its final string, which
-    // grows only as bytes arrive: a client declaring 64 MiB and sending
-    // nothing costs nothing. Chunked bodies go through Beast's parser.
-    std::optional<std::string> direct_body;
-    std::optional<http::request_header<>> header_as_received;
-    if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
-      direct_body.emplace();
-      deadline.set(cfg.client_timeout);  // one deadline for the whole body
-      if (auto rec = deadline.verdict(co_await read_declared_body(socket, buffer, *direct_body, *length))) {
-        if (rec == beast::error::timeout) {  // the client stalled mid-body
-          // A named error, not a temporary in the co_await expression: GCC 12
-          // destroys such temporaries twice (a double free, GCC bug 100611).
-          proxy_error stalled{error_kind::request_timeout, "request body not received in time"};
-          co_await ex.reject(parser.get(), std::move(stalled));
-        }
-        break;  // or it went away
-      }
-    } else {
-      // Beast adds a chunked body's trailer fields to the header, each after
-      // any field of the same name (a trailer Authorization lands beside the
-      // header's, not at the end). Trailers are not headers (RFC 9110
-      // section 6.5.1): the header as received is kept and put back.
-      if (parser.chunked()) {
-        buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
-        header_as_received = parser.get().base();
-      }
-      deadline.set(cfg.client_timeout);
-      auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
-      const error_code bec = deadline.verdict(body_ec);
-      if (bec) {
-        if (is_benign(bec)) break;
-        auto failure = read_error(bec, "body", cfg.max_body_bytes);
-        co_await ex.reject(parser.get(), std::move(failure));
-        co_await lingering_close(socket, deadline);
-        co_return;
-      }
-    }
-    // The request is in: the client owes nothing while the exchange runs
-    // (each write to it arms its own deadline).
-    deadline.disarm();
-    auto request = parser.release();
+    auto screened = co_await screen_head(ex, parser, socket, deadline);
+    if (screened == step::next) continue;
+    if (screened == step::closed) co_return;
+    if (screened == step::end) break;
+    client_request request;
+    const auto read = co_await read_body(cfg, ex, parser, socket, buffer, deadline, request);
+    if (read == step::closed) co_return;
+    if (read != step::serve) break;
     // An exchange can last minutes (a stream): an empty read buffer is not
     // kept across it, so an open stream holds no request-sized memory.
     if (buffer.size() == 0) buffer.shrink_to_fit();
-    if (header_as_received) request.base() = std::move(*header_as_received);
-    if (direct_body) request.body() = std::move(*direct_body);
     if (!co_await ex.run(request)) break;
   }
   socket.shutdown(tcp_socket::shutdown_send, ignored);

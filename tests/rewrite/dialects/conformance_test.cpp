@@ -92,7 +92,7 @@ TEST_CASE("conformance: every registered API has its client side in the suite") 
   }
 }
 
-TEST_CASE("conformance: a large tool output becomes a reference; read_blob is offered once, after the client's tools, which stay byte for byte") {
+TEST_CASE("conformance: a large tool output becomes a reference, read_blob is offered once after the client's tools, which stay byte for byte") {
   for (const auto* d : all_dialects()) {
     const std::string api(d->name());
     DYNAMIC_SECTION(api) {
@@ -143,7 +143,7 @@ TEST_CASE("conformance: the cached prefix the adapter declares survives the next
   }
 }
 
-TEST_CASE("conformance: a JSON answer's read_blob call is found, paged in exactly, the conversation continued; the last hop forbids tools") {
+TEST_CASE("conformance: a JSON answer's read_blob call is found, paged in exactly, the conversation continued, the last hop forbids tools") {
   for (const auto* d : all_dialects()) {
     const std::string api(d->name());
     DYNAMIC_SECTION(api) {
