@@ -85,7 +85,6 @@ void replay_session::replay_one(const recorded_request& req) {
   auto& s = *state_;
   auto& st = s.st;
   const auto& engine = replayer_.engine_;
-  const auto& estimator = replayer_.estimator_;
   const dialect* d = req.api;
   ++st.turns;
   st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
@@ -126,12 +125,23 @@ void replay_session::replay_one(const recorded_request& req) {
     s.offloaded_outputs[tool].insert(o.hash);
     st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
   }
+  measure_turn(*d, body, out, model, rewritten);
+  if (on_request_) on_request_(out);
+}
+
+// A turn's input tokens as sent and as forwarded, the provider's prompt cache
+// simulated against the conversation's previous turn, and their dollars.
+void replay_session::measure_turn(const dialect& d, const std::string& body, const replayed_request& out,
+                                  const std::string& model, bool rewritten) {
+  auto& s = *state_;
+  auto& st = s.st;
+  const auto& estimator = replayer_.estimator_;
   const auto input_before = estimator.estimate(body, content_kind::text);
   const auto input_after = estimator.estimate(out.forwarded, content_kind::text);
   st.tokens_before += input_before;
   st.tokens_after += input_after;
 
-  const auto layout = d->cache_prefix();
+  const auto layout = d.cache_prefix();
   auto sent = split_prefix(body, layout);
   auto forwarded = rewritten ? split_prefix(out.forwarded, layout) : sent;
   auto [it, first] = s.last_turn.try_emplace(out.conversation_key);
@@ -163,7 +173,6 @@ void replay_session::replay_one(const recorded_request& req) {
     ++st.unpriced_turns;
   }
   it->second = {std::move(sent), std::move(forwarded)};
-  if (on_request_) on_request_(out);
 }
 
 replay_stats replay_session::finish() {

@@ -103,6 +103,8 @@ class replay_session {
  private:
   struct state;
   void replay_one(const recorded_request& req);
+  void measure_turn(const dialect& d, const std::string& body, const replayed_request& out, const std::string& model,
+                    bool rewritten);
   const replayer& replayer_;
   std::string tenant_;
   std::function<void(const replayed_request&)> on_request_;
