@@ -62,54 +62,79 @@ std::optional<std::size_t> head_slot(const prefix_layout& layout, std::string_vi
 
 std::uint64_t chain_hash(std::uint64_t previous, std::uint64_t item) { return mix(previous, item); }
 
-std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_layout& layout) {
+namespace {
+
+// One walk of a body's prefix for both readers: on_head(slot, part) for each
+// head member, on_items_reset() when the conversation member starts (a
+// repeated member: the last one counts, as parsers take it), on_item(part)
+// per item. Whether the provider holds the conversation; nullopt when the
+// body is not a JSON object that scans.
+template <class OnHead, class OnReset, class OnItem>
+std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layout, OnHead on_head, OnReset on_items_reset,
+                                OnItem on_item) {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return std::nullopt;
-  prefix_parts out;
+  bool provider_held = false;
+  auto item = [&](json::cursor& v) {
+    prefix_part one;
+    if (!hashed_part(v, one)) return false;
+    on_item(one);
+    return true;
+  };
   auto conversation = [&](json::cursor& v) {
-    out.has_conversation = true;
-    out.items.clear();  // a repeated member: the last one counts, as parsers take it
-    if (v.peek() != json::kind::array) {  // Responses' input may be one string: one item
-      prefix_part one;
-      if (!hashed_part(v, one)) return false;
-      out.items.push_back(one);
-      return true;
-    }
-    return v.array([&](std::size_t, json::cursor& m) {
-              prefix_part one;
-              if (!hashed_part(m, one)) return false;
-              out.items.push_back(one);
-              return true;
-            })
-        .has_value();
+    on_items_reset();
+    if (v.peek() != json::kind::array) return item(v);  // Responses' input may be one string: one item
+    return v.array([&](std::size_t, json::cursor& m) { return item(m); }).has_value();
   };
   auto ok = c.object([&](std::string_view key, json::cursor& v) {
     if (auto slot = head_slot(layout, key)) {
       prefix_part part;
       if (!hashed_part(v, part)) return false;
-      out.head[*slot] = part;
+      on_head(*slot, part);
       return true;
     }
     if (!layout.provider_state.empty() && key == layout.provider_state) {
-      out.provider_held = v.peek() != json::kind::null;
+      provider_held = v.peek() != json::kind::null;
       return v.skip_value().has_value();
     }
     if (key == layout.conversation) return conversation(v);
     return v.skip_value().has_value();
   });
   if (!ok) return std::nullopt;
+  return provider_held;
+}
+
+}  // namespace
+
+std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_layout& layout) {
+  prefix_parts out;
+  auto held = walk_prefix(
+      body, layout, [&](std::size_t slot, const prefix_part& p) { out.head[slot] = p; },
+      [&] {
+        out.has_conversation = true;
+        out.items.clear();
+      },
+      [&](const prefix_part& p) { out.items.push_back(p); });
+  if (!held) return std::nullopt;
+  out.provider_held = *held;
   return out;
 }
 
+// The serve path's reader: hashes only, no parts kept.
 std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout) {
-  auto parts = split_prefix(body, layout);
-  if (!parts || parts->provider_held) return std::nullopt;
+  std::array<std::uint64_t, prefix_layout::max_head> head{};
   prefix_fingerprint fp;
-  fp.head = 1;
-  for (const auto& member : parts->head) fp.head = mix(fp.head, member ? member->hash : 0);
-  fp.cumulative.reserve(parts->items.size());
   std::uint64_t running = 0;
-  for (const auto& item : parts->items) fp.cumulative.push_back(running = chain_hash(running, item.hash));
+  auto held = walk_prefix(
+      body, layout, [&](std::size_t slot, const prefix_part& p) { head[slot] = p.hash; },
+      [&] {
+        fp.cumulative.clear();
+        running = 0;
+      },
+      [&](const prefix_part& p) { fp.cumulative.push_back(running = chain_hash(running, p.hash)); });
+  if (!held || *held) return std::nullopt;
+  fp.head = 1;
+  for (const auto h : head) fp.head = mix(fp.head, h);
   return fp;
 }
 
