@@ -16,23 +16,23 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 std::uint64_t bytes_hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
-// Hashes one JSON value, without any "cache_control" member at any depth.
-// Returns false on malformed JSON.
-bool hash_value(json::cursor& c, int depth, std::uint64_t& h) {
+// Hashes one JSON value, without any `marker` member at any depth (none when
+// empty). Returns false on malformed JSON.
+bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64_t& h) {
   const auto k = c.peek();
   if (depth < max_depth && k == json::kind::object) {
     h = mix(h, '{');
     const bool ok = c.object([&](std::string_view key, json::cursor& v) {
-                       if (key == "cache_control") return v.skip_value().has_value();
+                       if (!marker.empty() && key == marker) return v.skip_value().has_value();
                        h = mix(h, bytes_hash(key));
-                       return hash_value(v, depth + 1, h);
+                       return hash_value(v, marker, depth + 1, h);
                      }).has_value();
     h = mix(h, '}');
     return ok;
   }
   if (depth < max_depth && k == json::kind::array) {
     h = mix(h, '[');
-    const bool ok = c.array([&](std::size_t, json::cursor& v) { return hash_value(v, depth + 1, h); }).has_value();
+    const bool ok = c.array([&](std::size_t, json::cursor& v) { return hash_value(v, marker, depth + 1, h); }).has_value();
     h = mix(h, ']');
     return ok;
   }
@@ -43,11 +43,11 @@ bool hash_value(json::cursor& c, int depth, std::uint64_t& h) {
 }
 
 // One value hashed, with where it lies.
-bool hashed_part(json::cursor& c, prefix_part& out) {
+bool hashed_part(json::cursor& c, std::string_view marker, prefix_part& out) {
   out = {};
   c.peek();  // past whitespace: the range starts at the value
   out.at.begin = c.pos();
-  if (!hash_value(c, 0, out.hash)) return false;
+  if (!hash_value(c, marker, 0, out.hash)) return false;
   out.at.end = c.pos();
   return true;
 }
@@ -77,7 +77,7 @@ std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layo
   bool provider_held = false;
   auto item = [&](json::cursor& v) {
     prefix_part one;
-    if (!hashed_part(v, one)) return false;
+    if (!hashed_part(v, layout.cache_marker, one)) return false;
     on_item(one);
     return true;
   };
@@ -89,7 +89,7 @@ std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layo
   auto ok = c.object([&](std::string_view key, json::cursor& v) {
     if (auto slot = head_slot(layout, key)) {
       prefix_part part;
-      if (!hashed_part(v, part)) return false;
+      if (!hashed_part(v, layout.cache_marker, part)) return false;
       on_head(*slot, part);
       return true;
     }

@@ -8,8 +8,8 @@
 // A turn whose prefix "extends" the previous turn's (same head, and every
 // earlier item again, unchanged) can be served from the cache; one that does
 // not is a prefix break, and a break costs a cache write of everything after
-// it. Anthropic's cache_control markers are left out: clients move them every
-// turn and they do not change the cached content.
+// it. Cache markers the API declares (cache_marker) are left out: clients
+// move them every turn and they do not change the cached content.
 #pragma once
 
 #include <array>
@@ -35,6 +35,9 @@ struct prefix_layout {
   // A member that, when present and not null, means the provider holds the
   // conversation (Responses' previous_response_id): the prefix is not in the body.
   std::string_view provider_state;
+  // A member clients move every turn that the cached content does not depend
+  // on (Anthropic's cache_control breakpoints), left out at any depth.
+  std::string_view cache_marker;
 };
 
 // One part of a body's prefix: its hash (cache_control left out) and where

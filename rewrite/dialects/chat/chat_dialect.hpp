@@ -12,9 +12,10 @@ class chat_dialect final : public dialect {
   std::string request_path(std::string_view model) const override;
   upstream_family upstream() const override;
   int request_affinity(const nlohmann::json& body) const override;
-  // The system prompt is a message: tools, then the messages.
+  // The system prompt is a message: tools, then the messages. Gateways that
+  // serve Claude behind this API take Anthropic's cache_control markers.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools"}, .conversation = "messages", .provider_state = {}};
+    return {.head = {"tools"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cache_control"};
   }
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;

@@ -33,7 +33,7 @@ class gemini_dialect final : public dialect {
   int request_affinity(const nlohmann::json& body) const override;
   // The REST API takes the system instruction in either spelling.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents", .provider_state = {}};
+    return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents", .provider_state = {}, .cache_marker = {}};
   }
   std::string_view operation_name() const override { return "generate_content"; }
   std::string_view provider_name() const override { return "gcp.gemini"; }

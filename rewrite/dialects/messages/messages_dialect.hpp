@@ -16,7 +16,7 @@ class messages_dialect final : public dialect {
   int request_affinity(const nlohmann::json& body) const override;
   // Anthropic caches tools, then system, then messages.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools", "system"}, .conversation = "messages", .provider_state = {}};
+    return {.head = {"tools", "system"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cache_control"};
   }
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;

@@ -14,7 +14,7 @@ class responses_dialect final : public dialect {
   int request_affinity(const nlohmann::json& body) const override;
   // previous_response_id: the provider holds the conversation.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools", "instructions"}, .conversation = "input", .provider_state = "previous_response_id"};
+    return {.head = {"tools", "instructions"}, .conversation = "input", .provider_state = "previous_response_id", .cache_marker = {}};
   }
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;

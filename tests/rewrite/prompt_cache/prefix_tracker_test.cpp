@@ -139,6 +139,13 @@ TEST_CASE("prefix layout: each API's own members make its head, under every spel
   REQUIRE(chat);
   REQUIRE(chat2);
   CHECK(extends(summary_of(*chat), *chat2));
+  // Cache markers are the API's to declare: Anthropic's cache_control is left
+  // out of Messages' prefix; Gemini declares none, so there it is content.
+  const std::string marked = R"({"contents":[{"role":"user","cache_control":{"type":"ephemeral"},"parts":[]}]})";
+  const std::string plain = R"({"contents":[{"role":"user","parts":[]}]})";
+  CHECK_FALSE(extends(summary_of(*fingerprint(plain, "gemini")), *fingerprint(marked, "gemini")));
+  CHECK(extends(summary_of(*fingerprint(R"({"messages":[{"role":"user"}]})")),
+                *fingerprint(R"({"messages":[{"role":"user","cache_control":{"type":"ephemeral"}}]})")));
   // Every registered API names its conversation list and at least its tools.
   for (const auto* d : all_dialects()) {
     const auto layout = d->cache_prefix();
