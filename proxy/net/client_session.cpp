@@ -128,91 +128,61 @@ struct session_registration {
 
 using request_parser = http::request_parser<http::string_body>;
 
-// What becomes of the connection after a step of reading a request.
-enum class step {
-  serve,      // the request is in: run its exchange
-  next,       // answered here (OPTIONS *): read the next request
-  end,        // the client went away or stalled: close
-  closed,     // refused with an error answer and closed (lingering)
-};
-
 // Answers a refused request and closes the connection, lingering so the
 // client reads the answer instead of a reset.
-awaitable<step> refuse(exchange& ex, request_parser& parser, tcp_socket& socket, socket_deadline& deadline,
+awaitable<void> refuse(exchange& ex, request_parser& parser, tcp_socket& socket, socket_deadline& deadline,
                        proxy_error failure) {
   co_await ex.reject(parser.get(), std::move(failure));
   co_await lingering_close(socket, deadline);
-  co_return step::closed;
 }
+
+// What a request head asks of the connection before its body is read.
+struct head_verdict {
+  std::optional<proxy_error> refusal;  // answer this error and close
+  std::string_view interim;            // bytes to send first (OPTIONS *'s answer, 100 Continue)
+  bool answered = false;               // the interim bytes were the whole answer: read the next request
+};
 
 // The checks a request head must pass before its body is read. OPTIONS * and
-// Expect: 100-continue are answered here.
-awaitable<step> screen_head(exchange& ex, request_parser& parser, tcp_socket& socket, socket_deadline& deadline) {
+// Expect: 100-continue are answered here. No I/O: the caller writes.
+head_verdict screen_head(request_parser& parser) {
+  head_verdict v;
   // A body whose length we cannot know for certain is refused: forwarding
   // it would let its bytes be read as the next request (smuggling).
-  std::optional<proxy_error> refusal = unsupported_framing(parser);
+  v.refusal = unsupported_framing(parser);
   bool asterisk = false;
-  if (!refusal) refusal = unacceptable_target(parser, asterisk);
-  if (!refusal && asterisk && !parser.is_done()) refusal = proxy_error{error_kind::bad_request, "OPTIONS * takes no body"};
-  if (refusal) co_return co_await refuse(ex, parser, socket, deadline, std::move(*refusal));
+  if (!v.refusal) v.refusal = unacceptable_target(parser, asterisk);
+  if (v.refusal) return v;
   if (asterisk) {
-    auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(server_options), use_nothrow);
-    co_return wec ? step::end : step::next;
+    if (!parser.is_done()) v.refusal = proxy_error{error_kind::bad_request, "OPTIONS * takes no body"};
+    v.interim = server_options;
+    v.answered = true;
+    return v;
   }
   if (auto it = parser.get().find(http::field::expect);
-      it != parser.get().end() && beast::iequals(it->value(), "100-continue")) {
-    static constexpr std::string_view cont = "HTTP/1.1 100 Continue\r\n\r\n";
-    auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(cont), use_nothrow);
-    if (wec) co_return step::end;
-  }
-  co_return step::serve;
+      it != parser.get().end() && beast::iequals(it->value(), "100-continue"))
+    v.interim = "HTTP/1.1 100 Continue\r\n\r\n";
+  return v;
 }
 
-// Reads the body of a screened head into `request`. A body of known length
-// is read straight into its final string, which grows only as bytes arrive:
-// a client declaring 64 MiB and sending nothing costs nothing. Chunked bodies
-// go through Beast's parser.
-awaitable<step> read_body(const config& cfg, exchange& ex, request_parser& parser, tcp_socket& socket,
-                          beast::flat_buffer& buffer, socket_deadline& deadline, client_request& request) {
-  std::optional<std::string> direct_body;
-  std::optional<http::request_header<>> header_as_received;
-  if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
-    direct_body.emplace();
-    deadline.set(cfg.client_timeout);  // one deadline for the whole body
-    if (auto rec = deadline.verdict(co_await read_declared_body(socket, buffer, *direct_body, *length))) {
-      if (rec == beast::error::timeout) {  // the client stalled mid-body
-        // A named error, not a temporary in the co_await expression: GCC 12
-        // destroys such temporaries twice (a double free, GCC bug 100611).
-        proxy_error stalled{error_kind::request_timeout, "request body not received in time"};
-        co_await ex.reject(parser.get(), std::move(stalled));
-      }
-      co_return step::end;  // or it went away
+// A body of known length over `large_body` is read straight into its final
+// string, which grows only as bytes arrive: a client declaring 64 MiB and
+// sending nothing costs nothing. False when the client stalled (answered)
+// or went away.
+awaitable<bool> read_large_body(const config& cfg, exchange& ex, request_parser& parser, tcp_socket& socket,
+                                beast::flat_buffer& buffer, socket_deadline& deadline, std::uint64_t length,
+                                std::string& body) {
+  deadline.set(cfg.client_timeout);  // one deadline for the whole body
+  if (auto rec = deadline.verdict(co_await read_declared_body(socket, buffer, body, length))) {
+    if (rec == beast::error::timeout) {  // the client stalled mid-body
+      // A named error, not a temporary in the co_await expression: GCC 12
+      // destroys such temporaries twice (a double free, GCC bug 100611).
+      proxy_error stalled{error_kind::request_timeout, "request body not received in time"};
+      co_await ex.reject(parser.get(), std::move(stalled));
     }
-  } else {
-    // Beast adds a chunked body's trailer fields to the header, each after
-    // any field of the same name (a trailer Authorization lands beside the
-    // header's, not at the end). Trailers are not headers (RFC 9110
-    // section 6.5.1): the header as received is kept and put back.
-    if (parser.chunked()) {
-      buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
-      header_as_received = parser.get().base();
-    }
-    deadline.set(cfg.client_timeout);
-    auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
-    const error_code bec = deadline.verdict(body_ec);
-    if (bec) {
-      if (is_benign(bec)) co_return step::end;
-      auto failure = read_error(bec, "body", cfg.max_body_bytes);  // named: see GCC bug 100611 above
-      co_return co_await refuse(ex, parser, socket, deadline, std::move(failure));
-    }
+    co_return false;
   }
-  // The request is in: the client owes nothing while the exchange runs
-  // (each write to it arms its own deadline).
-  deadline.disarm();
-  request = parser.release();
-  if (header_as_received) request.base() = std::move(*header_as_received);
-  if (direct_body) request.body() = std::move(*direct_body);
-  co_return step::serve;
+  co_return true;
 }
 
 }  // namespace
@@ -245,14 +215,45 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
       co_await refuse(ex, parser, socket, deadline, std::move(failure));
       co_return;
     }
-    auto screened = co_await screen_head(ex, parser, socket, deadline);
-    if (screened == step::next) continue;
-    if (screened == step::closed) co_return;
-    if (screened == step::end) break;
-    client_request request;
-    const auto read = co_await read_body(cfg, ex, parser, socket, buffer, deadline, request);
-    if (read == step::closed) co_return;
-    if (read != step::serve) break;
+    auto head = screen_head(parser);
+    if (head.refusal) {
+      co_await refuse(ex, parser, socket, deadline, std::move(*head.refusal));
+      co_return;
+    }
+    if (!head.interim.empty()) {
+      auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(head.interim), use_nothrow);
+      if (wec) break;
+      if (head.answered) continue;
+    }
+    std::optional<std::string> large_body_read;
+    std::optional<http::request_header<>> header_as_received;
+    if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
+      if (!co_await read_large_body(cfg, ex, parser, socket, buffer, deadline, *length, large_body_read.emplace())) break;
+    } else {
+      // Chunked and small bodies go through Beast's parser. Beast adds a
+      // chunked body's trailer fields to the header, each after any field of
+      // the same name (a trailer Authorization lands beside the header's).
+      // Trailers are not headers (RFC 9110 section 6.5.1): the header as
+      // received is kept and put back.
+      if (parser.chunked()) {
+        buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+        header_as_received = parser.get().base();
+      }
+      deadline.set(cfg.client_timeout);
+      auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
+      if (const error_code bec = deadline.verdict(body_ec)) {
+        if (is_benign(bec)) break;
+        auto failure = read_error(bec, "body", cfg.max_body_bytes);
+        co_await refuse(ex, parser, socket, deadline, std::move(failure));
+        co_return;
+      }
+    }
+    // The request is in: the client owes nothing while the exchange runs
+    // (each write to it arms its own deadline).
+    deadline.disarm();
+    auto request = parser.release();
+    if (header_as_received) request.base() = std::move(*header_as_received);
+    if (large_body_read) request.body() = std::move(*large_body_read);
     // An exchange can last minutes (a stream): an empty read buffer is not
     // kept across it, so an open stream holds no request-sized memory.
     if (buffer.size() == 0) buffer.shrink_to_fit();
