@@ -15,6 +15,7 @@
 #include "rewrite/replay/replay_run.hpp"
 #include "rewrite/sse/event_parser.hpp"
 #include "rewrite/stream_filter.hpp"
+#include "rewrite/tokens/bpe_tokenizer.hpp"
 #include "tests/support/api_scenarios.hpp"
 
 using namespace gistproxy::rewrite;
@@ -296,6 +297,25 @@ TEST_CASE("conformance: a recorded conversation replays through its adapter, off
       CHECK(stats.tokens_after < stats.tokens_before / 5);
       REQUIRE(forwarded.size() == 2);
       CHECK(forwarded[0] == rewritten(env, *d, turn1));  // replay forwards what serve would
+    }
+  }
+}
+
+TEST_CASE("conformance: read_blob's definition stays within 80 o200k tokens in every API's format") {
+  std::string error;
+  const auto o200k = tokens::builtin_tokenizer("o200k_base", &error);
+  REQUIRE(o200k);
+  for (const auto* d : all_dialects()) {
+    const std::string api(d->name());
+    DYNAMIC_SECTION(api) {
+      const auto definition = d->read_blob_tool("read_blob");
+      CHECK_NOTHROW(J::parse(definition));
+      const auto tokens = o200k->estimate(definition, content_kind::text);
+      INFO(api << ": " << tokens << " tokens");
+      CHECK(tokens <= 80);
+      // Every way to narrow a read stays on offer.
+      for (const char* argument : {"handle", "pattern", "start_line", "end_line", "offset", "query"})
+        CHECK(definition.find(argument) != std::string::npos);
     }
   }
 }
