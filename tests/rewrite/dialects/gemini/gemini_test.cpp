@@ -193,3 +193,27 @@ TEST_CASE("gemini: replay reads bare Gemini request bodies as Gemini, and other 
   REQUIRE(chat.requests.size() == 1);
   CHECK(chat.requests[0].api->name() == "chat");
 }
+
+namespace {
+
+// What the dialect the target names reads from a request.
+request_facts facts_of(std::string_view target, std::string_view body) {
+  const dialect* d = dialect_for("POST", target);
+  REQUIRE(d);
+  auto facts = d->inspect(body);
+  REQUIRE(facts);
+  d->inspect_target(target, *facts);
+  return *facts;
+}
+
+}  // namespace
+
+TEST_CASE("a Gemini stream is interceptable only as SSE (alt=sse), never as a streamed JSON array") {
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";
+  CHECK(facts_of("/v1beta/models/g:streamGenerateContent?alt=sse", body).answer_interceptable);
+  CHECK(facts_of("/v1beta/models/g:streamGenerateContent?key=k&alt=sse", body).answer_interceptable);
+  CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent", body).answer_interceptable);
+  CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent?alt=json", body).answer_interceptable);
+  CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent?xalt=sse", body).answer_interceptable);
+  CHECK(facts_of("/v1beta/models/g:generateContent", body).answer_interceptable);
+}
