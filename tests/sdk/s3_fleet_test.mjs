@@ -118,12 +118,21 @@ async function waitFor(what, predicate, ms = 10000) {
   }
 }
 
+// The complete JSON lines of a file another process appends to: a line is
+// complete once its newline is written (a reader can see a record half
+// written, and a slow build widens that window), so the text after the last
+// newline is left for a later read.
+function completeLines(file) {
+  if (!existsSync(file)) return [];
+  const lines = readFileSync(file, "utf8").split("\n");
+  lines.pop();
+  return lines.filter(Boolean).map((l) => JSON.parse(l));
+}
+
 // The recorded exchange whose request carried `marker`: what A forwarded upstream.
 async function forwardedBy(marker) {
   return waitFor("the recording", () => {
-    if (!existsSync(recording)) return null;
-    for (const line of readFileSync(recording, "utf8").split("\n").filter(Boolean).reverse()) {
-      const rec = JSON.parse(line);
+    for (const rec of completeLines(recording).reverse()) {
       if (rec.request_body?.includes(marker) && rec.forwarded_body) return rec.forwarded_body;
     }
     return null;
@@ -165,8 +174,7 @@ for (const [name, api] of Object.entries(apis)) {
 
 test("S3 calls slower than --store-slow-span (0 here: all) are store_call spans of the request they served", async () => {
   const spans = await waitFor("store_call spans", () => {
-    if (!existsSync(spanLog)) return null;
-    const all = readFileSync(spanLog, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    const all = completeLines(spanLog);
     return all.some((s) => s.name === "store_call") ? all : null;
   });
   const requests = new Map(spans.filter((s) => s.name === "gistproxy.request").map((s) => [s.spanId, s]));
@@ -226,30 +234,36 @@ test("S3 down: offloads forward the originals, page-ins give the model a tool er
   await send(a, apis.chat, apis.chat.body("find the needle", before));
   const forwarded = await forwardedBy("before-outage config line 0:");
   await s3.close();
+  // S3 comes back whatever this test finds: the tests after it need the bucket.
+  let restarted = false;
+  try {
+    const failOpenBefore = await metric(a, "gistproxy_rewrite_failures_total", { reason: "store_error" });
+    const during = haystack("during-outage");
+    const answer = await send(a, apis.chat, apis.chat.body("plain question", during));
+    assert.ok(answer.choices[0].message.content.length > 0);
+    assert.ok(await metric(a, "gistproxy_rewrite_failures_total", { reason: "store_error" }) > failOpenBefore);
+    assert.ok(await metric(a, "gistproxy_store_operations_total", { result: "unreachable" }) > 0);
 
-  const failOpenBefore = await metric(a, "gistproxy_rewrite_failures_total", { reason: "store_error" });
-  const during = haystack("during-outage");
-  const answer = await send(a, apis.chat, apis.chat.body("plain question", during));
-  assert.ok(answer.choices[0].message.content.length > 0);
-  assert.ok(await metric(a, "gistproxy_rewrite_failures_total", { reason: "store_error" }) > failOpenBefore);
-  assert.ok(await metric(a, "gistproxy_store_operations_total", { result: "unreachable" }) > 0);
+    const pageErrorsBefore = await metric(b, "gistproxy_page_ins_total", { result: "io" });
+    const viaB = await send(b, apis.chat, forwarded);
+    assert.ok(!apis.chat.text(viaB).includes("NEEDLE"));
+    assert.ok(await metric(b, "gistproxy_page_ins_total", { result: "io" }) > pageErrorsBefore);
+    assert.ok(await healthy(a));
+    assert.ok(await healthy(b));
+    // What B paged in before the outage is in its --store-cache: still served, re-hashed.
+    const cachedForwarded = await forwardedBy("chat-salt config line 0:");
+    assert.equal(apis.chat.text(await send(b, apis.chat, cachedForwarded)),
+      "found: 1001: config line 1000: NEEDLE secret_port=48213 chat-salt");
 
-  const pageErrorsBefore = await metric(b, "gistproxy_page_ins_total", { result: "io" });
-  const viaB = await send(b, apis.chat, forwarded);
-  assert.ok(!apis.chat.text(viaB).includes("NEEDLE"));
-  assert.ok(await metric(b, "gistproxy_page_ins_total", { result: "io" }) > pageErrorsBefore);
-  assert.ok(await healthy(a));
-  assert.ok(await healthy(b));
-  // What B paged in before the outage is in its --store-cache: still served, re-hashed.
-  const cachedForwarded = await forwardedBy("chat-salt config line 0:");
-  assert.equal(apis.chat.text(await send(b, apis.chat, cachedForwarded)),
-    "found: 1001: config line 1000: NEEDLE secret_port=48213 chat-salt");
-
-  // Back on the same port: offloading resumes without a restart.
-  ({ server: s3 } = await startS3(s3Port));
-  const after = haystack("after-outage");
-  const direct = await send(a, apis.chat, apis.chat.body("find the needle", after));
-  assert.equal(apis.chat.text(direct), "found: 1001: config line 1000: NEEDLE secret_port=48213 after-outage");
+    // Back on the same port: offloading resumes without a restart.
+    ({ server: s3 } = await startS3(s3Port));
+    restarted = true;
+    const after = haystack("after-outage");
+    const direct = await send(a, apis.chat, apis.chat.body("find the needle", after));
+    assert.equal(apis.chat.text(direct), "found: 1001: config line 1000: NEEDLE secret_port=48213 after-outage");
+  } finally {
+    if (!restarted) ({ server: s3 } = await startS3(s3Port));
+  }
 });
 
 test("an S3 that accepts and never answers: serve starts (with a warning) and offloads fail open within --store-timeout", async () => {
@@ -300,9 +314,8 @@ test("budget mode: replicas on one bucket make the same decisions, so a conversa
   const f = await startProxy(mock.url, ["--store", path.join(dir, "alone"), ...budget, "--record", recF], ENV);
   try {
     const forwarded = async (rec) => waitFor("a recorded exchange", () => {
-      if (!existsSync(rec)) return null;
-      const line = readFileSync(rec, "utf8").split("\n").filter(Boolean).pop();
-      return line ? JSON.parse(JSON.parse(line).forwarded_body ?? "null") : null;
+      const last = completeLines(rec).pop();
+      return last ? JSON.parse(last.forwarded_body ?? "null") : null;
     });
     await send(d, apis.chat, body(turn1));            // turn 1 on replica D: the old output is evicted
     const first = await forwarded(recD);
