@@ -33,8 +33,10 @@ void check_prefix_fingerprint(std::string_view body) {
     auto a = fingerprint_prefix(body, layout);
     auto b = fingerprint_prefix(body, layout);
     if (a.has_value() != b.has_value()) __builtin_trap();
+    // A body that carries this API's conversation (or whose conversation the
+    // provider holds) keeps its own prefix; one without it never counts as kept.
     auto parts = split_prefix(body, layout);
-    if (parts && !keeps_prefix(*parts, *parts)) __builtin_trap();
+    if (parts && (parts->has_conversation || parts->provider_held) != keeps_prefix(*parts, *parts)) __builtin_trap();
     if (!a) continue;
     if (a->head != b->head || a->cumulative != b->cumulative) __builtin_trap();
     if (!extends(summary_of(*a), *b)) __builtin_trap();
