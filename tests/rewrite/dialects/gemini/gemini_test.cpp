@@ -5,6 +5,7 @@
 
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/dialect.hpp"
+#include "tests/rewrite/dialects/facts_of.hpp"
 #include "rewrite/stream_filter.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/trace_formats.hpp"
@@ -194,19 +195,7 @@ TEST_CASE("gemini: replay reads bare Gemini request bodies as Gemini, and other 
   CHECK(chat.requests[0].api->name() == "chat");
 }
 
-namespace {
-
-// What the dialect the target names reads from a request.
-request_facts facts_of(std::string_view target, std::string_view body) {
-  const dialect* d = dialect_for("POST", target);
-  REQUIRE(d);
-  auto facts = d->inspect(body);
-  REQUIRE(facts);
-  d->inspect_target(target, *facts);
-  return *facts;
-}
-
-}  // namespace
+using gistproxy::testing::facts_of;
 
 TEST_CASE("a Gemini stream is interceptable only as SSE (alt=sse), never as a streamed JSON array") {
   const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";

@@ -8,25 +8,17 @@
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"
 #include "rewrite/stream_filter.hpp"
+#include "tests/rewrite/dialects/facts_of.hpp"
 
 using namespace gistproxy::rewrite;
 using J = nlohmann::json;
 using njson = nlohmann::json;
+using gistproxy::testing::facts_of;
 
 namespace {
 
 // One named event.
 std::string event(const std::string& name, const J& j) { return "event: " + name + "\ndata: " + j.dump() + "\n\n"; }
-
-// What the dialect the target names reads from a request.
-request_facts facts_of(std::string_view target, std::string_view body) {
-  const dialect* d = dialect_for("POST", target);
-  REQUIRE(d);
-  auto facts = d->inspect(body);
-  REQUIRE(facts);
-  d->inspect_target(target, *facts);
-  return *facts;
-}
 
 }  // namespace
 
