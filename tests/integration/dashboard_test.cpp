@@ -79,9 +79,13 @@ std::set<std::string> metric_names(const std::string& expr) {
 
 struct prometheus_server {
   fs::path dir = temp_path("prometheus");
-  std::uint16_t port = free_port();
+  std::uint16_t port = 0;
   std::unique_ptr<child_process> process;
 
+  // free_port() only names a port that was free a moment ago: another
+  // process (a parallel test's server) can take it before Prometheus binds
+  // it, and Prometheus then exits. Started again on another port until it
+  // answers as Prometheus (bounded), so no query ever goes to a stranger.
   explicit prometheus_server(std::uint16_t target_port) {
     fs::create_directories(dir / "data");
     std::ofstream(dir / "prometheus.yml")
@@ -89,17 +93,29 @@ struct prometheus_server {
         << "rule_files:\n  - " << (source_dir / "dashboards" / "alerts.yml").string() << "\n"
         << "scrape_configs:\n  - job_name: gistproxy\n    static_configs:\n      - targets: ['127.0.0.1:"
         << target_port << "']\n";
+    for (int attempt = 0; attempt < 5 && !ready(); ++attempt) start();
+  }
+  void start() {
+    port = free_port();
     process = std::make_unique<child_process>(std::vector<std::string>{
         "prometheus", "--config.file=" + (dir / "prometheus.yml").string(),
         "--storage.tsdb.path=" + (dir / "data").string(), "--web.listen-address=127.0.0.1:" + std::to_string(port),
         "--log.level=warn"});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (process->running() && std::chrono::steady_clock::now() < deadline) {
+      auto r = http_request(port, "GET", "/-/ready", {}, {}, std::chrono::seconds(2));
+      if (r.status == 200 && r.body.find("Prometheus") != std::string::npos) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
   }
+  bool ready() const { return process && process->running() && port != 0; }
   ~prometheus_server() {
     process.reset();
     std::error_code ec;
     fs::remove_all(dir, ec);
   }
   nlohmann::json api(const std::string& target) {
+    if (!process->running()) return nullptr;  // never ask whoever holds its port now
     auto r = http_request(port, "GET", target, {}, {}, std::chrono::seconds(10));
     if (r.status == 0) return nullptr;
     return nlohmann::json::parse(r.body, nullptr, false);

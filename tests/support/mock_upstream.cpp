@@ -302,13 +302,20 @@ struct mock_upstream::impl {
       co_return false;
     }
     if (path == "/v1/traces") {
-      std::lock_guard lock(otlp_mutex);
-      if (otlp_failures > 0) {
-        --otlp_failures;
-        co_return co_await send(simple(http::status::service_unavailable, "{}"sv));
+      // The lock covers the bookkeeping only, never a co_await: a coroutine
+      // suspended with it held would block the next one on this io thread
+      // for good (an LLM request taking the same lock hung the mock).
+      bool fail = false;
+      {
+        std::lock_guard lock(otlp_mutex);
+        if (otlp_failures > 0) {
+          --otlp_failures;
+          fail = true;
+        } else {
+          otlp.push_back(req.body());
+        }
       }
-      otlp.push_back(req.body());
-      co_return co_await send(simple(http::status::ok, "{}"sv));
+      co_return co_await send(simple(fail ? http::status::service_unavailable : http::status::ok, "{}"sv));
     }
     if (path == "/bytes") {
       const std::string payload(std::size_t(q_int(q, "n", 1024)), 'b');
