@@ -10,7 +10,8 @@ namespace {
 
 std::string from_hex(std::string_view hex) {
   std::string out;
-  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
   return out;
 }
 
@@ -30,7 +31,8 @@ feed_result feed_in_pieces(std::string_view wire, std::size_t piece, std::size_t
   decoder d(max_message);
   feed_result r;
   for (std::size_t i = 0; i < wire.size() && r.ok; i += piece)
-    r.ok = d.feed(wire.substr(i, piece), [&](message&& m, std::string_view raw) { r.messages.push_back({std::move(m), std::string(raw)}); });
+    r.ok = d.feed(wire.substr(i, piece),
+                  [&](message&& m, std::string_view raw) { r.messages.push_back({std::move(m), std::string(raw)}); });
   r.pending = d.pending();
   CHECK(d.failed() == !r.ok);
   return r;
@@ -106,10 +108,15 @@ TEST_CASE("the AWS SDK's corrupted vectors are framing errors") {
     s[at] = to;
     return s;
   };
-  SECTION("a changed header byte fails the message CRC") { CHECK_FALSE(feed_in_pieces(corrupt(payload_one_str_header, 20, '+'), 64).ok); }
-  SECTION("a changed headers length fails the prelude CRC") { CHECK_FALSE(feed_in_pieces(corrupt(payload_one_str_header, 6, 1), 64).ok); }
-  SECTION("a total length over the maximum") { CHECK_FALSE(feed_in_pieces(corrupt(payload_no_headers, 0, 1), 64).ok); }
-  SECTION("a changed payload byte fails the message CRC") { CHECK_FALSE(feed_in_pieces(corrupt(payload_no_headers, 24, '\x8d'), 64).ok); }
+  std::string wire;
+  SECTION("a changed header byte fails the message CRC") { wire = corrupt(payload_one_str_header, 20, '+'); }
+  SECTION("a changed headers length fails the prelude CRC") { wire = corrupt(payload_one_str_header, 6, 1); }
+  SECTION("a total length over the maximum") { wire = corrupt(payload_no_headers, 0, 1); }
+  SECTION("a changed payload byte fails the message CRC") { wire = corrupt(payload_no_headers, 24, '\x8d'); }
+  auto r = feed_in_pieces(wire, 64);
+  CHECK_FALSE(r.ok);
+  CHECK(r.messages.empty());
+  CHECK(r.pending == wire);
 }
 
 TEST_CASE("a message with every header type keeps each type and raw value") {
@@ -146,7 +153,8 @@ TEST_CASE("every header type round trips through encode and decode") {
   auto [type, value] = GENERATE(table<value_type, std::string>({
       {value_type::bool_true, ""}, {value_type::bool_false, ""}, {value_type::byte, "\x80"},
       {value_type::int16, std::string("\x00\x01", 2)}, {value_type::int32, "\xff\xfe\xfd\xfc"},
-      {value_type::int64, std::string(8, '\x7f')}, {value_type::bytes, ""}, {value_type::bytes, std::string("\x00\xff\x00", 3)},
+      {value_type::int64, std::string(8, '\x7f')}, {value_type::bytes, ""},
+      {value_type::bytes, std::string("\x00\xff\x00", 3)},
       {value_type::bytes, std::string(65535, 'b')}, {value_type::string, ""}, {value_type::string, "caf\xc3\xa9"},
       {value_type::string, std::string(65535, 's')}, {value_type::timestamp, std::string(8, '\0')},
       {value_type::uuid, std::string(16, '\x11')}}));
