@@ -50,7 +50,8 @@ void add_family_upstream_options(std::vector<option>& table) {
   for (std::size_t i = 1; i < families.size(); ++i) {
     const auto f = families[i];
     std::string help = "base URL for requests of the " + std::string(f.name) + " APIs (default " +
-                       std::string(f.default_url) + ", or --upstream when that is given)";
+                       (f.default_url.empty() ? std::string("none") : std::string(f.default_url)) +
+                       ", or --upstream when that is given)";
     // Listed right after --upstream.
     table.insert(table.begin() + 2 + std::ptrdiff_t(i - 1),
                  option{std::string(f.name) + "-upstream", "URL", std::move(help),
@@ -225,6 +226,23 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return set_duration(c.stream_keepalive, v); }},
       {"store-threads", "N", "threads hashing, compressing and writing blobs (default 2)",
        [](config& c, const std::string& v) { return set_uint(c.store_threads, v, 1, 64); }},
+      {"model-alias", "NAME=MODEL", "a deployment or inference profile NAME serves MODEL (spans, metrics, prices); repeatable",
+       [](config& c, const std::string& v) {
+         auto eq = v.find('=');
+         if (eq == 0 || eq == std::string::npos || eq + 1 == v.size()) return false;
+         c.model_aliases[v.substr(0, eq)] = v.substr(eq + 1);
+         return true;
+       }},
+      {"sign-bedrock", "on|off", "sign Bedrock requests that carry no credentials with gistproxy's own AWS credentials "
+                                 "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; default off)",
+       [](config& c, const std::string& v) {
+         if (v != "on" && v != "off" && v != "true" && v != "false") return false;
+         c.sign_bedrock = v == "on" || v == "true";
+         return true;
+       }},
+      {"bedrock-region", "REGION", "the region Bedrock requests are signed for (default: the --bedrock-upstream host's, "
+                                   "else AWS_REGION, else us-east-1)",
+       [](config& c, const std::string& v) { return c.bedrock_region = v, !v.empty(); }},
     };
     add_family_upstream_options(t);
     return t;

@@ -74,6 +74,11 @@ struct config {
   std::chrono::milliseconds stream_keepalive{10'000};  // between page-in hops of a stream
   unsigned store_threads = 2;  // threads that hash, compress and write blobs
 
+  // Cloud endpoints.
+  std::map<std::string, std::string, std::less<>> model_aliases;  // --model-alias NAME=MODEL
+  bool sign_bedrock = false;   // --sign-bedrock: sign credential-less Bedrock requests ourselves
+  std::string bedrock_region;  // --bedrock-region
+
   // The base URL of an upstream family (rewrite::upstream_families()).
   std::string upstream_for(std::string_view family) const;
 };

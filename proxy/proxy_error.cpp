@@ -12,6 +12,7 @@ int proxy_error::status() const {
     case error_kind::client_disconnected: return 499;
     case error_kind::internal: return 500;
     case error_kind::upstream_unreachable:
+    case error_kind::upstream_not_configured:
     case error_kind::upstream_tls:
     case error_kind::upstream_reset:
     case error_kind::upstream_bad_response: return 502;
@@ -29,6 +30,7 @@ std::string_view proxy_error::type() const {
     case error_kind::client_disconnected: return "client_disconnected";
     case error_kind::internal: return "internal";
     case error_kind::upstream_unreachable: return "upstream_unreachable";
+    case error_kind::upstream_not_configured: return "upstream_not_configured";
     case error_kind::upstream_tls: return "upstream_tls";
     case error_kind::upstream_reset: return "upstream_reset";
     case error_kind::upstream_bad_response: return "upstream_bad_response";
@@ -45,6 +47,7 @@ error_source proxy_error::source() const {
     case error_kind::body_too_large:
     case error_kind::client_disconnected: return error_source::downstream;
     case error_kind::internal:
+    case error_kind::upstream_not_configured:
     case error_kind::shutting_down: return error_source::internal;
     default: return error_source::upstream;
   }

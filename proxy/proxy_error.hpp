@@ -17,6 +17,7 @@ enum class error_kind {
   client_disconnected,   // 499 (nginx's convention; never sent, only counted)
   internal,              // 500
   upstream_unreachable,  // 502: DNS or connect failure
+  upstream_not_configured,  // 502: no upstream set for the request's API family (--NAME-upstream)
   upstream_tls,          // 502: handshake or certificate failure
   upstream_reset,        // 502: connection dropped before/while the response came
   upstream_bad_response, // 502: unparsable HTTP from the upstream

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "proxy/config.hpp"
+#include "proxy/exchange/aws_signing.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/net/upstream_pool.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
@@ -45,6 +46,7 @@ struct services {
   class recorder* recorder = nullptr;          // --record
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table
   rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause
+  const aws_signer* aws = nullptr;              // --sign-bedrock: signs credential-less Bedrock requests
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };
@@ -66,8 +68,9 @@ class shard {
   bool stopping() const { return stopping_; }
   services& svc() { return services_; }
   deadline_sweeper& deadlines() { return deadlines_; }
-  // The pool of the upstream serving this dialect's family (no dialect: the default family).
-  upstream_pool& pool_for(const rewrite::dialect* d);
+  // The pool of the upstream serving this dialect's family (no dialect: the
+  // default family); null when that family has no upstream configured.
+  upstream_pool* pool_for(const rewrite::dialect* d);
   std::list<session_handle>& sessions() { return sessions_; }
   // Closes idle client connections and idle upstream connections (drain).
   void close_idle();

@@ -21,13 +21,12 @@ shard::~shard() {
   io_.reset();
 }
 
-upstream_pool& shard::pool_for(const rewrite::dialect* d) {
-  if (d) {
-    const auto family = d->upstream().name;
-    for (std::size_t i = 0; i < pools_.size(); ++i)
-      if (services_.upstreams[i].family == family) return *pools_[i];
-  }
-  return *pools_.front();
+upstream_pool* shard::pool_for(const rewrite::dialect* d) {
+  if (!d) return pools_.front().get();
+  const auto family = d->upstream().name;
+  for (std::size_t i = 0; i < pools_.size(); ++i)
+    if (services_.upstreams[i].family == family) return pools_[i].get();
+  return nullptr;
 }
 
 void shard::close_idle() {

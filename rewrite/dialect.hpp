@@ -29,7 +29,20 @@ class stream_filter;
 // (and its keep-alive pool), configured by --NAME-upstream.
 struct upstream_family {
   std::string_view name;         // openai, anthropic
-  std::string_view default_url;  // when neither --NAME-upstream nor --upstream is given
+  std::string_view default_url;  // when neither --NAME-upstream nor --upstream is given; empty: none (a
+                                 // request of the family is refused with a 502 naming the flag)
+  // AWS services check a SigV4 signature over the body: a body gistproxy
+  // changes must be signed again, with gistproxy's own credentials (empty:
+  // the family does not sign).
+  std::string_view sigv4_service;
+};
+
+// How a streamed answer's events travel.
+enum class stream_transport : std::uint8_t {
+  sse,  // text/event-stream
+  // AWS event-stream (application/vnd.amazon.eventstream) binary messages:
+  eventstream_wrapped,  // each payload {"bytes": base64 of one event's JSON, named by its "type"} (InvokeModel)
+  eventstream_typed,    // each payload is the event's JSON, named by the :event-type header (Converse)
 };
 
 // Which request fields carry the API key that names a request's tenant, in
@@ -130,6 +143,9 @@ class dialect {
   virtual std::string request_path(std::string_view model) const = 0;
   virtual upstream_family upstream() const = 0;
   virtual credential_fields credentials() const;
+  // The API whose bodies, answers and streams this one speaks: itself, or
+  // for a cloud endpoint the API it hosts (hosted_dialect.hpp).
+  virtual const dialect& wire_format() const { return *this; }
   // The request members a provider's prompt cache keys on, in its order:
   // what the live prefix check and replay's simulated cache both read.
   virtual prefix_layout cache_prefix() const = 0;
@@ -188,6 +204,8 @@ class dialect {
   // Folds usage from one SSE event of a streamed response into `usage`.
   virtual void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const = 0;
 
+  // How this API's streamed answers frame their events (SSE unless said).
+  virtual stream_transport answer_stream_transport() const { return stream_transport::sse; }
   // Streams: the filter that splices page-in hops into one client stream
   // (nullptr: streamed answers pass through untouched).
   virtual std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const = 0;
@@ -199,6 +217,8 @@ class dialect {
 
 // Every dialect, in matching order: the one list serve and replay use.
 std::span<const dialect* const> all_dialects();
+// The API a body that names none is taken for (the first API: Chat Completions).
+const dialect& default_dialect();
 // The distinct upstream families, the default one first: requests that no
 // dialect serves go to it, and its flag is plain --upstream.
 std::vector<upstream_family> upstream_families();

@@ -1,8 +1,11 @@
 #include "rewrite/dialect.hpp"
+#include "rewrite/dialects/azure/azure_dialects.hpp"
+#include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"
 #include "rewrite/dialects/chat/chat_dialect.hpp"
 #include "rewrite/dialects/gemini/gemini_dialect.hpp"
 #include "rewrite/dialects/messages/messages_dialect.hpp"
 #include "rewrite/dialects/responses/responses_dialect.hpp"
+#include "rewrite/dialects/vertex/vertex_dialects.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/json/tree.hpp"
 
@@ -43,24 +46,49 @@ void dialect::inspect_target(std::string_view, request_facts&) const {}
 
 credential_fields dialect::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
 
-std::span<const dialect* const> all_dialects() {
-  static const chat_dialect chat;
-  static const responses_dialect responses;
-  static const messages_dialect messages;
-  static const gemini_dialect gemini;
-  // The registry: one line per API. The first dialect's family is the default upstream.
-  static const dialect* const list[] = {&chat, &responses, &messages, &gemini};
-  return list;
+namespace {
+
+struct registry {
+  // The APIs, in the order their upstream families are listed: the first
+  // one's family is the default upstream (--upstream).
+  chat_dialect chat;
+  responses_dialect responses;
+  messages_dialect messages;
+  gemini_dialect gemini;
+  // The clouds that host them (one line per endpoint).
+  azure_dialect azure_chat{chat, "azure-chat", "chat/completions"};
+  azure_dialect azure_responses{responses, "azure-responses", "responses"};
+  vertex_dialect vertex_messages{messages, "vertex-messages", "anthropic", "rawPredict", "streamRawPredict"};
+  vertex_dialect vertex_gemini{gemini, "vertex-gemini", "google", "generateContent", "streamGenerateContent"};
+  bedrock_messages_dialect bedrock_messages{messages};
+  const dialect* const apis[4] = {&chat, &responses, &messages, &gemini};
+  // Matching order: the clouds' paths are exact, the APIs' match any prefix
+  // (…/chat/completions), so the clouds are asked first.
+  const dialect* const matching[9] = {&azure_chat, &azure_responses, &vertex_messages, &vertex_gemini, &bedrock_messages,
+                                      &chat,       &responses,       &messages,        &gemini};
+};
+
+const registry& the_registry() {
+  static const registry r;
+  return r;
 }
+
+}  // namespace
+
+std::span<const dialect* const> all_dialects() { return the_registry().matching; }
+
+const dialect& default_dialect() { return *the_registry().apis[0]; }
 
 std::vector<upstream_family> upstream_families() {
   std::vector<upstream_family> out;
-  for (const auto* d : all_dialects()) {
+  auto add = [&](const dialect* d) {
     auto f = d->upstream();
     bool seen = false;
     for (const auto& o : out) seen |= o.name == f.name;
     if (!seen) out.push_back(f);
-  }
+  };
+  for (const auto* d : the_registry().apis) add(d);
+  for (const auto* d : all_dialects()) add(d);
   return out;
 }
 

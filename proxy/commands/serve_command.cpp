@@ -13,6 +13,8 @@
 #include "proxy/net/server.hpp"
 #include "proxy/recorder.hpp"
 #include "proxy/store/fs_blob_store.hpp"
+#include "proxy/store/s3/s3_client.hpp"
+#include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "telemetry/exporters.hpp"
 
@@ -24,13 +26,37 @@ std::vector<upstream_target> upstream_targets(const config& cfg, bool& any_tls) 
   std::vector<upstream_target> out;
   for (const auto& family : rewrite::upstream_families()) {
     std::string error;
-    auto url = parse_http_url(cfg.upstream_for(family.name), error);
+    const auto configured = cfg.upstream_for(family.name);
+    // A cloud family has no default host (its region or resource is the
+    // operator's): without its flag, its requests get a 502 naming it.
+    if (configured.empty() && !out.empty()) continue;
+    auto url = parse_http_url(configured, error);
     const std::string flag = out.empty() ? "--upstream" : "--" + std::string(family.name) + "-upstream";
     if (!url) throw std::runtime_error(flag + ": " + error);
     any_tls |= url->tls;
     out.push_back({std::string(family.name), std::move(*url)});
   }
   return out;
+}
+
+// --sign-bedrock: gistproxy's own AWS credentials, for the region of the
+// Bedrock upstream. Refuses to start without credentials: an operator who
+// asked for signing must not find out from AWS's 403s.
+std::unique_ptr<aws_signer> make_aws_signer(const config& cfg, const std::vector<upstream_target>& upstreams) {
+  if (!cfg.sign_bedrock) return nullptr;
+  auto env = [](const char* name) -> std::optional<std::string> {
+    const char* v = std::getenv(name);
+    return v && *v ? std::optional<std::string>(v) : std::nullopt;
+  };
+  std::string error;
+  auto creds = store::s3::credentials_from_env(env, error);
+  if (!creds) throw std::runtime_error("--sign-bedrock needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment");
+  std::string region = cfg.bedrock_region;
+  for (const auto& u : upstreams)
+    if (region.empty() && u.family == rewrite::bedrock_messages_dialect::bedrock_family().name)
+      region = region_of_aws_host(u.url.host);
+  if (region.empty()) region = env("AWS_REGION").value_or(env("AWS_DEFAULT_REGION").value_or("us-east-1"));
+  return std::make_unique<aws_signer>(std::move(*creds), std::move(region));
 }
 
 // The blob store, the offload engine, and their hourly gc; nothing with --offload off.
@@ -102,7 +128,9 @@ int run(const config& cfg, telemetry::logger& log) {
   telemetry::tracer tracer(clock, ids, pipeline.get());
   std::unique_ptr<asio::ssl::context> tls;
   if (any_tls) tls = make_upstream_tls_context(cfg.upstream_ca);
+  const auto signer = make_aws_signer(cfg, upstreams);
   services svc{cfg, registry, metrics, tracer, log, std::move(upstreams), tls.get()};
+  svc.aws = signer.get();
   const auto prices = load_prices(cfg);
   svc.prices = &prices;
   rewrite::prefix_tracker prefixes;

@@ -31,6 +31,8 @@ inline constexpr std::string_view page_in_continue = "page_in_continue";  // the
 // An answer gistproxy could not follow (Gemini streams without alt=sse,
 // Responses background:true): no offload, no read_blob offered.
 inline constexpr std::string_view uninterceptable_answer = "uninterceptable_answer";
+// A body the client signed (AWS SigV4) and gistproxy may not sign again: forwarded byte for byte.
+inline constexpr std::string_view signed_body = "signed_body";
 }  // namespace degraded
 
 // gistproxy_rewrites_total{outcome}

@@ -62,10 +62,17 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
   switch (body_kind_of(first.head())) {
     case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
     case rewrite::usage_observer::body_kind::sse:
+    case rewrite::usage_observer::body_kind::eventstream: {
+      // The framing the dialect declares, and only that: a stream in another
+      // framing is relayed as sent.
+      const auto transport = ctx.in.dialect->answer_stream_transport();
+      const bool sse = body_kind_of(first.head()) == rewrite::usage_observer::body_kind::sse;
+      if (sse != (transport == rewrite::stream_transport::sse)) break;
       // One filter, made once: null where the dialect cannot splice streams (relayed as sent).
       if (auto filter = ctx.in.dialect->make_stream_filter(ctx.rw.intercept_tool))
-        return make_sse_reader(std::move(env), std::move(filter));
+        return make_stream_reader(std::move(env), std::move(filter), transport);
       break;
+    }
     case rewrite::usage_observer::body_kind::other: break;
   }
   return make_relay_reader(std::move(env));
@@ -74,9 +81,18 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
 }  // namespace
 
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client) {
-  auto& pool = sh.pool_for(ctx.in.dialect);
-  client_watch watch(client.socket());
+  auto* configured = sh.pool_for(ctx.in.dialect);
   exchange_stats stats(svc.metrics, ctx.in.api);
+  if (!configured) {
+    const proxy_error missing{error_kind::upstream_not_configured,
+                              "no upstream for the " + std::string(ctx.in.dialect->upstream().name) +
+                                  " APIs: start gistproxy with --" + std::string(ctx.in.dialect->upstream().name) +
+                                  "-upstream URL (or --upstream)"};
+    co_await ctx.out.error(missing);
+    co_return;
+  }
+  auto& pool = *configured;
+  client_watch watch(client.socket());
   const std::string& body = ctx.forwarded_body();
 
   upstream_hop first(svc, pool, ctx, watch, 0);

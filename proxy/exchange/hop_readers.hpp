@@ -5,8 +5,9 @@
 //   json_reader   a JSON answer of a request offering read_blob: read whole,
 //                 its read_blob calls found; only the final answer is written,
 //                 with the usage of every hop
-//   sse_reader    an SSE answer of such a request: every hop's events go
-//                 through the dialect's stream filter into one client stream
+//   stream_reader a streamed answer of such a request (SSE, or Bedrock's
+//                 AWS event-stream): every hop's events go through the
+//                 dialect's stream filter into one client stream
 //
 // The page-in loop (page_in_loop.hpp) drives a reader hop after hop; the
 // relay is the degenerate case that never finds a call.
@@ -66,7 +67,8 @@ struct reader_env {
 std::unique_ptr<hop_reader> make_relay_reader(reader_env env);
 std::unique_ptr<hop_reader> make_json_reader(reader_env env);
 // `filter` is the dialect's stream filter for the offered read_blob (never null).
-std::unique_ptr<hop_reader> make_sse_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter);
+std::unique_ptr<hop_reader> make_stream_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter,
+                                              rewrite::stream_transport transport);
 
 // What an answer's body is (JSON, SSE or other), from its head.
 rewrite::usage_observer::body_kind body_kind_of(const http::response_header<>& h);

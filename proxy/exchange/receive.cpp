@@ -64,8 +64,17 @@ void receive(services& svc, request_context& ctx) {
   in.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
   if (in.dialect) {
     in.api = in.dialect->name();
-    if (decode_body(svc, ctx)) in.facts = in.dialect->inspect(req.body());
-    if (in.facts) in.dialect->inspect_target(std::string_view(req.target()), *in.facts);
+    in.aws = aws_auth_of(req, *in.dialect, svc.aws != nullptr);
+    // A body the client signed goes upstream byte for byte: not even decoded.
+    const bool may_decode = in.aws != aws_auth::client_signed;
+    if (!may_decode) in.body_encoded = req.find(http::field::content_encoding) != req.end();
+    if (!in.body_encoded && (!may_decode || decode_body(svc, ctx))) in.facts = in.dialect->inspect(req.body());
+    if (in.facts) {
+      in.dialect->inspect_target(std::string_view(req.target()), *in.facts);
+      // A deployment or inference profile stands for the model it serves.
+      if (auto alias = svc.cfg.model_aliases.find(in.facts->model); alias != svc.cfg.model_aliases.end())
+        in.facts->model = alias->second;
+    }
   }
   if (auto it = req.find("traceparent"); it != req.end())
     in.client_parent = telemetry::parse_traceparent(std::string_view(it->value()));

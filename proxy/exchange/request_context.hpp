@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "proxy/exchange/aws_signing.hpp"
 #include "proxy/exchange/client_writer.hpp"
 #include "rewrite/control_group.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
@@ -26,6 +27,7 @@ struct received {
   std::optional<telemetry::trace_parent> client_parent;
   std::uint64_t bytes_in = 0;
   bool body_encoded = false;  // a Content-Encoding we could not decode: forwarded as is
+  aws_auth aws = aws_auth::not_aws;  // how an AWS endpoint's request is authenticated (aws_signing.hpp)
   // A body we decoded to inspect, as the client sent it, with its
   // Content-Encoding: the control group forwards these bytes.
   std::optional<std::string> sent_body;

@@ -62,8 +62,13 @@ std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) 
   return {};
 }
 
-std::string tenant_of(request_context& ctx) {
-  const auto key = api_key_of(ctx.in.request, *ctx.in.dialect);
+std::string tenant_of(services& svc, request_context& ctx) {
+  // Requests gistproxy signs belong to the identity that signs them.
+  const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
+                                                                               : api_key_of(ctx.in.request, *ctx.in.dialect);
+  // A SigV4 signature changes with every request; its access key id does not.
+  const auto access_key = sigv4_access_key(sent);
+  const auto key = access_key.empty() ? sent : access_key;
   auto& memo = ctx.memo;
   if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
   if (key != memo.api_key || memo.tenant.empty()) {
@@ -130,8 +135,16 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     co_return;
   }
   auto* engine = svc.offload;
-  if (!engine || !ctx.in.dialect || ctx.in.body_encoded) co_return;
+  if (!engine || !ctx.in.dialect) co_return;
   exchange_stats stats(svc.metrics, ctx.in.api);
+  if (ctx.in.aws == aws_auth::client_signed) {
+    // Changing a byte would break the client's signature, and signing again
+    // with gistproxy's identity would act for someone else.
+    stats.degraded_mode(degraded::signed_body);
+    stats.rewrite_outcome(rewrite_outcome_label::unchanged);
+    co_return;
+  }
+  if (ctx.in.body_encoded) co_return;
   if (!ctx.in.facts) {
     stats.degraded_mode(degraded::unparsable);
     stats.rewrite_outcome(rewrite_outcome_label::failed);
@@ -143,7 +156,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     stats.rewrite_outcome(rewrite_outcome_label::unchanged);
     co_return;
   }
-  ctx.rw.tenant = tenant_of(ctx);
+  ctx.rw.tenant = tenant_of(svc, ctx);
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.rw.tenant;

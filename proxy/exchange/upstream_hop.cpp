@@ -64,16 +64,33 @@ bool idempotent(http::verb v) {
          v == http::verb::delete_ || v == http::verb::trace;
 }
 
-std::string upstream_request_head(const request_context& ctx, const http_url& target, const telemetry::span& span,
-                                  std::size_t body_size, bool decode_answer) {
+// The SigV4 fields of a hop gistproxy signs: over the body this hop sends.
+void sign_for_aws(const services& svc, const request_context& ctx, const http_url& target, std::string_view path,
+                  std::string_view body, head_builder& head) {
+  const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+  for (const auto& [name, value] : svc.aws->sign(ctx.in.request.method_string(), target.host_header(), path, body,
+                                                 ctx.in.dialect->upstream().sigv4_service, now.count()))
+    head.field(name, value);
+}
+
+std::string upstream_request_head(const services& svc, const request_context& ctx, const http_url& target,
+                                  const telemetry::span& span, std::string_view body, bool decode_answer) {
   const auto& req = ctx.in.request;
-  // Our traceparent (a child of the client's) replaces the client's.
-  const std::string_view traceparent = ctx.in.client_parent ? "traceparent" : "";
+  const std::size_t body_size = body.size();
+  // Our traceparent (a child of the client's) replaces the client's, unless
+  // the client signed its headers (it may have signed that one).
+  const bool client_signed = ctx.in.aws == aws_auth::client_signed;
+  const std::string_view traceparent = ctx.in.client_parent && !client_signed ? "traceparent" : "";
   // An answer gistproxy must read is asked for only in codings it decodes.
   const std::string_view accept_encoding = decode_answer ? "Accept-Encoding" : "";
-  auto head = head_builder::request(req.method_string(), target.join(std::string_view(req.target())),
-                                    head_size_hint(req));
-  head.end_to_end_fields_of(req, {traceparent, accept_encoding}).field("Host", target.host_header());
+  const std::string path = target.join(std::string_view(req.target()));
+  auto head = head_builder::request(req.method_string(), path, head_size_hint(req));
+  const bool signs = ctx.in.aws == aws_auth::proxy_signs && svc.aws;
+  // Fields a signature of ours replaces (a client that sent no credentials may still send a date).
+  head.end_to_end_fields_of(req, {traceparent, accept_encoding, signs ? "X-Amz-Date" : "",
+                                  signs ? "X-Amz-Security-Token" : ""})
+      .field("Host", target.host_header());
+  if (signs) sign_for_aws(svc, ctx, target, path, body, head);
   if (decode_answer) {
     auto it = req.find(http::field::accept_encoding);
     head.field("Accept-Encoding", rewrite::decodable_accept_encoding(
@@ -82,7 +99,7 @@ std::string upstream_request_head(const request_context& ctx, const http_url& ta
   if (body_size || req.method() == http::verb::post || req.method() == http::verb::put ||
       req.method() == http::verb::patch)
     head.content_length(body_size);
-  if (ctx.in.client_parent)
+  if (!traceparent.empty())
     head.field("traceparent", telemetry::format_traceparent(span.trace, span.id, ctx.in.client_parent->flags));
   return std::move(head).finish();
 }
@@ -118,7 +135,7 @@ upstream_hop::~upstream_hop() {
 
 awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body) {
   const auto method = ctx_.in.request.method();
-  const std::string head = upstream_request_head(ctx_, pool_.target(), span_, body.size(), decode_answer_);
+  const std::string head = upstream_request_head(svc_, ctx_, pool_.target(), span_, body, decode_answer_);
   std::optional<proxy_error> failure;
   // A pooled connection the upstream closed while idle fails before any
   // response byte: the request was never processed, so it is retried once on

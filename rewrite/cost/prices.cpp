@@ -78,7 +78,8 @@ bool continues(std::string_view model, std::string_view match) {
   if (!model.starts_with(match)) return false;
   auto rest = model.substr(match.size());
   if (rest.empty()) return true;
-  if (rest.size() < 2 || rest[0] != '-') return false;
+  // Vertex AI names snapshots with '@' ("claude-sonnet-4-5@20250929").
+  if (rest.size() < 2 || (rest[0] != '-' && rest[0] != '@')) return false;
   // A snapshot date ("-20250514", "-2024-08-06") or a variant ("-latest",
   // "-preview"), but not a version: "claude-opus-4-6" is not "claude-opus-4".
   std::size_t digits = 1;

@@ -25,7 +25,7 @@ const dialect* guess_api(const ojson& body) {
       best = d;
       best_score = score;
     }
-  return best ? best : all_dialects().front();
+  return best ? best : &default_dialect();
 }
 
 bool looks_like_request_body(const ojson& j) {

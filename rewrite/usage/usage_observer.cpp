@@ -7,6 +7,7 @@ namespace gistproxy::rewrite {
 usage_observer::body_kind usage_observer::classify(std::string_view content_type, std::string_view content_encoding) {
   if (!content_encoding.empty() && content_encoding != "identity") return body_kind::other;
   if (content_type.rfind("text/event-stream", 0) == 0) return body_kind::sse;
+  if (content_type.rfind("application/vnd.amazon.eventstream", 0) == 0) return body_kind::eventstream;
   if (content_type.find("json") != std::string_view::npos) return body_kind::json;
   return body_kind::other;
 }

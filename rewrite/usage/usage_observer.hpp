@@ -13,7 +13,7 @@ namespace gistproxy::rewrite {
 
 class usage_observer {
  public:
-  enum class body_kind { json, sse, other };
+  enum class body_kind { json, sse, eventstream, other };  // eventstream: AWS application/vnd.amazon.eventstream
   usage_observer(const dialect* d, body_kind kind) : dialect_(d), kind_(kind) {}
 
   static body_kind classify(std::string_view content_type, std::string_view content_encoding);

@@ -23,9 +23,19 @@ inline std::string haystack() {
   return s;
 }
 
+// The API whose bodies, answers and streams a cloud endpoint speaks.
+inline std::string wire_api(const std::string& api) {
+  if (api == "azure-chat") return "chat";
+  if (api == "azure-responses") return "responses";
+  if (api == "vertex-messages" || api == "bedrock-messages") return "messages";
+  if (api == "vertex-gemini") return "gemini";
+  return api;
+}
+
 // The scripted model's name for an API (a dialect's name); nullopt for an
 // API whose client side is not written yet.
-inline std::optional<llm_api> scripted_api(const std::string& api) {
+inline std::optional<llm_api> scripted_api(const std::string& named) {
+  const std::string api = wire_api(named);
   if (api == "chat") return llm_api::chat;
   if (api == "responses") return llm_api::responses;
   if (api == "messages") return llm_api::messages;
@@ -35,13 +45,19 @@ inline std::optional<llm_api> scripted_api(const std::string& api) {
 
 // The model request_for names (Gemini names it in the path).
 inline std::string model_for(const std::string& api) {
+  if (api == "bedrock-messages") return "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+  if (api == "vertex-messages") return "claude-sonnet-4-5@20250929";
+  if (api == "vertex-gemini") return "gemini-2.5-flash";
+  if (api == "azure-chat") return "gpt-4o";
+  if (api == "azure-responses") return "gpt-5";
   if (api == "gemini") return "gemini-2.5-flash";
   return api == "chat" ? "gpt-4o" : api == "responses" ? "gpt-5" : "claude-sonnet-4-5";
 }
 
 // A scripted turn as the API streams it.
-inline std::string render_stream(const std::string& api, const model_turn& turn) {
-  const auto model = model_for(api);
+inline std::string render_stream(const std::string& named, const model_turn& turn) {
+  const auto model = model_for(named);
+  const std::string api = wire_api(named);
   if (api == "gemini") return render_gemini_stream(turn, model);
   if (api == "chat") return render_chat_stream(turn, model, true);
   if (api == "responses") return render_responses_stream(turn, model);
@@ -50,24 +66,50 @@ inline std::string render_stream(const std::string& api, const model_turn& turn)
 
 // Gemini chooses streaming by the path; the others by "stream": true in the body.
 inline std::string path_for(const std::string& api, bool stream = false) {
+  if (api == "azure-chat") return "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
+  if (api == "azure-responses") return "/openai/v1/responses";
+  if (api == "vertex-messages")
+    return std::string("/v1/projects/p/locations/us-east5/publishers/anthropic/models/claude-sonnet-4-5@20250929:") +
+           (stream ? "streamRawPredict" : "rawPredict");
+  if (api == "vertex-gemini")
+    return std::string("/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:") +
+           (stream ? "streamGenerateContent?alt=sse" : "generateContent");
+  if (api == "bedrock-messages")
+    return std::string("/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/") + (stream ? "invoke-with-response-stream" : "invoke");
   if (api == "gemini")
     return stream ? "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" : "/v1beta/models/gemini-2.5-flash:generateContent";
   return api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
 }
 
 inline std::map<std::string, std::string> key_header(const std::string& api) {
+  if (api == "azure-chat" || api == "azure-responses") return {{"api-key", "sk-test"}};
+  if (api == "vertex-messages" || api == "vertex-gemini" || api == "bedrock-messages") return {{"Authorization", "Bearer sk-test"}};
   if (api == "messages") return {{"x-api-key", "sk-test"}};
   if (api == "gemini") return {{"x-goog-api-key", "sk-test"}};
   return {{"Authorization", "sk-test"}};
 }
 
 // Whether a forwarded body forbids tool calls (the last hop).
-inline bool forbids_tools(const std::string& api, const std::string& body) {
+inline bool forbids_tools(const std::string& named, const std::string& body) {
+  const std::string api = wire_api(named);
   auto j = nlohmann::json::parse(body);
   return api == "gemini" ? j.contains("toolConfig") : j.contains("tool_choice");
 }
 
-inline nlohmann::json request_for(const std::string& api, const std::string& ask, const std::string& output) {
+inline nlohmann::json request_for(const std::string& named, const std::string& ask, const std::string& output);
+
+// Claude on Vertex and Bedrock: Anthropic's body, the model in the path and
+// the cloud's anthropic_version in the body.
+inline nlohmann::json cloud_claude_request(const std::string& api, const std::string& ask, const std::string& output) {
+  auto body = request_for("messages", ask, output);
+  body.erase("model");
+  body["anthropic_version"] = api == "bedrock-messages" ? "bedrock-2023-05-31" : "vertex-2023-10-16";
+  return body;
+}
+
+inline nlohmann::json request_for(const std::string& named, const std::string& ask, const std::string& output) {
+  if (named == "bedrock-messages" || named == "vertex-messages") return cloud_claude_request(named, ask, output);
+  const std::string api = wire_api(named);
   if (api == "gemini")
     return {{"contents", {{{"role", "user"}, {"parts", {{{"text", ask}}}}},
                           {{"role", "model"}, {"parts", {{{"functionCall", {{"name", "cat"}, {"args", nlohmann::json::object()}}}}}}},
@@ -96,7 +138,8 @@ inline nlohmann::json request_for(const std::string& api, const std::string& ask
 }
 
 // The final answer's text, whatever the API.
-inline std::string answer_text(const std::string& api, const nlohmann::json& r) {
+inline std::string answer_text(const std::string& named, const nlohmann::json& r) {
+  const std::string api = wire_api(named);
   if (api == "gemini") {
     std::string out;
     for (auto& p : r["candidates"][0]["content"]["parts"])
@@ -132,7 +175,8 @@ struct streamed {
   std::vector<std::string> client_calls;
 };
 
-inline streamed read_stream(const std::string& api, const std::string& body) {
+inline streamed read_stream(const std::string& named, const std::string& body) {
+  const std::string api = wire_api(named);
   streamed out;
   for (const auto& data : sse_data(body)) {
     if (data == "[DONE]") continue;

@@ -2,6 +2,9 @@
 #include "tests/support/responses_state.hpp"
 #include "tests/support/scripted_model.hpp"
 #include "tests/support/http_compression.hpp"
+#include "tests/support/api_scenarios.hpp"
+#include "rewrite/eventstream/eventstream.hpp"
+#include "rewrite/offload/base64.hpp"
 
 #include <openssl/sha.h>
 
@@ -130,6 +133,29 @@ struct mock_upstream::impl {
     co_return keep_alive;
   }
 
+  // A Bedrock InvokeModel stream: each SSE event's data as one AWS
+  // event-stream "chunk" message ({"bytes": base64, "p": padding}, as
+  // Bedrock pads its events), chunked, one message per write.
+  template <class Stream>
+  asio::awaitable<bool> eventstream_answer(Stream& s, std::string_view events, bool keep_alive) {
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
+                             "x-amzn-RequestId: mock\r\nTransfer-Encoding: chunked\r\n\r\n";
+    co_await write_string(s, head);
+    for (const auto& data : sse_data(std::string(events))) {
+      std::string padding(1 + data.size() % 7, 'x');
+      const std::string payload = R"({"bytes":")" + rewrite::base64_encode(data) + R"(","p":")" + padding + R"("})";
+      const std::string message = rewrite::eventstream::encode(rewrite::eventstream::make_message(
+          {{":event-type", "chunk"}, {":content-type", "application/json"}, {":message-type", "event"}}, payload));
+      std::ostringstream framed;
+      framed << std::hex << message.size() << "\r\n" << message << "\r\n";
+      const std::string bytes = framed.str();  // named: GCC bug 100611
+      auto [ec, n] = co_await asio::async_write(s, asio::buffer(bytes), nothrow);
+      if (ec) co_return false;
+    }
+    co_await write_string(s, "0\r\n\r\n");
+    co_return keep_alive;
+  }
+
   // An SSE answer in a content coding, chunked, flushed after every line:
   // each chunk decodes to whole lines as they would stream from a real API.
   template <class Stream>
@@ -187,20 +213,18 @@ struct mock_upstream::impl {
       if (req.body().size() <= 65536) j["body"] = req.body();
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
-    const bool gemini = is_gemini_path(path);
-    if (gemini || path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+    const auto route = route_of(path);
+    if (route) {
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
     }
-    if (gemini || path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+    if (route) {
       // JSON answers come from the scripted model (chat streams are below).
       auto request = nlohmann::json::parse(req.body(), nullptr, false);
-      llm_api api = gemini                         ? llm_api::gemini
-                    : path.ends_with("/responses") ? llm_api::responses
-                    : path.ends_with("/messages")  ? llm_api::messages : llm_api::chat;
-      // Gemini names the model and the streaming mode in the path.
-      bool stream = gemini ? path.ends_with(":streamGenerateContent") : request.is_object() && request.value("stream", false);
-      if (gemini && request.is_object()) request["model"] = gemini_model_of(path);
+      const llm_api api = route->api;
+      // Gemini, Vertex and Bedrock name the model and the streaming mode in the path.
+      bool stream = route->stream ? *route->stream : request.is_object() && request.value("stream", false);
+      if (!route->model.empty() && request.is_object()) request["model"] = route->model;
       if (api == llm_api::responses && request.is_object()) {
         auto admitted = responses.admit(request);
         if (!admitted.error.empty())
@@ -247,6 +271,7 @@ struct mock_upstream::impl {
           if (api == llm_api::chat) events.resize(events.rfind("data: ", events.size() - 3));  // the finish chunk
           if (api == llm_api::gemini) events.resize(events.rfind("data: "));  // the event with finishReason
         }
+        if (route->eventstream) co_return co_await eventstream_answer(s, events, req.keep_alive());
         if (coding) co_return co_await compressed_stream(s, *coding, events, req.keep_alive());
         const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                                 "Connection: close\r\n\r\n" + events;

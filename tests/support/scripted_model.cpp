@@ -342,6 +342,38 @@ std::string render_gemini_stream(const model_turn& turn, const std::string& mode
   return event(gemini_parts(turn), true);
 }
 
+std::optional<llm_route> route_of(const std::string& path) {
+  llm_route r;
+  if (is_gemini_path(path)) {
+    r.api = llm_api::gemini;
+    r.stream = path.ends_with(":streamGenerateContent");
+    r.model = gemini_model_of(path);
+    return r;
+  }
+  for (std::string_view verb : {":rawPredict", ":streamRawPredict"})
+    if (path.find("/publishers/anthropic/models/") != std::string::npos && path.ends_with(verb)) {
+      r.api = llm_api::messages;
+      r.stream = verb == ":streamRawPredict";
+      r.model = gemini_model_of(path);  // the same /models/NAME:verb shape
+      return r;
+    }
+  for (std::string_view verb : {"/invoke", "/invoke-with-response-stream"})
+    if (path.starts_with("/model/") && path.ends_with(verb) && path.size() > 7 + verb.size()) {
+      r.api = llm_api::messages;
+      r.stream = verb != "/invoke";
+      r.eventstream = true;
+      std::string id = path.substr(7, path.size() - 7 - verb.size());
+      for (std::size_t at; (at = id.find("%3A")) != std::string::npos;) id.replace(at, 3, ":");
+      for (std::size_t at; (at = id.find("%2F")) != std::string::npos;) id.replace(at, 3, "/");
+      r.model = id;
+      return r;
+    }
+  if (path.ends_with("/chat/completions")) return r;
+  if (path.ends_with("/responses")) return r.api = llm_api::responses, r;
+  if (path.ends_with("/messages")) return r.api = llm_api::messages, r;
+  return std::nullopt;
+}
+
 bool is_gemini_path(const std::string& path) {
   return path.find("/models/") != std::string::npos &&
          (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"));

@@ -54,6 +54,18 @@ std::string render_responses_stream(const model_turn& turn, const std::string& m
 // responses; calls in one event, the end of the turn with usage in the last).
 std::string render_gemini_stream(const model_turn& turn, const std::string& model);
 
+// Which API an LLM request path speaks, as the real endpoints route it: the
+// four APIs under any prefix, Claude on Vertex (:rawPredict,
+// :streamRawPredict) and on Bedrock (/model/ID/invoke,
+// /invoke-with-response-stream). nullopt: not an LLM path.
+struct llm_route {
+  llm_api api = llm_api::chat;
+  std::optional<bool> stream;  // when the path decides it (else the body's "stream")
+  std::string model;           // when the path names it (decoded)
+  bool eventstream = false;    // a streamed answer is AWS event-stream (Bedrock)
+};
+std::optional<llm_route> route_of(const std::string& path);
+
 // Gemini: which API a path speaks, and the model it names.
 bool is_gemini_path(const std::string& path);
 std::string gemini_model_of(const std::string& path);

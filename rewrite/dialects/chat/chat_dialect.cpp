@@ -130,7 +130,7 @@ bool chat_dialect::serves_path(std::string_view path) const { return path.ends_w
 
 std::string chat_dialect::request_path(std::string_view) const { return "/v1/chat/completions"; }
 
-upstream_family chat_dialect::upstream() const { return {"openai", "https://api.openai.com"}; }
+upstream_family chat_dialect::upstream() const { return {"openai", "https://api.openai.com", {}}; }
 
 std::unique_ptr<stream_filter> chat_dialect::make_stream_filter(std::string tool_name) const {
   return make_chat_stream_filter(*this, std::move(tool_name));

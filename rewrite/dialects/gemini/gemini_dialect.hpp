@@ -27,7 +27,7 @@ class gemini_dialect final : public dialect {
   std::string_view name() const override { return "gemini"; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com"}; }
+  upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com", {}}; }
   credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
   double usual_cache_read_ratio() const override { return 0.25; }
   int request_affinity(const nlohmann::json& body) const override;

@@ -148,7 +148,7 @@ bool messages_dialect::serves_path(std::string_view path) const { return path.en
 
 std::string messages_dialect::request_path(std::string_view) const { return "/v1/messages"; }
 
-upstream_family messages_dialect::upstream() const { return {"anthropic", "https://api.anthropic.com"}; }
+upstream_family messages_dialect::upstream() const { return {"anthropic", "https://api.anthropic.com", {}}; }
 
 std::unique_ptr<stream_filter> messages_dialect::make_stream_filter(std::string tool_name) const {
   return make_messages_stream_filter(*this, std::move(tool_name));

@@ -121,7 +121,7 @@ bool responses_dialect::serves_path(std::string_view path) const { return path.e
 
 std::string responses_dialect::request_path(std::string_view) const { return "/v1/responses"; }
 
-upstream_family responses_dialect::upstream() const { return {"openai", "https://api.openai.com"}; }
+upstream_family responses_dialect::upstream() const { return {"openai", "https://api.openai.com", {}}; }
 
 std::unique_ptr<stream_filter> responses_dialect::make_stream_filter(std::string tool_name) const {
   return make_responses_stream_filter(*this, std::move(tool_name));

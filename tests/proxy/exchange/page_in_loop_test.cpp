@@ -128,7 +128,7 @@ struct harness {
 
   void run(kind k, upstream_answer& first, int max_hops = 3) {
     reader_env env{out, stats, dialect, "read_blob"};
-    auto reader = k == kind::json ? make_json_reader(env) : k == kind::sse ? make_sse_reader(env, dialect->make_stream_filter("read_blob")) : make_relay_reader(env);
+    auto reader = k == kind::json ? make_json_reader(env) : k == kind::sse ? make_stream_reader(env, dialect->make_stream_filter("read_blob"), rewrite::stream_transport::sse) : make_relay_reader(env);
     asio::io_context io;
     asio::co_spawn(
         io,

@@ -116,3 +116,21 @@ TEST_CASE("prices: an absurd price is refused at load, so cost counters can neve
   std::string error;
   CHECK(price_table::parse(R"({"models":[{"match":"m","input":100000,"output":1}]})", error));
 }
+
+TEST_CASE("prices: cloud model ids (Bedrock, its inference profiles and ARNs, Vertex) find the model's own entry") {
+  const auto& t = price_table::defaults();
+  const auto direct = t.find("claude-sonnet-4-5");
+  REQUIRE(direct);
+  for (std::string_view id : {"anthropic.claude-sonnet-4-5-20250929-v1:0", "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+                              "global.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5@20250929",
+                              "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0"}) {
+    INFO(id);
+    auto found = t.find(id);
+    REQUIRE(found);
+    CHECK(found->input == direct->input);
+    CHECK(found->cache_read == direct->cache_read);
+    CHECK(found->output == direct->output);
+  }
+  CHECK_FALSE(t.find("claude-sonnet-4-5@"));       // no snapshot after the '@'
+  CHECK_FALSE(t.find("claude-sonnet-4-6@20260101"));  // another version
+}

@@ -7,7 +7,10 @@ using namespace gistproxy::rewrite;
 
 TEST_CASE("dialects are chosen by path, ignoring the query string") {
   CHECK(dialect_for("POST", "/v1/chat/completions")->name() == "chat");
-  CHECK(dialect_for("POST", "/openai/v1/chat/completions?x=1")->name() == "chat");
+  CHECK(dialect_for("POST", "/proxy/v1/chat/completions?x=1")->name() == "chat");
+  // Azure OpenAI's paths are Azure's, on purpose (deployment and v1 paths).
+  CHECK(dialect_for("POST", "/openai/v1/chat/completions?x=1")->name() == "azure-chat");
+  CHECK(dialect_for("POST", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21")->name() == "azure-chat");
   CHECK(dialect_for("POST", "/v1/responses")->name() == "responses");
   CHECK(dialect_for("POST", "/v1/messages?beta=true")->name() == "messages");
   CHECK(dialect_for("GET", "/v1/models") == nullptr);

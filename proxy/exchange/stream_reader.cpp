@@ -2,16 +2,18 @@
 // spliced from every hop by the dialect's stream filter. Text reaches the
 // client as it arrives; read_blob calls never do; the end of the turn is sent
 // once. Failures after the head went out become the API's own error event.
+// The framing (SSE, or Bedrock's binary event-stream) turns each hop's wire
+// bytes into the filter's events and its output back into wire bytes.
 #include "proxy/exchange/hop_readers.hpp"
-#include "rewrite/sse/event_parser.hpp"
+#include "rewrite/stream_framing.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-class sse_reader final : public hop_reader {
+class stream_reader final : public hop_reader {
  public:
-  sse_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter)
-      : env_(std::move(env)), filter_(std::move(filter)) {}
+  stream_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter, rewrite::stream_transport transport)
+      : env_(std::move(env)), filter_(std::move(filter)), transport_(transport) {}
 
   awaitable<hop_read> read(upstream_answer& hop, int hop_index) override {
     if (hop_index == 0) {
@@ -24,7 +26,7 @@ class sse_reader final : public hop_reader {
       co_await fail(e);
       co_return hop_read::stopped();
     }
-    rewrite::sse::event_parser events;
+    auto framing = rewrite::make_stream_framing(transport_);  // one per hop: each hop is a stream of its own
     for (bool done = false; !done;) {
       auto piece = co_await hop.read_piece();
       if (piece.failure) {
@@ -33,7 +35,7 @@ class sse_reader final : public hop_reader {
         co_return hop_read::stopped();
       }
       done = piece.done;
-      std::string to_client = passthrough_ ? std::string(piece.bytes) : filter_events(events, piece.bytes);
+      std::string to_client = passthrough_ ? std::string(piece.bytes) : filter_events(*framing, piece.bytes);
       if (!co_await env_.out.piece(to_client, false)) co_return client_left(hop);
     }
     hop.end(200, {});
@@ -58,17 +60,18 @@ class sse_reader final : public hop_reader {
     co_return got;
   }
 
-  awaitable<void> finish(hop_read&) override { co_await env_.out.piece(filter_->finish(), true); }
+  awaitable<void> finish(hop_read&) override { co_await env_.out.piece(output_.encode(filter_->finish()), true); }
 
   awaitable<void> fail(const proxy_error& e) override {
     if (e.kind == error_kind::client_disconnected) co_return co_await env_.out.error(e);
     env_.out.reply().error = e;
-    co_await env_.out.piece(filter_->error_event("api_error", "gistproxy: " + e.detail), true);
+    co_await env_.out.piece(output_.error(*filter_, "api_error", "gistproxy: " + e.detail), true);
   }
 
   // A keep-alive event at once: the client hears the stream is alive.
-  awaitable<bool> before_next_hop() override { co_return co_await env_.out.piece(filter_->keepalive(), false); }
-  std::string keepalive() const override { return filter_->keepalive(); }
+  awaitable<bool> before_next_hop() override { co_return co_await env_.out.piece(keepalive(), false); }
+  // Binary framings have no keep-alive comment: then nothing (and no ticker).
+  std::string keepalive() const override { return output_.encode(filter_->keepalive()); }
   rewrite::token_usage usage() const override { return filter_->usage(); }
 
  private:
@@ -82,23 +85,23 @@ class sse_reader final : public hop_reader {
   // larger than any API sends, switches the stream to pass-through: from that
   // event on, the upstream's bytes reach the client as sent (fail-open),
   // counted. Never an aborted stream for what we merely did not understand.
-  std::string filter_events(rewrite::sse::event_parser& events, std::string_view piece) {
+  std::string filter_events(rewrite::stream_framing& framing, std::string_view piece) {
     std::string to_client;
-    events.feed(piece, [&](const rewrite::sse::event& e) {
+    const bool framed = framing.feed(piece, [&](const rewrite::sse::event& e) {
       if (passthrough_) {
         to_client += e.raw;
         return;
       }
       try {
-        to_client += filter_->on_event(e);
+        to_client += framing.encode(filter_->on_event(e));
       } catch (const std::exception&) {
         passthrough_ = true;
         to_client += e.raw;
       }
     });
-    if (!passthrough_ && events.pending().size() > max_pending_event) passthrough_ = true;
+    if (!framed || (!passthrough_ && framing.pending().size() > max_pending_event)) passthrough_ = true;
     if (passthrough_) {
-      to_client += events.pending();
+      to_client += framing.pending();
       env_.stats.degraded_mode(degraded::stream_unparsed);
     }
     return to_client;
@@ -106,13 +109,19 @@ class sse_reader final : public hop_reader {
 
   reader_env env_;
   std::unique_ptr<rewrite::stream_filter> filter_;
+  rewrite::stream_transport transport_;
+  // Encodes what the filter writes outside a hop's events (its end, errors,
+  // keep-alives); a reference so the const keepalive() can use it.
+  std::unique_ptr<rewrite::stream_framing> output_framing_ = rewrite::make_stream_framing(transport_);
+  rewrite::stream_framing& output_ = *output_framing_;
   bool passthrough_ = false;
 };
 
 }  // namespace
 
-std::unique_ptr<hop_reader> make_sse_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter) {
-  return std::make_unique<sse_reader>(std::move(env), std::move(filter));
+std::unique_ptr<hop_reader> make_stream_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter,
+                                              rewrite::stream_transport transport) {
+  return std::make_unique<stream_reader>(std::move(env), std::move(filter), transport);
 }
 
 }  // namespace gistproxy::proxy

@@ -1,0 +1,90 @@
+#include "proxy/exchange/aws_signing.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::string_view sigv4_scheme = "AWS4-HMAC-SHA256";
+
+bool starts_with_nocase(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && beast::iequals(s.substr(0, prefix.size()), prefix);
+}
+
+// name=value pairs of a query, %-decoded (SigV4 encodes them again its own way).
+store::s3::header_list query_pairs(std::string_view query) {
+  store::s3::header_list out;
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+    if (pair.empty()) continue;
+    auto eq = pair.find('=');
+    out.emplace_back(store::s3::uri_decode(pair.substr(0, eq)),
+                     eq == std::string_view::npos ? std::string() : store::s3::uri_decode(pair.substr(eq + 1)));
+  }
+  return out;
+}
+
+bool presigned(std::string_view target) {
+  auto q = target.find('?');
+  return q != std::string_view::npos && target.substr(q).find("X-Amz-Signature=") != std::string_view::npos;
+}
+
+}  // namespace
+
+store::s3::header_list aws_signer::sign(std::string_view method, std::string_view host_header, std::string_view target,
+                                        std::string_view body, std::string_view service, long long unix_seconds) const {
+  const auto q = target.find('?');
+  store::s3::sigv4_request request;
+  request.method = std::string(method);
+  // The path as sent, already %-encoded once: SigV4 for services other than
+  // S3 encodes each segment again (a Bedrock model id's ':' is %3A on the
+  // wire and %253A in the canonical request).
+  request.path = std::string(target.substr(0, q));
+  if (q != std::string_view::npos) request.query = query_pairs(target.substr(q + 1));
+  request.headers.emplace_back("host", std::string(host_header));
+  request.payload_sha256 = store::s3::sha256_hex(body);
+  store::s3::sigv4_options options;
+  options.region = region_;
+  options.service = std::string(service);
+  options.amz_date = store::s3::amz_date_of(unix_seconds);
+  options.normalize_path = true;
+  options.sign_payload_header = false;
+  auto signature = store::s3::sign(request, creds_, options);
+  auto fields = std::move(signature.added_headers);
+  fields.emplace_back("Authorization", std::move(signature.authorization));
+  return fields;
+}
+
+aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign) {
+  if (d.upstream().sigv4_service.empty()) return aws_auth::not_aws;
+  if (presigned(std::string_view(r.target()))) return aws_auth::client_signed;
+  auto it = r.find(http::field::authorization);
+  if (it == r.end() || std::string_view(it->value()).find_first_not_of(" \t") == std::string_view::npos)
+    return can_sign ? aws_auth::proxy_signs : aws_auth::anonymous;
+  const auto value = std::string_view(it->value());
+  if (starts_with_nocase(value, sigv4_scheme)) return aws_auth::client_signed;
+  // A Bearer API key, or a scheme nobody here knows: not a signature over
+  // the body, so a changed body does not break it.
+  return aws_auth::api_key;
+}
+
+std::string_view sigv4_access_key(std::string_view authorization) {
+  if (!starts_with_nocase(authorization, sigv4_scheme)) return {};
+  constexpr std::string_view credential = "Credential=";
+  auto at = authorization.find(credential);
+  if (at == std::string_view::npos) return {};
+  auto rest = authorization.substr(at + credential.size());
+  return rest.substr(0, rest.find_first_of("/, "));
+}
+
+std::string region_of_aws_host(std::string_view host) {
+  // bedrock-runtime.REGION.amazonaws.com, bedrock-runtime-fips.REGION.amazonaws.com
+  constexpr std::string_view suffix = ".amazonaws.com";
+  if (!host.ends_with(suffix)) return {};
+  host.remove_suffix(suffix.size());
+  auto dot = host.rfind('.');
+  if (dot == std::string_view::npos) return {};
+  return std::string(host.substr(dot + 1));
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,61 @@
+// AWS endpoints (Bedrock) check a SigV4 signature over the request body, so a
+// body gistproxy rewrites no longer matches the client's signature. Each
+// request to a family that signs (upstream_family::sigv4_service) is in one
+// of these modes, decided once in the receive phase (README, "AWS Bedrock"):
+//   api_key        Authorization: Bearer (a Bedrock API key): forwarded as
+//                  is; the body may change freely.
+//   proxy_signs    no credentials (Claude Code's CLAUDE_CODE_SKIP_BEDROCK_AUTH)
+//                  and --sign-bedrock: every upstream hop is signed with
+//                  gistproxy's own AWS credentials, over the body it sends.
+//   client_signed  the client signed it (SigV4 header or presigned query):
+//                  forwarded byte for byte, never rewritten, never re-signed
+//                  with another identity (rewrite_failures{reason="signed_body"}).
+//   anonymous      no credentials, nothing to sign with: forwarded as is
+//                  (the endpoint answers 403, as it would without gistproxy).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "proxy/net/beast.hpp"
+#include "proxy/store/s3/sigv4.hpp"
+#include "rewrite/dialect.hpp"
+
+namespace gistproxy::proxy {
+
+using client_request = http::request<http::string_body>;
+
+enum class aws_auth : std::uint8_t { not_aws, api_key, proxy_signs, client_signed, anonymous };
+
+// Signs upstream requests with gistproxy's own credentials (--sign-bedrock).
+class aws_signer {
+ public:
+  aws_signer(store::s3::credentials creds, std::string region)
+      : creds_(std::move(creds)), region_(std::move(region)) {}
+  // The identity the signed requests' blobs belong to (a tenant key).
+  const std::string& access_key_id() const { return creds_.access_key_id; }
+  const std::string& region() const { return region_; }
+  // The fields to add to a request for `host_header` and `target` (the path
+  // and query as sent upstream) with this body: Authorization, X-Amz-Date
+  // (and X-Amz-Security-Token for temporary credentials).
+  store::s3::header_list sign(std::string_view method, std::string_view host_header, std::string_view target,
+                              std::string_view body, std::string_view service, long long unix_seconds) const;
+
+ private:
+  store::s3::credentials creds_;
+  std::string region_;
+};
+
+// The mode of a request of `d` (not_aws when d's family does not sign).
+aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign);
+
+// The access key id in a SigV4 Authorization value ("AWS4-HMAC-SHA256
+// Credential=AKID/20250101/us-east-1/bedrock/aws4_request, …"); empty if the
+// value is not one. It, not the signature that changes per request, names the tenant.
+std::string_view sigv4_access_key(std::string_view authorization);
+
+// The region of an AWS endpoint host ("bedrock-runtime.eu-west-1.amazonaws.com"); empty if none.
+std::string region_of_aws_host(std::string_view host);
+
+}  // namespace gistproxy::proxy

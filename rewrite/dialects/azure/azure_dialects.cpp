@@ -1,0 +1,32 @@
+#include "rewrite/dialects/azure/azure_dialects.hpp"
+
+namespace gistproxy::rewrite {
+namespace {
+
+constexpr std::string_view deployments = "/openai/deployments/";
+constexpr std::string_view v1 = "/openai/v1/";
+
+std::string_view deployment_of(std::string_view path) { return cloud_path::segment_after(path, deployments); }
+
+}  // namespace
+
+bool azure_dialect::serves_path(std::string_view path) const {
+  if (path.starts_with(v1)) return path.substr(v1.size()) == operation_;
+  const auto deployment = deployment_of(path);
+  if (deployment.empty()) return false;
+  const auto tail = path.substr(deployments.size() + deployment.size());
+  return tail.size() == operation_.size() + 1 && tail[0] == '/' && tail.substr(1) == operation_;
+}
+
+std::string azure_dialect::request_path(std::string_view model) const {
+  if (model.empty()) return std::string(v1) + std::string(operation_);
+  return std::string(deployments) + cloud_path::percent_encoded(model) + "/" + std::string(operation_);
+}
+
+void azure_dialect::inspect_target(std::string_view target, request_facts& facts) const {
+  if (!facts.model.empty()) return;  // the body names its model: that is what is billed
+  const auto path = target.substr(0, target.find('?'));
+  facts.model = cloud_path::percent_decoded(deployment_of(path));
+}
+
+}  // namespace gistproxy::rewrite

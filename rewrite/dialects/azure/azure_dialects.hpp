@@ -1,0 +1,33 @@
+// Azure OpenAI: Chat Completions and Responses under Azure's paths.
+//   /openai/deployments/{deployment}/chat/completions?api-version=…
+//   /openai/deployments/{deployment}/responses?api-version=…
+//   /openai/v1/chat/completions, /openai/v1/responses (the v1 API)
+// Bodies, answers and streams are OpenAI's. The key is the api-key header or
+// an Entra ID token in Authorization: Bearer; either names the tenant. A
+// deployment names the model when the body has none (deployment paths
+// usually send no model); --model-alias maps a deployment to the model it
+// serves, for prices. The query string is forwarded byte for byte.
+#pragma once
+
+#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+class azure_dialect final : public hosted_dialect {
+ public:
+  // `operation` is the hosted API's path tail: "chat/completions" or "responses".
+  azure_dialect(const dialect& hosted, std::string_view name, std::string_view operation)
+      : hosted_dialect(hosted), name_(name), operation_(operation) {}
+  std::string_view name() const override { return name_; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override { return {"azure", {}, {}}; }
+  credential_fields credentials() const override { return {{"api-key", "authorization"}, {}}; }
+  std::string_view provider_name() const override { return "azure.ai.openai"; }
+  void inspect_target(std::string_view target, request_facts& facts) const override;
+
+ private:
+  std::string_view name_, operation_;
+};
+
+}  // namespace gistproxy::rewrite

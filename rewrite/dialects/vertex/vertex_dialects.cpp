@@ -1,0 +1,56 @@
+#include "rewrite/dialects/vertex/vertex_dialects.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/json/checked.hpp"
+
+namespace gistproxy::rewrite {
+
+// /{v1|v1beta1}/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{verb}
+bool vertex_dialect::split(std::string_view path, std::string_view& model, std::string_view& verb) const {
+  std::string_view rest;
+  for (std::string_view version : {"/v1/projects/", "/v1beta1/projects/"})
+    if (path.starts_with(version)) rest = path.substr(version.size());
+  if (rest.empty()) return false;
+  // {p}/locations/{l}/publishers/{publisher}/models/{model}:{verb}: seven segments.
+  std::string_view parts[7];
+  for (auto& part : parts) {
+    auto slash = rest.find('/');
+    part = rest.substr(0, slash);
+    if (part.empty()) return false;
+    rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+  }
+  if (!rest.empty() || parts[1] != "locations" || parts[3] != "publishers" || parts[4] != publisher_ ||
+      parts[5] != "models")
+    return false;
+  const auto colon = parts[6].rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  model = parts[6].substr(0, colon);
+  verb = parts[6].substr(colon + 1);
+  return verb == unstreamed_ || verb == streamed_;
+}
+
+bool vertex_dialect::serves_path(std::string_view path) const {
+  std::string_view model, verb;
+  return split(path, model, verb);
+}
+
+std::string vertex_dialect::request_path(std::string_view model) const {
+  return "/v1/projects/project/locations/us-east5/publishers/" + std::string(publisher_) + "/models/" +
+         cloud_path::percent_encoded(model.empty() ? std::string_view("model") : model) + ":" + std::string(unstreamed_);
+}
+
+void vertex_dialect::inspect_target(std::string_view target, request_facts& facts) const {
+  hosted_.inspect_target(target, facts);  // Gemini reads alt=sse there
+  std::string_view model, verb;
+  if (!split(target.substr(0, target.find('?')), model, verb)) return;
+  facts.model = std::string(model);
+  facts.stream = facts.stream || verb == streamed_;
+}
+
+// Claude on Vertex says so in its body: anthropic_version "vertex-…".
+int vertex_dialect::request_affinity(const nlohmann::json& body) const {
+  return checked::string_at(body, "anthropic_version").starts_with("vertex-") && publisher_ == "anthropic" ? 4 : 0;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,38 @@
+// Google Vertex AI: Claude and Gemini under a project's publisher paths.
+//   /v1/projects/{p}/locations/{l}/publishers/anthropic/models/{m}:rawPredict
+//   …/publishers/anthropic/models/{m}:streamRawPredict   (Anthropic Messages
+//     bodies with anthropic_version "vertex-2023-10-16" and no model; answers
+//     and SSE streams are Anthropic's)
+//   …/publishers/google/models/{m}:generateContent, :streamGenerateContent
+//     (Gemini's bodies and answers)
+// under /v1/ or /v1beta1/. The model is the path's. OAuth bearer tokens pass
+// through unchanged (Google does not sign bodies) and name the tenant.
+#pragma once
+
+#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+
+namespace gistproxy::rewrite {
+
+class vertex_dialect final : public hosted_dialect {
+ public:
+  // `publisher`: "anthropic" or "google"; `methods`: the path's verbs after
+  // the model (unstreamed first, streamed second).
+  vertex_dialect(const dialect& hosted, std::string_view name, std::string_view publisher, std::string_view unstreamed,
+                 std::string_view streamed)
+      : hosted_dialect(hosted), name_(name), publisher_(publisher), unstreamed_(unstreamed), streamed_(streamed) {}
+  std::string_view name() const override { return name_; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override { return {"vertex", {}, {}}; }
+  credential_fields credentials() const override { return {{"authorization", "x-goog-api-key"}, "key"}; }
+  std::string_view provider_name() const override { return "gcp.vertex_ai"; }
+  int request_affinity(const nlohmann::json& body) const override;
+  void inspect_target(std::string_view target, request_facts& facts) const override;
+
+ private:
+  // The model and the verb after it, when `path` is one of this dialect's.
+  bool split(std::string_view path, std::string_view& model, std::string_view& verb) const;
+  std::string_view name_, publisher_, unstreamed_, streamed_;
+};
+
+}  // namespace gistproxy::rewrite

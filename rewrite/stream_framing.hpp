@@ -1,0 +1,44 @@
+// How a stream's events are framed on the wire. Stream filters speak SSE
+// events; a framing turns an upstream's wire bytes into those events and a
+// filter's output (SSE text) back into wire bytes, so one filter per API
+// serves every transport its answers come in: SSE as sent, or Bedrock's
+// binary AWS event-stream, decoded, filtered and re-encoded with fresh CRCs.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "rewrite/dialect.hpp"
+#include "rewrite/sse/event_parser.hpp"
+
+namespace gistproxy::rewrite {
+
+class stream_filter;
+
+class stream_framing {
+ public:
+  virtual ~stream_framing() = default;
+  // Feeds wire bytes; each complete event goes to on_event, its `raw` the
+  // event's wire bytes. False when the bytes cannot be followed (a framing
+  // error, or a message that is not an event, such as an AWS exception): the
+  // caller then passes pending() and every later byte through as sent.
+  virtual bool feed(std::string_view bytes, const std::function<void(const sse::event&)>& on_event) = 0;
+  // Wire bytes received but not yet part of an event the filter saw.
+  virtual std::string_view pending() const = 0;
+  // A filter's output as wire bytes (SSE comments, which only keep a
+  // connection alive, have no equivalent in binary framings: dropped).
+  virtual std::string encode(std::string_view sse_text) = 0;
+  // The stream's last message when it fails after it started.
+  virtual std::string error(const stream_filter& filter, std::string_view type, std::string_view message) = 0;
+};
+
+std::unique_ptr<stream_framing> make_stream_framing(stream_transport transport);
+
+// An AWS event-stream answer's messages, each as the SSE event a filter of
+// `transport` reads ("event: NAME\ndata: JSON"): what assemble_stream and the
+// usage observer read; messages that are not events are left out.
+std::string eventstream_as_sse(std::string_view wire, stream_transport transport);
+
+}  // namespace gistproxy::rewrite
