@@ -58,6 +58,12 @@ long q_int(const std::map<std::string, std::string>& q, const char* key, long fa
   return it == q.end() ? fallback : std::stol(it->second);
 }
 
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 std::string sha256_hex(std::string_view s) {
   unsigned char d[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d);
@@ -84,6 +90,7 @@ struct mock_upstream::impl {
   std::mutex otlp_mutex;
   std::vector<std::string> otlp;
   std::vector<std::string> llm;
+  std::vector<std::map<std::string, std::string>> llm_heads;  // their headers, lowercase names
   responses_state responses;  // ids, store and previous_response_id, as the real API keeps them
   int otlp_failures = 0;
 
@@ -215,8 +222,11 @@ struct mock_upstream::impl {
     }
     const auto route = route_of(path);
     if (route) {
+      std::map<std::string, std::string> headers;
+      for (const auto& f : req) headers[lowercase(f.name_string())] = std::string(f.value());
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
+      llm_heads.push_back(std::move(headers));
     }
     if (route) {
       // JSON answers come from the scripted model (chat streams are below).
@@ -422,6 +432,10 @@ std::uint64_t mock_upstream::hangs_cancelled() const { return impl_->cancelled; 
 std::vector<std::string> mock_upstream::llm_bodies() const {
   std::lock_guard lock(impl_->otlp_mutex);
   return impl_->llm;
+}
+std::vector<std::map<std::string, std::string>> mock_upstream::llm_headers() const {
+  std::lock_guard lock(impl_->otlp_mutex);
+  return impl_->llm_heads;
 }
 std::vector<std::string> mock_upstream::otlp_posts() const {
   std::lock_guard lock(impl_->otlp_mutex);

@@ -21,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -53,6 +54,8 @@ class mock_upstream {
   std::vector<std::string> otlp_posts() const;  // bodies received on /v1/traces
   // Request bodies the LLM routes (chat/completions, responses, messages) received, in order.
   std::vector<std::string> llm_bodies() const;
+  // The headers of those requests (lowercase names), in the same order.
+  std::vector<std::map<std::string, std::string>> llm_headers() const;
   void fail_next_otlp_posts(int n);
 
  private:

@@ -1,0 +1,198 @@
+// The cloud endpoints (Azure OpenAI, Vertex AI, AWS Bedrock) through the real
+// binary against the mock upstream, which answers their paths as the clouds
+// do (Bedrock streams as binary AWS event-stream): offload, read_blob
+// interception in JSON and in streams, the cloud's model and api label, the
+// 502 for a cloud without an upstream, and Bedrock's signing modes.
+#include <catch2/catch.hpp>
+#include <set>
+
+#include "rewrite/eventstream/eventstream.hpp"
+#include "rewrite/stream_framing.hpp"
+#include "tests/integration/harness.hpp"
+#include "tests/support/api_scenarios.hpp"
+
+using namespace gistproxy::testing;
+using njson = nlohmann::json;
+
+namespace {
+
+const std::string expected = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+
+struct stack {
+  mock_upstream upstream;
+  std::filesystem::path spans = temp_path("spans.jsonl");
+  proxy_process proxy;
+  explicit stack(std::vector<std::string> extra = {}, std::vector<std::string> env = {})
+      : proxy(
+            [&] {
+              std::vector<std::string> a{"--upstream", upstream.url(), "--span-log", spans.string()};
+              a.insert(a.end(), extra.begin(), extra.end());
+              return a;
+            }(),
+            env) {}
+  http_result ask(const std::string& api, const std::string& question, bool stream = false,
+                  std::map<std::string, std::string> headers = {}) {
+    auto body = request_for(api, question, haystack());
+    // The SDKs of APIs that choose streaming in the body say so there too.
+    if (stream && wire_api(api) != "gemini") body["stream"] = true;
+    if (headers.empty()) headers = key_header(api);
+    return http_request(proxy.port(), "POST", path_for(api, stream), body.dump(), headers);
+  }
+};
+
+// Every message of a Bedrock event-stream body decodes (both CRCs checked),
+// and the events it carries, as SSE text.
+std::string bedrock_events(const std::string& body) {
+  gistproxy::rewrite::eventstream::decoder d;
+  std::size_t messages = 0;
+  REQUIRE(d.feed(body, [&](gistproxy::rewrite::eventstream::message&& m, std::string_view) {
+    ++messages;
+    CHECK(m.string_header(":message-type") == std::optional<std::string_view>("event"));
+  }));
+  CHECK(d.pending().empty());
+  CHECK(messages > 3);
+  return gistproxy::rewrite::eventstream_as_sse(body, gistproxy::rewrite::stream_transport::eventstream_wrapped);
+}
+
+const std::vector<std::string> clouds = {"azure-chat", "azure-responses", "vertex-messages", "vertex-gemini",
+                                         "bedrock-messages"};
+
+}  // namespace
+
+TEST_CASE("clouds: a line in an offloaded output comes back through read_blob, in the cloud's paths and names") {
+  auto api = GENERATE(from_range(clouds));
+  stack s;
+  auto res = s.ask(api, "find the needle");
+  REQUIRE(res.status == 200);
+  CHECK(res.body.find("read_blob") == std::string::npos);
+  CHECK(answer_text(api, njson::parse(res.body)) == expected);
+  auto seen = s.upstream.llm_bodies();
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0].size() < haystack().size() / 2);  // offloaded
+  CHECK(seen[1].find("NEEDLE secret_port=48213") != std::string::npos);
+
+  auto spans = read_spans_until(s.spans, [](const auto& all) { return count_named(all, "gistproxy.request") >= 1; });
+  auto requests = spans_named(spans, "gistproxy.request");
+  REQUIRE(requests.size() == 1);
+  const auto& attributes = requests[0]["attributes"];
+  CHECK(attributes["gistproxy.api"] == api);
+  CHECK(attributes["gen_ai.request.model"] == model_for(api));
+  const std::map<std::string, std::string> providers = {{"azure", "azure.ai.openai"}, {"vertex", "gcp.vertex_ai"},
+                                                        {"bedrock", "aws.bedrock"}};
+  CHECK(attributes["gen_ai.provider.name"] == providers.at(api.substr(0, api.find('-'))));
+  const std::string page_ins = "gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\"} 1";
+  CHECK(metrics_with(s.proxy.admin_port(), {page_ins}).find(page_ins) != std::string::npos);
+}
+
+TEST_CASE("clouds: streams are spliced into one answer without read_blob, Bedrock's as valid event-stream") {
+  auto api = GENERATE(from_range(clouds));
+  auto script = GENERATE(as<std::string>{}, "find the needle", "with client call");
+  stack s;
+  auto res = s.ask(api, script, true);
+  REQUIRE(res.ok());
+  REQUIRE(res.status == 200);
+  std::string events = res.body;
+  if (api == "bedrock-messages") {
+    CHECK(res.headers["content-type"] == "application/vnd.amazon.eventstream");
+    events = bedrock_events(res.body);
+  }
+  CHECK(events.find("read_blob") == std::string::npos);
+  auto got = read_stream(api, events);
+  if (script == "find the needle") {
+    CHECK(got.text == expected);
+    CHECK(s.upstream.llm_bodies().size() == 2);
+  } else {
+    CHECK(got.client_calls.size() == 1);
+  }
+}
+
+TEST_CASE("clouds: a Bedrock stream whose later hop fails ends in an event-stream exception, not a clean end") {
+  stack s;
+  auto res = s.ask("bedrock-messages", "fail second hop", true);
+  REQUIRE(res.status == 200);
+  gistproxy::rewrite::eventstream::decoder d;
+  std::vector<std::string> types;
+  REQUIRE(d.feed(res.body, [&](gistproxy::rewrite::eventstream::message&& m, std::string_view) {
+    types.emplace_back(m.string_header(":message-type").value_or(""));
+  }));
+  REQUIRE_FALSE(types.empty());
+  CHECK(types.back() == "exception");
+}
+
+TEST_CASE("clouds: a cloud family without an upstream is a 502 naming the flag to set") {
+  mock_upstream anthropic_side;
+  // --upstream not given: the clouds have no default host.
+  proxy_process proxy({"--anthropic-upstream", anthropic_side.url()});
+  auto res = http_request(proxy.port(), "POST", path_for("bedrock-messages"),
+                          request_for("bedrock-messages", "hello", "short").dump(), key_header("bedrock-messages"));
+  CHECK(res.status == 502);
+  CHECK(res.body.find("--bedrock-upstream") != std::string::npos);
+  CHECK(res.body.find("upstream_not_configured") != std::string::npos);
+  auto azure = http_request(proxy.port(), "POST", path_for("azure-chat"), request_for("azure-chat", "hi", "x").dump(),
+                            key_header("azure-chat"));
+  CHECK(azure.status == 502);
+  CHECK(azure.body.find("--azure-upstream") != std::string::npos);
+  CHECK(anthropic_side.llm_bodies().empty());
+}
+
+TEST_CASE("clouds: an Azure deployment names the model when the body has none; --model-alias maps it") {
+  stack s({"--model-alias", "prod-gpt=gpt-4o-2024-08-06"});
+  auto body = request_for("chat", "hello", "short");
+  body.erase("model");
+  auto res = http_request(s.proxy.port(), "POST", "/openai/deployments/prod-gpt/chat/completions?api-version=2024-10-21",
+                          body.dump(), {{"api-key", "az-key"}});
+  REQUIRE(res.status == 200);
+  auto spans = read_spans_until(s.spans, [](const auto& all) { return count_named(all, "gistproxy.request") >= 1; });
+  auto requests = spans_named(spans, "gistproxy.request");
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0]["attributes"]["gen_ai.request.model"] == "gpt-4o-2024-08-06");
+  CHECK(requests[0]["attributes"]["gistproxy.api"] == "azure-chat");
+}
+
+TEST_CASE("clouds: a body the client signed with SigV4 goes to Bedrock byte for byte, counted") {
+  stack s;
+  const auto body = request_for("bedrock-messages", "find the needle", haystack()).dump();
+  const std::string authorization =
+      "AWS4-HMAC-SHA256 Credential=AKIDCLIENT/20260101/us-east-1/bedrock/aws4_request, "
+      "SignedHeaders=host;x-amz-date, Signature=0000";
+  auto res = http_request(s.proxy.port(), "POST", path_for("bedrock-messages"), body,
+                          {{"Authorization", authorization}, {"X-Amz-Date", "20260101T000000Z"}});
+  REQUIRE(res.status == 200);
+  auto seen = s.upstream.llm_bodies();
+  REQUIRE(seen.size() >= 1);
+  CHECK(seen[0] == body);  // not a byte changed, so the signature still holds
+  CHECK(s.upstream.llm_headers()[0].at("authorization") == authorization);
+  const std::string counted = "gistproxy_rewrite_failures_total{api=\"bedrock-messages\",reason=\"signed_body\"} 1";
+  CHECK(metrics_with(s.proxy.admin_port(), {counted}).find(counted) != std::string::npos);
+}
+
+TEST_CASE("clouds: with --sign-bedrock, a request without credentials is signed per hop with gistproxy's key") {
+  stack s({"--sign-bedrock", "on", "--bedrock-region", "eu-west-1"},
+          {"AWS_ACCESS_KEY_ID=AKIDPROXY", "AWS_SECRET_ACCESS_KEY=proxy-secret-never-logged"});
+  auto res = s.ask("bedrock-messages", "find the needle", false, {{"Content-Type", "application/json"}});
+  REQUIRE(res.status == 200);
+  CHECK(answer_text("bedrock-messages", njson::parse(res.body)) == expected);
+  auto heads = s.upstream.llm_headers();
+  REQUIRE(heads.size() == 2);
+  std::set<std::string> signatures;
+  for (const auto& h : heads) {
+    REQUIRE(h.contains("authorization"));
+    CHECK(h.at("authorization").starts_with("AWS4-HMAC-SHA256 Credential=AKIDPROXY/"));
+    CHECK(h.at("authorization").find("/eu-west-1/bedrock/aws4_request") != std::string::npos);
+    CHECK(h.contains("x-amz-date"));
+    signatures.insert(h.at("authorization"));
+  }
+  CHECK(signatures.size() == 2);  // each hop's body signed on its own
+  CHECK(s.proxy.log().find("proxy-secret-never-logged") == std::string::npos);
+  std::ifstream span_log(s.spans);
+  std::string all((std::istreambuf_iterator<char>(span_log)), std::istreambuf_iterator<char>());
+  CHECK(all.find("proxy-secret-never-logged") == std::string::npos);
+}
+
+TEST_CASE("clouds: gistproxy refuses to start with --sign-bedrock but no AWS credentials") {
+  child_process p({gistproxy_binary(), "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
+                   "--store", temp_path("store").string(), "--sign-bedrock", "on"},
+                  std::vector<std::string>{"PATH=/usr/bin:/bin"});
+  CHECK(p.wait(std::chrono::seconds(10)) == 1);
+  CHECK(p.output().find("--sign-bedrock needs AWS_ACCESS_KEY_ID") != std::string::npos);
+}
