@@ -8,8 +8,8 @@ namespace {
 // Server-sent events: the wire is the filter's language.
 class sse_framing final : public stream_framing {
  public:
-  bool feed(std::string_view bytes, const std::function<void(const sse::event&)>& on_event) override {
-    events_.feed(bytes, on_event);
+  bool feed(std::string_view bytes, const event_handler& on_event) override {
+    events_.feed(bytes, [&](const sse::event& e) { on_event(e, e.raw); });
     return true;
   }
   std::string_view pending() const override { return events_.pending(); }

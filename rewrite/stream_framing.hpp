@@ -20,11 +20,14 @@ class stream_filter;
 class stream_framing {
  public:
   virtual ~stream_framing() = default;
-  // Feeds wire bytes; each complete event goes to on_event, its `raw` the
-  // event's wire bytes. False when the bytes cannot be followed (a framing
-  // error, or a message that is not an event, such as an AWS exception): the
-  // caller then passes pending() and every later byte through as sent.
-  virtual bool feed(std::string_view bytes, const std::function<void(const sse::event&)>& on_event) = 0;
+  // Feeds wire bytes; each complete event goes to on_event as SSE (its `raw`
+  // the SSE text a filter passes on unchanged), with its wire bytes (what a
+  // stream that gave up filtering sends as they came). False when the bytes
+  // cannot be followed (a framing error, or a message that is not an event,
+  // such as an AWS exception): the caller then passes pending() and every
+  // later byte through as sent.
+  using event_handler = std::function<void(const sse::event&, std::string_view wire)>;
+  virtual bool feed(std::string_view bytes, const event_handler& on_event) = 0;
   // Wire bytes received but not yet part of an event the filter saw.
   virtual std::string_view pending() const = 0;
   // A filter's output as wire bytes (SSE comments, which only keep a

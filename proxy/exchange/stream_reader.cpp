@@ -87,16 +87,16 @@ class stream_reader final : public hop_reader {
   // counted. Never an aborted stream for what we merely did not understand.
   std::string filter_events(rewrite::stream_framing& framing, std::string_view piece) {
     std::string to_client;
-    const bool framed = framing.feed(piece, [&](const rewrite::sse::event& e) {
+    const bool framed = framing.feed(piece, [&](const rewrite::sse::event& e, std::string_view wire) {
       if (passthrough_) {
-        to_client += e.raw;
+        to_client += wire;
         return;
       }
       try {
         to_client += framing.encode(filter_->on_event(e));
       } catch (const std::exception&) {
         passthrough_ = true;
-        to_client += e.raw;
+        to_client += wire;
       }
     });
     if (!framed || (!passthrough_ && framing.pending().size() > max_pending_event)) passthrough_ = true;

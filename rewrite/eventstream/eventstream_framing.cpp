@@ -51,7 +51,7 @@ class eventstream_framing final : public stream_framing {
  public:
   explicit eventstream_framing(stream_transport transport) : transport_(transport) {}
 
-  bool feed(std::string_view bytes, const std::function<void(const sse::event&)>& on_event) override {
+  bool feed(std::string_view bytes, const event_handler& on_event) override {
     if (failed_) {
       leftover_.append(bytes);
       return false;
@@ -64,11 +64,13 @@ class eventstream_framing final : public stream_framing {
         return leftover_.append(raw), void();
       }
       current_ = std::move(*named);
+      // The event as SSE: what a filter passing it on unchanged returns.
+      current_sse_ = sse_event(current_.name, current_.data);
       sse::event e;
-      e.raw = raw;
+      e.raw = current_sse_;
       e.name = current_.name;
       e.data = current_.data;
-      on_event(e);
+      on_event(e, raw);
     });
     if (!framed && !failed_) failed_ = true;
     if (failed_ && !framed) leftover_.append(decoder_.pending());
@@ -98,6 +100,7 @@ class eventstream_framing final : public stream_framing {
   stream_transport transport_;
   eventstream::decoder decoder_;
   named_event current_;   // the event being handed out (views into it)
+  std::string current_sse_;
   bool failed_ = false;
   std::string leftover_;  // wire bytes from the first message that was not an event
 };

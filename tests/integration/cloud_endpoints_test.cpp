@@ -97,6 +97,15 @@ TEST_CASE("clouds: streams are spliced into one answer without read_blob, Bedroc
     events = bedrock_events(res.body);
   }
   CHECK(events.find("read_blob") == std::string::npos);
+  if (wire_api(api) == "messages") {  // an SDK needs the turn opened and closed exactly once
+    auto count = [&](const std::string& needle) {
+      std::size_t n = 0;
+      for (auto at = events.find(needle); at != std::string::npos; at = events.find(needle, at + 1)) ++n;
+      return n;
+    };
+    CHECK(count("\"type\":\"message_start\"") == 1);
+    CHECK(count("\"type\":\"message_stop\"") == 1);
+  }
   auto got = read_stream(api, events);
   if (script == "find the needle") {
     CHECK(got.text == expected);

@@ -5,6 +5,7 @@ namespace {
 
 constexpr std::string_view deployments = "/openai/deployments/";
 constexpr std::string_view v1 = "/openai/v1/";
+constexpr std::string_view openai = "/openai/";
 
 std::string_view deployment_of(std::string_view path) { return cloud_path::segment_after(path, deployments); }
 
@@ -12,6 +13,9 @@ std::string_view deployment_of(std::string_view path) { return cloud_path::segme
 
 bool azure_dialect::serves_path(std::string_view path) const {
   if (path.starts_with(v1)) return path.substr(v1.size()) == operation_;
+  // The openai SDK's AzureOpenAI posts Responses to /openai/responses?api-version=….
+  if (path.size() == openai.size() + operation_.size() && path.starts_with(openai) && path.ends_with(operation_))
+    return true;
   const auto deployment = deployment_of(path);
   if (deployment.empty()) return false;
   const auto tail = path.substr(deployments.size() + deployment.size());

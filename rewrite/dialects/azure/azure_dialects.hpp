@@ -2,6 +2,7 @@
 //   /openai/deployments/{deployment}/chat/completions?api-version=…
 //   /openai/deployments/{deployment}/responses?api-version=…
 //   /openai/v1/chat/completions, /openai/v1/responses (the v1 API)
+//   /openai/responses?api-version=… (where the openai SDK's AzureOpenAI posts Responses)
 // Bodies, answers and streams are OpenAI's. The key is the api-key header or
 // an Entra ID token in Authorization: Bearer; either names the tenant. A
 // deployment names the model when the body has none (deployment paths

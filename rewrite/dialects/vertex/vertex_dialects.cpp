@@ -6,27 +6,42 @@
 
 namespace gistproxy::rewrite {
 
-// /{v1|v1beta1}/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{verb}
-bool vertex_dialect::split(std::string_view path, std::string_view& model, std::string_view& verb) const {
-  std::string_view rest;
-  for (std::string_view version : {"/v1/projects/", "/v1beta1/projects/"})
-    if (path.starts_with(version)) rest = path.substr(version.size());
-  if (rest.empty()) return false;
-  // {p}/locations/{l}/publishers/{publisher}/models/{model}:{verb}: seven segments.
-  std::string_view parts[7];
+namespace {
+
+// Splits `rest` into exactly N '/'-separated, non-empty segments.
+template <std::size_t N>
+bool segments(std::string_view rest, std::string_view (&parts)[N]) {
   for (auto& part : parts) {
     auto slash = rest.find('/');
     part = rest.substr(0, slash);
     if (part.empty()) return false;
     rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
   }
-  if (!rest.empty() || parts[1] != "locations" || parts[3] != "publishers" || parts[4] != publisher_ ||
-      parts[5] != "models")
+  return rest.empty();
+}
+
+}  // namespace
+
+// /{v1|v1beta1}/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{verb},
+// or Vertex's express mode (an API key, no project): /{v1|v1beta1}/publishers/{publisher}/models/{model}:{verb}
+bool vertex_dialect::split(std::string_view path, std::string_view& model, std::string_view& verb) const {
+  std::string_view rest;
+  for (std::string_view version : {"/v1/", "/v1beta1/"})
+    if (path.starts_with(version)) rest = path.substr(version.size());
+  std::string_view last;
+  if (std::string_view p[8]; rest.starts_with("projects/") && segments(rest, p)) {
+    if (p[2] != "locations" || p[4] != "publishers" || p[5] != publisher_ || p[6] != "models") return false;
+    last = p[7];
+  } else if (std::string_view e[4]; rest.starts_with("publishers/") && segments(rest, e)) {
+    if (e[1] != publisher_ || e[2] != "models") return false;
+    last = e[3];
+  } else {
     return false;
-  const auto colon = parts[6].rfind(':');
+  }
+  const auto colon = last.rfind(':');
   if (colon == std::string_view::npos || colon == 0) return false;
-  model = parts[6].substr(0, colon);
-  verb = parts[6].substr(colon + 1);
+  model = last.substr(0, colon);
+  verb = last.substr(colon + 1);
   return verb == unstreamed_ || verb == streamed_;
 }
 

@@ -5,7 +5,8 @@
 //     and SSE streams are Anthropic's)
 //   …/publishers/google/models/{m}:generateContent, :streamGenerateContent
 //     (Gemini's bodies and answers)
-// under /v1/ or /v1beta1/. The model is the path's. OAuth bearer tokens pass
+// under /v1/ or /v1beta1/, or in express mode (an API key, no project)
+// /v1beta1/publishers/google/models/{m}:generateContent. The model is the path's. OAuth bearer tokens pass
 // through unchanged (Google does not sign bodies) and name the tenant.
 #pragma once
 
