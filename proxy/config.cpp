@@ -20,6 +20,9 @@ struct option {
   const char* value_name;  // nullptr for a boolean switch
   std::string help;
   std::function<bool(config&, const std::string&)> set;
+  // What a message says of a bad value (default: the value itself); the
+  // egress proxy's says why, and never shows its credentials.
+  std::function<std::string(const std::string&)> explain = {};
 };
 
 template <class T>
@@ -68,6 +71,20 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return c.listen = v, true; }},
       {"upstream", "URL", "LLM API base URL, http or https (default https://api.openai.com); the client's path and query are appended",
        [](config& c, const std::string& v) { return c.upstream = v, true; }},
+      {"egress-proxy", "URL|none",
+       "outbound HTTP proxy for upstreams and the S3 store: http://[user:password@]host[:port] (CONNECT tunnels, "
+       "TLS end to end); none: connect directly. Default: https_proxy / HTTPS_PROXY for https upstreams, "
+       "http_proxy / HTTP_PROXY for http ones; no_proxy / NO_PROXY lists hosts reached directly either way",
+       [](config& c, const std::string& v) {
+         std::string error;
+         if (v != "none" && !parse_egress_proxy(v, error)) return false;
+         return c.egress.flag = v, true;
+       },
+       [](const std::string& v) {
+         std::string error;
+         parse_egress_proxy(v, error);
+         return error;
+       }},
       {"upstream-ca", "FILE", "PEM file of an extra CA to trust for upstream TLS (besides the system store)",
        [](config& c, const std::string& v) { return c.upstream_ca = v, true; }},
       {"admin-listen", "HOST:PORT", "admin listener: /metrics, /healthz, /readyz (default 127.0.0.1:9464)",
@@ -280,8 +297,8 @@ std::optional<std::string> apply_config_file(config& c, const std::string& path)
     // Repeatable options take a JSON array of values.
     auto values = value.is_array() ? value : nlohmann::json::array({value});
     for (const auto& one : values)
-      if (!o->set(c, json_scalar_text(one)))
-        return "config file '" + path + "': bad value for '" + key + "': " + json_scalar_text(one);
+      if (const auto text = json_scalar_text(one); !o->set(c, text))
+        return "config file '" + path + "': bad value for '" + key + "': " + (o->explain ? o->explain(text) : text);
   }
   return std::nullopt;
 }
@@ -293,7 +310,19 @@ const char* env_value(const char* const* environ, const char* name) {
   return nullptr;
 }
 
+
 }  // namespace
+
+void read_egress_environment(egress_settings& egress, const char* const* environ) {
+  auto either = [environ](const char* lower, const char* upper) {
+    const char* v = env_value(environ, lower);
+    if (!v) v = env_value(environ, upper);
+    return std::string(v ? v : "");
+  };
+  egress.https_proxy = either("https_proxy", "HTTPS_PROXY");
+  egress.http_proxy = either("http_proxy", "HTTP_PROXY");
+  egress.no_proxy = either("no_proxy", "NO_PROXY");
+}
 
 std::string config::upstream_for(std::string_view family) const {
   if (family == rewrite::upstream_families().front().name) return upstream;
@@ -383,6 +412,7 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
   }
   if (auto v = env_value(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")) c.otlp_endpoint = v;
   if (auto v = env_value(environ, "OTEL_SERVICE_NAME")) c.service_name = v;
+  read_egress_environment(c.egress, environ);
   // Pass 2: flags.
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string a = args[i];
@@ -404,7 +434,8 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
       if (i + 1 >= args.size()) return {std::nullopt, "--" + name + " needs a value", 2};
       value = args[++i];
     }
-    if (!o->set(c, value)) return {std::nullopt, "bad value for --" + name + ": '" + value + "'", 2};
+    if (!o->set(c, value))
+      return {std::nullopt, "bad value for --" + name + ": " + (o->explain ? o->explain(value) : "'" + value + "'"), 2};
     upstream_given |= name == "upstream";
   }
   if (upstream_given)

@@ -1,7 +1,8 @@
 // gistproxy's configuration: one table of options, each settable as a flag
 // (--name VALUE), a key of the --config JSON file ("name": value) or, for the
 // OpenTelemetry ones, the standard environment variables. Precedence:
-// defaults < config file < environment < flags.
+// defaults < config file < environment < flags. The egress proxy
+// (--egress-proxy, or the environment's *_proxy variables) is egress_settings'.
 #pragma once
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/net/egress_proxy.hpp"
 #include "rewrite/offload/cost_model.hpp"
 
 namespace gistproxy::proxy {
@@ -24,6 +26,9 @@ struct config {
   // explicit --upstream stands in for those not given.
   std::map<std::string, std::string, std::less<>> family_upstreams;
   std::string upstream_ca;  // PEM file of an extra trusted CA
+  // The outbound HTTP proxy for upstreams and the S3 store: --egress-proxy
+  // (a URL or none; config key egress_proxy) over the environment's.
+  egress_settings egress;
   std::string span_log;
   std::string otlp_endpoint;
   std::string record;  // --record FILE: one JSON line per exchange
@@ -88,6 +93,11 @@ struct parse_result {
   std::string message;        // text for stdout (help/version) or stderr (error)
   int exit_code = 0;
 };
+
+// The proxy variables of an environment, as curl reads them: https_proxy,
+// http_proxy and no_proxy, each before its uppercase form (a variable set,
+// even empty, wins over its other case). Leaves `flag` alone.
+void read_egress_environment(egress_settings& egress, const char* const* environ);
 
 // Parses `serve` arguments (argv without the program and subcommand names).
 parse_result parse_serve_args(const std::vector<std::string>& args, const char* const* environ);

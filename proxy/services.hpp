@@ -28,6 +28,7 @@ namespace gistproxy::proxy {
 struct upstream_target {
   std::string family;
   http_url url;
+  std::optional<egress_proxy> via;  // the egress proxy it is reached through, if any
 };
 
 struct services {

@@ -11,7 +11,7 @@ shard::shard(services& s) : services_(s), io_(std::make_unique<asio::io_context>
   deadlines_.start(io_->get_executor());
   for (const auto& u : s.upstreams)
     pools_.push_back(std::make_unique<upstream_pool>(io_->get_executor(), deadlines_, u.url,
-                                                     u.url.tls ? s.tls : nullptr, timeouts_of(s.cfg), s.metrics));
+                                                     u.url.tls ? s.tls : nullptr, timeouts_of(s.cfg), s.metrics, u.via));
 }
 
 shard::~shard() {

@@ -12,6 +12,8 @@
 #include "proxy/store/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
 
+extern char** environ;
+
 namespace gistproxy::proxy {
 namespace {
 
@@ -23,7 +25,8 @@ constexpr const char* usage =
     "options:\n"
     "  --store DIR|s3://BUCKET/PREFIX   blob store (default ./gistproxy-blobs); S3 credentials and\n"
     "                      region from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION\n"
-    "  --s3-endpoint URL   S3-compatible endpoint (default AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS)\n"
+    "  --s3-endpoint URL   S3-compatible endpoint (default AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, else AWS);\n"
+    "                      reached through https_proxy / http_proxy unless no_proxy lists it (as serve)\n"
     "  --store-timeout D   longest wait for one S3 call, retries included (default 5s)\n"
     "  --tenant T          the tenant to read from (get); default: search every tenant\n"
     "  --api-key KEY       read as the tenant of this API key (get): the key itself (sk-...) or\n"
@@ -159,6 +162,7 @@ int blob_command(const std::vector<std::string>& args) {
   cfg.s3_endpoint = o.s3_endpoint;
   cfg.store_timeout = o.store_timeout;
   cfg.blob_ttl = o.ttl;
+  read_egress_environment(cfg.egress, environ);  // an S3 store is reached as serve reaches it
   opened_store opened;
   try {
     opened = open_store(cfg, nullptr);

@@ -22,6 +22,7 @@ namespace gistproxy::proxy {
 namespace {
 
 // One upstream per API family: --upstream, --anthropic-upstream, --gemini-upstream, ...
+// each with the egress proxy it is reached through, if any.
 std::vector<upstream_target> upstream_targets(const config& cfg, bool& any_tls) {
   std::vector<upstream_target> out;
   for (const auto& family : rewrite::upstream_families()) {
@@ -33,8 +34,10 @@ std::vector<upstream_target> upstream_targets(const config& cfg, bool& any_tls) 
     auto url = parse_http_url(configured, error);
     const std::string flag = out.empty() ? "--upstream" : "--" + std::string(family.name) + "-upstream";
     if (!url) throw std::runtime_error(flag + ": " + error);
+    auto via = egress_route(cfg.egress, url->tls, url->host, url->port, error);
+    if (!error.empty()) throw std::runtime_error(error);
     any_tls |= url->tls;
-    out.push_back({std::string(family.name), std::move(*url)});
+    out.push_back({std::string(family.name), std::move(*url), std::move(via)});
   }
   return out;
 }
@@ -107,6 +110,13 @@ class offload_services {
 };
 
 void log_listening(telemetry::logger& log, const server& srv, const services& svc, unsigned threads) {
+  // Which upstreams go through an egress proxy (its host:port, never its
+  // credentials); before "listening", so whoever waits for that has them.
+  for (const auto& u : svc.upstreams)
+    if (u.via)
+      log.log(telemetry::log_level::warn, "egress proxy",
+              "\"family\":\"" + u.family + "\",\"upstream\":\"" + u.url.host_header() + "\",\"proxy\":\"" +
+                  u.via->name() + "\"");
   auto ep = srv.listen_endpoint(), admin = srv.admin_endpoint();
   log.log(telemetry::log_level::warn, "listening",
           "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +

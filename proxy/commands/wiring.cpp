@@ -124,6 +124,9 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
   co.timeout = cfg.store_timeout;
   co.max_body_bytes = cfg.max_blob_bytes + cfg.max_blob_bytes / 8 + (1 << 20);  // a zstd frame of the largest blob, and lists
   co.extra_ca_file = cfg.upstream_ca;
+  std::string egress_error;
+  co.egress = egress_route(cfg.egress, where->endpoint.tls, where->host(), where->endpoint.port, egress_error);
+  if (!egress_error.empty()) throw std::runtime_error("--store " + cfg.store + ": " + egress_error);
   const double slow = std::chrono::duration<double>(cfg.store_slow_span).count();
   co.observe = [metrics, tracer, slow](std::string_view op, const store::s3::response& r, double seconds) {
     if (metrics) {

@@ -125,6 +125,7 @@ upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& 
   if (ctx.in.facts) span_.set_text("gen_ai.request.model", ctx.in.facts->model);
   span_.set("server.address", pool.target().host);
   span_.set("server.port", std::int64_t(std::stoi(pool.target().port)));
+  if (pool.via()) span_.set_text("gistproxy.egress_proxy", pool.via()->name());  // host:port only
   span_.set("gistproxy.hop", std::int64_t(hop + 1));
   span_.set_text("gistproxy.group", rewrite::group_label(ctx.in.group));
 }

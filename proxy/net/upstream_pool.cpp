@@ -6,6 +6,8 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <stdexcept>
 
+#include "proxy/net/egress_tunnel.hpp"
+
 namespace gistproxy::proxy {
 namespace {
 
@@ -31,8 +33,15 @@ bool upstream_connection::looks_alive() {
 }
 
 upstream_pool::upstream_pool(executor ex, deadline_sweeper& sweeper, http_url target, asio::ssl::context* tls,
-                             upstream_timeouts timeouts, telemetry::metric_catalogue& metrics)
-    : executor_(std::move(ex)), sweeper_(sweeper), target_(std::move(target)), tls_(tls), timeouts_(timeouts), metrics_(metrics) {}
+                             upstream_timeouts timeouts, telemetry::metric_catalogue& metrics,
+                             std::optional<egress_proxy> via)
+    : executor_(std::move(ex)),
+      sweeper_(sweeper),
+      target_(std::move(target)),
+      tls_(tls),
+      timeouts_(timeouts),
+      metrics_(metrics),
+      via_(std::move(via)) {}
 
 awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
   auto now = coarse_clock::now();
@@ -59,13 +68,17 @@ void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
 void upstream_pool::discard(std::string_view why) { metrics_.upstream_connections_discarded.labels({why}).inc(); }
 
 awaitable<upstream_pool::lease> upstream_pool::connect() {
+  // Through an egress proxy, the proxy is the address to dial.
+  const std::string& host = via_ ? via_->host : target_.host;
+  const std::string& port = via_ ? via_->port : target_.port;
   auto now = std::chrono::steady_clock::now();
   if (!resolved_ || now - resolved_at_ > resolve_cache_ttl) {
     tcp::resolver resolver(executor_);
-    auto [ec, results] = co_await resolver.async_resolve(target_.host, target_.port, use_nothrow);
+    auto [ec, results] = co_await resolver.async_resolve(host, port, use_nothrow);
     if (ec)
       co_return lease{nullptr, proxy_error{error_kind::upstream_unreachable,
-                                           "cannot resolve upstream host " + target_.host + ": " + ec.message()}};
+                                           "cannot resolve " + std::string(via_ ? "egress proxy" : "upstream") +
+                                               " host " + host + ": " + ec.message()}};
     resolved_ = results;
     resolved_at_ = now;
   }
@@ -73,35 +86,46 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
   auto c = std::make_unique<upstream_connection>(executor_, sweeper_, tls_);
   c->buffer.reserve(64 * 1024);  // Beast reads at most the spare capacity per syscall
   auto& socket = c->tcp();
-  // One deadline for connecting and the TLS handshake.
+  // One deadline for connecting, the CONNECT exchange and the TLS handshake.
   auto connecting = c->deadline.arm(timeouts_.connect);
   auto [connect_ec, endpoint] = co_await asio::async_connect(socket, *resolved_, use_nothrow);
   const error_code ec = c->deadline.verdict(connect_ec);
   if (ec) {
     resolved_.reset();  // re-resolve next time: the address may have moved
     auto kind = ec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_unreachable;
-    co_return lease{nullptr, proxy_error{kind, "cannot connect to upstream " + target_.host_header() + ": " +
+    const std::string dialled = via_ ? "egress proxy " + via_->name() + " for upstream " + target_.host_header()
+                                     : "upstream " + target_.host_header();
+    co_return lease{nullptr, proxy_error{kind, "cannot connect to " + dialled + ": " +
                                                    (ec == beast::error::timeout ? "timed out" : ec.message())}};
   }
   error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-
-  if (c->tls) {
-    // SNI, then verify the chain and that the certificate names this host.
-    if (!SSL_set_tlsext_host_name(c->tls->native_handle(), target_.host.c_str()))
-      co_return lease{nullptr, proxy_error{error_kind::upstream_tls, "cannot set TLS SNI for " + target_.host}};
-    c->tls->set_verify_mode(asio::ssl::verify_peer);
-    c->tls->set_verify_callback(asio::ssl::host_name_verification(target_.host));
-    auto [handshake_ec] = co_await c->tls->async_handshake(asio::ssl::stream_base::client, use_nothrow);
-    const error_code hec = c->deadline.verdict(handshake_ec);
-    if (hec) {
-      auto kind = hec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_tls;
-      co_return lease{nullptr, proxy_error{kind, "TLS handshake with upstream " + target_.host_header() +
-                                                     " failed: " + hec.message()}};
+  if (via_) {
+    auto refused = co_await connect_through(socket, c->buffer, *via_, target_.host, target_.port,
+                                            [&d = c->deadline](const error_code& e) { return d.verdict(e); });
+    if (refused) {
+      refused->detail = "cannot reach upstream " + target_.host_header() + ": " + refused->detail;
+      co_return lease{nullptr, std::move(refused)};
     }
   }
+  if (c->tls)
+    if (auto failed = co_await secure(*c)) co_return lease{nullptr, std::move(failed)};
   metrics_.upstream_connections.labels({"new"}).inc();
   co_return lease{std::move(c), std::nullopt};
+}
+
+// TLS with the upstream itself (through a tunnel too): SNI, then verify the
+// chain and that the certificate names the upstream's host.
+awaitable<std::optional<proxy_error>> upstream_pool::secure(upstream_connection& c) {
+  if (!SSL_set_tlsext_host_name(c.tls->native_handle(), target_.host.c_str()))
+    co_return proxy_error{error_kind::upstream_tls, "cannot set TLS SNI for " + target_.host};
+  c.tls->set_verify_mode(asio::ssl::verify_peer);
+  c.tls->set_verify_callback(asio::ssl::host_name_verification(target_.host));
+  auto [handshake_ec] = co_await c.tls->async_handshake(asio::ssl::stream_base::client, use_nothrow);
+  const error_code hec = c.deadline.verdict(handshake_ec);
+  if (!hec) co_return std::nullopt;
+  auto kind = hec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_tls;
+  co_return proxy_error{kind, "TLS handshake with upstream " + target_.host_header() + " failed: " + hec.message()};
 }
 
 std::unique_ptr<asio::ssl::context> make_upstream_tls_context(const std::string& extra_ca_file) {

@@ -1,5 +1,7 @@
 // Keep-alive connections to one upstream, owned by one I/O thread (no locks).
-// A connection is plain TCP or TLS (SNI, certificate and hostname verified).
+// A connection is plain TCP or TLS (SNI, certificate and hostname verified),
+// direct or through a CONNECT tunnel of an egress proxy (TLS still end to end
+// with the upstream, verified against its name).
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>
@@ -12,6 +14,7 @@
 
 #include "proxy/net/beast.hpp"
 #include "proxy/net/deadlines.hpp"
+#include "proxy/net/egress_proxy.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/proxy_error.hpp"
 #include "telemetry/metric_catalogue.hpp"
@@ -45,8 +48,10 @@ struct upstream_timeouts {
 
 class upstream_pool {
  public:
+  // `via`: the egress proxy to tunnel through, or nullopt to connect directly.
   upstream_pool(executor ex, deadline_sweeper& sweeper, http_url target, asio::ssl::context* tls,
-                upstream_timeouts timeouts, telemetry::metric_catalogue& metrics);
+                upstream_timeouts timeouts, telemetry::metric_catalogue& metrics,
+                std::optional<egress_proxy> via = std::nullopt);
 
   struct lease {
     std::unique_ptr<upstream_connection> connection;
@@ -63,10 +68,12 @@ class upstream_pool {
   // could not show where it ended (the caller drops it).
   void discard(std::string_view why);
   const http_url& target() const { return target_; }
+  const std::optional<egress_proxy>& via() const { return via_; }
   void close_idle() { idle_.clear(); }
 
  private:
   awaitable<lease> connect();
+  awaitable<std::optional<proxy_error>> secure(upstream_connection& c);
 
   executor executor_;
   deadline_sweeper& sweeper_;
@@ -74,6 +81,7 @@ class upstream_pool {
   asio::ssl::context* tls_;
   upstream_timeouts timeouts_;
   telemetry::metric_catalogue& metrics_;
+  std::optional<egress_proxy> via_;
   std::vector<std::unique_ptr<upstream_connection>> idle_;
   std::optional<tcp::resolver::results_type> resolved_;
   std::chrono::steady_clock::time_point resolved_at_;

@@ -42,6 +42,49 @@ TEST_CASE("OpenTelemetry environment variables are honoured, flags win") {
   CHECK(parse_serve_args({"--otlp-endpoint=http://x:1"}, env).cfg->otlp_endpoint == "http://x:1");
 }
 
+TEST_CASE("the proxy environment is read as curl reads it, lowercase first, and --egress-proxy is kept apart") {
+  SECTION("lowercase before uppercase") {
+    const char* env[] = {"HTTPS_PROXY=http://upper:1", "https_proxy=http://lower:1", "HTTP_PROXY=http://plain:2",
+                         "NO_PROXY=internal.example", nullptr};
+    auto r = parse_serve_args({}, env);
+    REQUIRE(r.cfg);
+    CHECK(r.cfg->egress.https_proxy == "http://lower:1");
+    CHECK(r.cfg->egress.http_proxy == "http://plain:2");
+    CHECK(r.cfg->egress.no_proxy == "internal.example");
+    CHECK(r.cfg->egress.flag.empty());
+  }
+  SECTION("a lowercase variable set empty wins over its uppercase form (it unsets the proxy)") {
+    const char* env[] = {"https_proxy=", "HTTPS_PROXY=http://upper:1", nullptr};
+    auto r = parse_serve_args({}, env);
+    REQUIRE(r.cfg);
+    CHECK(r.cfg->egress.https_proxy.empty());
+  }
+  SECTION("--egress-proxy (flag or config key) is its own setting; the environment stays for no_proxy") {
+    const char* env[] = {"HTTPS_PROXY=http://env:1", "NO_PROXY=internal.example", nullptr};
+    auto r = parse_serve_args({"--egress-proxy", "http://user:pw@flag:3128"}, env);
+    REQUIRE(r.cfg);
+    CHECK(r.cfg->egress.flag == "http://user:pw@flag:3128");
+    CHECK(r.cfg->egress.no_proxy == "internal.example");
+    CHECK(parse_serve_args({"--egress-proxy=none"}, env).cfg->egress.flag == "none");
+  }
+}
+
+TEST_CASE("a bad --egress-proxy is refused without showing its password") {
+  auto r = parse_serve_args({"--egress-proxy", "socks5://alice:hunter2@proxy:1080"}, no_env);
+  CHECK_FALSE(r.cfg);
+  CHECK(r.exit_code == 2);
+  CHECK(r.message.find("bad value for --egress-proxy") != std::string::npos);
+  CHECK(r.message.find("hunter2") == std::string::npos);
+
+  auto path = std::filesystem::temp_directory_path() / "gp-config-egress-test.json";
+  std::ofstream(path) << R"({"egress_proxy":"https://alice:hunter2@proxy:3128"})";
+  auto from_file = parse_serve_args({"--config", path.string()}, no_env);
+  std::filesystem::remove(path);
+  CHECK_FALSE(from_file.cfg);
+  CHECK(from_file.message.find("egress_proxy") != std::string::npos);
+  CHECK(from_file.message.find("hunter2") == std::string::npos);
+}
+
 TEST_CASE("bad input gets a clear message and exit code 2") {
   auto r = parse_serve_args({"--nope"}, no_env);
   CHECK_FALSE(r.cfg);

@@ -26,10 +26,18 @@ export async function startMock() {
   return { url: `http://127.0.0.1:${port}`, process: mock };
 }
 
+// The test's environment without proxy variables: gistproxy honours
+// HTTPS_PROXY / HTTP_PROXY / NO_PROXY, and a machine's own would route the
+// tests' loopback upstreams elsewhere.
+function withoutProxyVariables(env) {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !/_proxy$/i.test(name)));
+}
+
 // One gistproxy serve in front of `upstream`; `env` adds environment variables.
 export async function startProxy(upstream, extraArgs = [], env = {}) {
   const proxy = spawn(`${BUILD}/gistproxy`, ["serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
-    "--upstream", upstream, ...extraArgs], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ...env } });
+    "--upstream", upstream, ...extraArgs], { stdio: ["ignore", "ignore", "pipe"],
+    env: { ...withoutProxyVariables(process.env), ...env } });
   const listening = JSON.parse(await firstLine(proxy.stderr, (l) => l.includes('"msg":"listening"'), "gistproxy"));
   proxy.stderr.resume();
   return {

@@ -1,12 +1,16 @@
 // The S3 client's keep-alive connections: bytes an S3 endpoint leaves after an
-// answer are never read as the next call's answer.
+// answer are never read as the next call's answer; through an egress proxy,
+// each connection is a CONNECT tunnel.
 #include <catch2/catch.hpp>
 
 #include "proxy/store/s3/s3_blob_store.hpp"
 #include "proxy/store/s3/s3_client.hpp"
+#include "tests/support/connect_proxy.hpp"
 #include "tests/support/raw_upstream.hpp"
 
 using namespace gistproxy::store::s3;
+using gistproxy::testing::connect_proxy;
+using gistproxy::testing::connect_proxy_options;
 using gistproxy::testing::raw_upstream;
 
 TEST_CASE("s3 client: bytes after an answer never become the next call's answer") {
@@ -26,6 +30,47 @@ TEST_CASE("s3 client: bytes after an answer never become the next call's answer"
   CHECK(b.status == 200);
   CHECK(b.body == "second");
   CHECK(s3.requests() == 2);
+}
+
+TEST_CASE("s3 client: through an egress proxy, connections are CONNECT tunnels to the S3 host, kept alive") {
+  raw_upstream s3({{raw_upstream::response("object", "application/octet-stream")}});
+  connect_proxy egress(connect_proxy_options::requiring("Basic dXNlcjpwYXNz"));  // user:pass
+  std::string error;
+  auto env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
+  auto where = parse_location("s3://bucket/prefix", s3.url(), env, error);
+  REQUIRE(where);
+  client_options co;
+  co.egress = gistproxy::proxy::parse_egress_proxy(egress.url_with("user:pass"), error);
+  REQUIRE(co.egress);
+  client c(*where, credentials{"AKID", "secret", ""}, co);
+
+  CHECK(c.send(request{"GET", "prefix/a", {}, {}, {}}).body == "object");
+  CHECK(c.send(request{"GET", "prefix/b", {}, {}, {}}).body == "object");
+  CHECK(s3.requests() == 2);
+  CHECK(egress.tunnels() == 1);
+  CHECK(egress.targets() == std::vector<std::string>{"127.0.0.1:" + std::to_string(s3.port())});
+  CHECK(egress.authorizations() == std::vector<std::string>{"Basic dXNlcjpwYXNz"});
+}
+
+TEST_CASE("s3 client: an egress proxy that refuses makes the store unreachable, and the error names the proxy") {
+  raw_upstream s3({{raw_upstream::response("object", "application/octet-stream")}});
+  connect_proxy egress(connect_proxy_options::refusing(403));
+  std::string error;
+  auto env = [](const char*) -> std::optional<std::string> { return std::nullopt; };
+  auto where = parse_location("s3://bucket/prefix", s3.url(), env, error);
+  REQUIRE(where);
+  client_options co;
+  co.max_attempts = 2;
+  co.egress = gistproxy::proxy::parse_egress_proxy(egress.url_with("user:pass"), error);
+  REQUIRE(co.egress);
+  client c(*where, credentials{"AKID", "secret", ""}, co);
+
+  auto r = c.send(request{"GET", "prefix/a", {}, {}, {}});
+  CHECK(r.status == 0);
+  CHECK(result_name(r) == "unreachable");
+  CHECK(r.attempts == 2);  // retried like any transport failure
+  CHECK(r.error == "egress proxy 127.0.0.1:" + std::to_string(egress.port()) + " refused CONNECT (HTTP 403)");
+  CHECK(s3.requests() == 0);
 }
 
 namespace {

@@ -7,8 +7,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <cctype>
 #include <regex>
 #include <stdexcept>
+#include <string_view>
 
 extern char** environ;
 
@@ -18,7 +20,17 @@ const char* gistproxy_binary() { return GISTPROXY_BINARY; }
 
 namespace {
 std::atomic<int> instances{0};
+
+// NAME=VALUE whose NAME ends in _proxy, in any case (https_proxy, NO_PROXY, ...).
+bool is_proxy_variable(std::string_view entry) {
+  const auto name = entry.substr(0, entry.find('='));
+  constexpr std::string_view suffix = "_proxy";
+  if (name.size() < suffix.size()) return false;
+  return std::equal(suffix.begin(), suffix.end(), name.end() - suffix.size(),
+                    [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); });
 }
+
+}  // namespace
 
 proxy_process::proxy_process(std::vector<std::string> args, const std::vector<std::string>& env) {
   std::vector<std::string> argv{gistproxy_binary(), "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"};
@@ -29,10 +41,13 @@ proxy_process::proxy_process(std::vector<std::string> args, const std::vector<st
     argv.insert(argv.end(), {"--store", store_dir_.string()});
   }
   argv.insert(argv.end(), args.begin(), args.end());
-  // The test's environment without OTEL_* (tests configure exporters by flag), plus `env`.
+  // The test's environment without OTEL_* (tests configure exporters by
+  // flag) and without proxy variables (a machine's HTTPS_PROXY or NO_PROXY
+  // would route the tests' loopback upstreams elsewhere; egress tests pass
+  // their own), plus `env`.
   std::vector<std::string> child_env;
   for (char** e = environ; *e; ++e)
-    if (std::strncmp(*e, "OTEL_", 5) != 0) child_env.push_back(*e);
+    if (std::strncmp(*e, "OTEL_", 5) != 0 && !is_proxy_variable(*e)) child_env.push_back(*e);
   child_env.insert(child_env.end(), env.begin(), env.end());
   process_ = std::make_unique<child_process>(argv, child_env);
 

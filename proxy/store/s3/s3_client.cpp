@@ -12,6 +12,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "proxy/net/beast.hpp"
+#include "proxy/net/egress_tunnel.hpp"
 
 namespace gistproxy::store::s3 {
 
@@ -229,6 +230,41 @@ asio::awaitable<void> exchange(Stream& stream, beast::tcp_stream& lowest, beast:
 
 }  // namespace
 
+asio::awaitable<bool> client::open(connection& c, clock::time_point deadline, response& out) {
+  constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
+  auto fail = [&out](std::string why) {
+    out.error = std::move(why);
+    return false;
+  };
+  c.buffer.clear();  // nothing of a closed connection's bytes carries over
+  const std::string host = where_.host();
+  // Through an egress proxy, the proxy is the address to dial; messages name
+  // it by host:port (never its credentials).
+  const auto& via = options_.egress;
+  const std::string dialled = via ? "egress proxy " + via->name() : host;
+  tcp::resolver resolver(c.ioc);
+  auto [ec, endpoints] =
+      co_await resolver.async_resolve(via ? via->host : host, via ? via->port : where_.endpoint.port, nothrow);
+  if (ec) co_return fail("resolve " + dialled + ": " + ec.message());
+  c.lowest().expires_at(deadline);
+  auto [cec, ep] = co_await c.lowest().async_connect(endpoints, nothrow);
+  if (cec) {
+    const std::string to = via ? "connect to " + dialled : "connect";
+    co_return fail(cec == beast::error::timeout ? to + " timed out" : to + ": " + cec.message());
+  }
+  if (via)
+    if (auto refused = co_await proxy::connect_through(c.lowest(), c.buffer, *via, host, where_.endpoint.port))
+      co_return fail(refused->detail);
+  if (c.tls) {
+    if (!SSL_set_tlsext_host_name(c.tls->native_handle(), host.c_str())) co_return fail("cannot set TLS SNI");
+    c.tls->set_verify_callback(asio::ssl::host_name_verification(host));
+    auto [hec] = co_await c.tls->async_handshake(asio::ssl::stream_base::client, nothrow);
+    if (hec) co_return fail("TLS handshake with " + host + ": " + hec.message());
+  }
+  c.open = true;
+  co_return true;
+}
+
 response client::attempt(connection& c, const request& r, clock::time_point deadline) {
   auto req = build(where_, r, creds_, now_());
   response out;
@@ -236,24 +272,7 @@ response client::attempt(connection& c, const request& r, clock::time_point dead
   asio::co_spawn(
       c.ioc,
       [&]() -> asio::awaitable<void> {
-        constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
-        if (!c.open) {
-          c.buffer.clear();  // nothing of a closed connection's bytes carries over
-          tcp::resolver resolver(c.ioc);
-          const std::string host = where_.host();
-          auto [ec, endpoints] = co_await resolver.async_resolve(host, where_.endpoint.port, nothrow);
-          if (ec) co_return void(out.error = "resolve " + host + ": " + ec.message());
-          c.lowest().expires_at(deadline);
-          auto [cec, ep] = co_await c.lowest().async_connect(endpoints, nothrow);
-          if (cec) co_return void(out.error = cec == beast::error::timeout ? "connect timed out" : "connect: " + cec.message());
-          if (c.tls) {
-            if (!SSL_set_tlsext_host_name(c.tls->native_handle(), host.c_str())) co_return void(out.error = "cannot set TLS SNI");
-            c.tls->set_verify_callback(asio::ssl::host_name_verification(host));
-            auto [hec] = co_await c.tls->async_handshake(asio::ssl::stream_base::client, nothrow);
-            if (hec) co_return void(out.error = "TLS handshake with " + host + ": " + hec.message());
-          }
-          c.open = true;
-        }
+        if (!c.open && !co_await open(c, deadline, out)) co_return;
         if (c.tls) co_await exchange(*c.tls, c.lowest(), c.buffer, req, options_.max_body_bytes, deadline, out, reusable);
         else co_await exchange(*c.tcp, c.lowest(), c.buffer, req, options_.max_body_bytes, deadline, out, reusable);
       },

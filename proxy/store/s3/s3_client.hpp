@@ -3,6 +3,8 @@
 // verified against the system CAs and the host name), every call bounded by
 // one deadline that covers its retries. Retries (exponential backoff, full
 // jitter) on transport errors, 5xx and SlowDown; never on another 4xx.
+// Through an egress proxy, each connection is a CONNECT tunnel (TLS still
+// verified against the S3 host).
 #pragma once
 
 #include <chrono>
@@ -15,6 +17,9 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+
+#include "proxy/net/egress_proxy.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/store/s3/s3_xml.hpp"
 #include "proxy/store/s3/sigv4.hpp"
@@ -72,6 +77,7 @@ struct client_options {
   std::uint64_t max_body_bytes = 64ull << 20;
   std::size_t max_idle_connections = 16;
   std::string extra_ca_file;  // added to the system CAs (private S3 endpoints)
+  std::optional<proxy::egress_proxy> egress;  // tunnel through this proxy; nullopt: connect directly
   // Called after every call (metrics, slow-call spans): the operation
   // (operation_name), the response, the seconds it took.
   std::function<void(std::string_view op, const response&, double seconds)> observe;
@@ -96,6 +102,9 @@ class client {
   struct connection;
   std::unique_ptr<connection> take();
   void give_back(std::unique_ptr<connection> c);
+  // Connects c (through the egress proxy's tunnel, if any; TLS, if https)
+  // before `deadline`; false, with out.error set, when it cannot.
+  boost::asio::awaitable<bool> open(connection& c, std::chrono::steady_clock::time_point deadline, response& out);
   response attempt(connection& c, const request& r, std::chrono::steady_clock::time_point deadline);
   response send_with_retries(const request& r, std::chrono::steady_clock::time_point deadline);
 
