@@ -144,7 +144,7 @@ TEST_CASE("clouds: a cloud family without an upstream is a 502 naming the flag t
   CHECK(anthropic_side.llm_bodies().empty());
 }
 
-TEST_CASE("clouds: an Azure deployment names the model when the body has none; --model-alias maps it") {
+TEST_CASE("clouds: an Azure deployment names the model when the body has none, and --model-alias maps it") {
   stack s({"--model-alias", "prod-gpt=gpt-4o-2024-08-06"});
   auto body = request_for("chat", "hello", "short");
   body.erase("model");
