@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "rewrite/replay/trace_readers.hpp"
 
 #include "rewrite/offload/base64.hpp"
@@ -51,10 +53,15 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     return std::nullopt;
   };
   for (const auto& line : lines) {
-    auto api = dialect_for_path(line.value("path", ""));
+    const std::string path = is_str(line, "path") ? line["path"].get<std::string>() : std::string();
+    auto api = dialect_for_path(path);
     auto body = body_of(line, "request_body");
     if (!api || !body) continue;
-    t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), line.value("hops", 0)));
+    // A recording is a file from outside: a member of the wrong type skips nothing but itself.
+    const auto& hops = line.contains("hops") ? line["hops"] : ojson();
+    const int page_in_hops = hops.is_number_integer() ? int(std::clamp<std::int64_t>(hops.get<std::int64_t>(), 0, 1 << 20)) : 0;
+    t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), page_in_hops));
+    t.requests.back().target = path;
   }
 }
 

@@ -92,6 +92,7 @@ void replay_session::replay_one(const recorded_request& req) {
   replayed_request out{&req, d, {}, {}, {}};
   std::string model;
   if (auto facts = d->inspect(body)) {
+    if (!req.target.empty()) d->inspect_target(req.target, *facts);  // Gemini and the clouds name the model there
     out.conversation_key = facts->conversation_key;
     model = facts->model;
   }

@@ -10,6 +10,7 @@
 #include "rewrite/stream_framing.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
+#include "tests/support/child_process.hpp"
 
 using namespace gistproxy::testing;
 using njson = nlohmann::json;
@@ -204,4 +205,39 @@ TEST_CASE("clouds: gistproxy refuses to start with --sign-bedrock but no AWS cre
                   std::vector<std::string>{"PATH=/usr/bin:/bin"});
   CHECK(p.wait(std::chrono::seconds(10)) == 1);
   CHECK(p.output().find("--sign-bedrock needs AWS_ACCESS_KEY_ID") != std::string::npos);
+}
+
+TEST_CASE("clouds: recorded cloud traffic keeps its api and assembled streams, and replays priced by the path's model") {
+  auto file = temp_path("cloud-record.jsonl");
+  {
+    stack s({"--record", file.string()});
+    REQUIRE(s.ask("bedrock-messages", "find the needle").status == 200);
+    REQUIRE(s.ask("bedrock-messages", "find the needle", true).status == 200);
+    REQUIRE(s.ask("vertex-messages", "find the needle", true).status == 200);
+    REQUIRE(s.ask("azure-chat", "find the needle").status == 200);
+    REQUIRE(s.proxy.stop() == 0);  // the writer drains before exit
+  }
+  std::vector<njson> lines;
+  {
+    std::ifstream in(file);
+    for (std::string line; std::getline(in, line);) lines.push_back(njson::parse(line));
+  }
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0]["api"] == "bedrock-messages");
+  CHECK(lines[1]["api"] == "bedrock-messages");
+  CHECK(lines[2]["api"] == "vertex-messages");
+  CHECK(lines[3]["api"] == "azure-chat");
+  // The binary event-stream is kept (base64) and assembled as the unstreamed answer.
+  CHECK(lines[1].contains("response_body_base64"));
+  REQUIRE(lines[1].contains("response"));
+  CHECK(answer_text("messages", lines[1]["response"]) == expected);
+  CHECK(answer_text("messages", lines[2]["response"]) == expected);
+
+  auto out = run_command({gistproxy_binary(), "replay", "--json", file.string()});
+  INFO(out.output);
+  REQUIRE(out.exit_code == 0);
+  auto j = njson::parse(out.output);
+  CHECK(j["turns"] == 4);
+  CHECK(j["offloads"] == 4);
+  CHECK(j["priced_turns"] == 4);  // us.anthropic.claude-sonnet-4-5-…-v1:0, claude-sonnet-4-5@…, the deployment gpt-4o
 }

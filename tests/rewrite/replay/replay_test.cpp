@@ -365,6 +365,13 @@ TEST_CASE("HAR, claude-trace, recordings, OpenHands and Inspect logs keep only L
   CHECK(rec.format == "gistproxy-recording");
   REQUIRE(rec.requests.size() == 1);
   CHECK(rec.requests[0].forwarded == "{\"a\":2}");
+  CHECK(rec.requests[0].target == "/v1/chat/completions");
+  // A line whose members have the wrong types costs nothing but those members.
+  auto odd = read_trace(J{{"gistproxy_record", 1}, {"path", "/model/anthropic.claude-x-v1%3A0/invoke"}, {"request_body", "{}"}, {"hops", "two"}}.dump() + "\n" +
+                        J{{"gistproxy_record", 1}, {"path", 7}, {"request_body", "{}"}, {"hops", -3}}.dump());
+  REQUIRE(odd.requests.size() == 1);
+  CHECK(odd.requests[0].api->name() == "bedrock-messages");
+  CHECK(odd.requests[0].page_in_hops == 0);
 
   J oh = {{"messages", chat["messages"]}, {"kwargs", {{"tools", {{{"type", "function"}, {"function", {{"name", "bash"}}}}}}}}, {"response", {{"model", "claude-3-5"}}}, {"timestamp", 1}};
   auto o = read_trace(oh.dump());
