@@ -10,6 +10,7 @@ struct conversation {
   std::string handle;                      // from a reference in the conversation
   std::vector<std::string> blob_results;   // contents of results of our rb_ calls
   bool client_result = false;              // a result for the client's tool came back
+  bool agent_read = false;                 // the agent's Read tool answered (the "agent reads" script)
   bool tools_forbidden = false;            // tool_choice none
   bool signature_lost = false;             // Gemini: a read_blob call came back without its thoughtSignature
 };
@@ -36,7 +37,10 @@ conversation read_conversation(llm_api api, const nlohmann::json& req) {
   auto note_result = [&](const std::string& id, const std::string& text) {
     if (id.rfind("rb_", 0) == 0) c.blob_results.push_back(text);
     else if (id.rfind("run_", 0) == 0) c.client_result = true;
-    else find_handle(c, text);
+    else {
+      c.agent_read |= id.rfind("toolu_read_", 0) == 0;
+      find_handle(c, text);
+    }
   };
   if (api == llm_api::gemini) {
     const auto config = req.value("toolConfig", nlohmann::json::object());
@@ -106,6 +110,20 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
   }
   auto rb = [&](std::string id, nlohmann::json args) { t.calls.push_back({std::move(id), "read_blob", std::move(args)}); };
   const auto& u = c.first_user;
+  if (auto at = u.find("agent reads "); at != std::string::npos) {
+    // A real agent's own tool (Claude Code's Read) first: its output is what
+    // gistproxy offloads; then read_blob on the reference; then the line.
+    if (!c.agent_read) {
+      auto path = u.substr(at + 12);
+      path = path.substr(0, path.find_first_of(" \n"));
+      t.calls.push_back({"toolu_read_0", "Read", {{"file_path", path}}});
+    } else if (c.blob_results.empty() && !c.handle.empty()) {
+      rb("rb_0", {{"handle", c.handle}, {"pattern", "NEEDLE"}});
+    } else {
+      t.text = "found: " + needle_line(c.blob_results);
+    }
+    return t;
+  }
   if (u.find("loop forever") != std::string::npos) {
     if (c.tools_forbidden) t.text = "gave up after " + std::to_string(c.blob_results.size()) + " reads";
     else rb("rb_" + std::to_string(c.blob_results.size()), {{"handle", c.handle}, {"pattern", "NEEDLE"}});

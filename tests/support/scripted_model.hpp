@@ -2,6 +2,9 @@
 // the APIs, decides what the model would answer, so tests can drive
 // read_blob interception. The script is chosen by words in the first user
 // message:
+//   "agent reads PATH"  call the agent's own tool Read(file_path=PATH), then
+//                       read_blob(handle, pattern="NEEDLE") on the reference its
+//                       offloaded result became, then answer with the line
 //   "find the needle"   call read_blob(handle, pattern="NEEDLE"), then answer
 //                       with the matching line from the tool result
 //   "two calls"         two read_blob calls in one turn (pattern and a range)
