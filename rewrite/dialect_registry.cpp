@@ -41,6 +41,10 @@ token_usage dialect::usage_from_response(const nlohmann::json& body) const {
 
 void dialect::inspect_target(std::string_view, request_facts&) const {}
 
+dialect::insertion dialect::tools_insertion(std::string_view, const request_scan& scan, std::string_view definition) const {
+  return {scan.object_end, ",\"tools\":[" + std::string(definition) + "]"};
+}
+
 credential_fields dialect::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
 
 std::span<const dialect* const> all_dialects() {
