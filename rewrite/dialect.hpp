@@ -1,9 +1,10 @@
 // One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
-// Anthropic Messages, Gemini generateContent) behind one interface. The proxy asks the registry which
-// dialect a request speaks, then talks only to this interface: everything
-// API-specific (paths, bodies, answers, streams, the upstream it goes to, the
-// credentials that name a tenant, the metric label) lives behind it. Adding
-// an API is a new adapter plus one line in dialect_registry.cpp.
+// Anthropic Messages, Gemini generateContent, Bedrock Converse) behind one
+// interface. The proxy asks the registry which dialect a request speaks,
+// then talks only to this interface: everything API-specific (paths, bodies,
+// answers, streams, the upstream it goes to, the credentials that name a
+// tenant, the metric label) lives behind it. Adding an API is a new adapter
+// plus one line in dialect_registry.cpp.
 #pragma once
 
 #include <algorithm>

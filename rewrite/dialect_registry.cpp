@@ -1,5 +1,6 @@
 #include "rewrite/dialect.hpp"
 #include "rewrite/dialects/chat/chat_dialect.hpp"
+#include "rewrite/dialects/converse/converse_dialect.hpp"
 #include "rewrite/dialects/gemini/gemini_dialect.hpp"
 #include "rewrite/dialects/messages/messages_dialect.hpp"
 #include "rewrite/dialects/responses/responses_dialect.hpp"
@@ -52,8 +53,9 @@ std::span<const dialect* const> all_dialects() {
   static const responses_dialect responses;
   static const messages_dialect messages;
   static const gemini_dialect gemini;
+  static const converse_dialect converse;
   // The registry: one line per API. The first dialect's family is the default upstream.
-  static const dialect* const list[] = {&chat, &responses, &messages, &gemini};
+  static const dialect* const list[] = {&chat, &responses, &messages, &gemini, &converse};
   return list;
 }
 

@@ -160,11 +160,12 @@ TEST_CASE("prefix layout: each API's own members make its head, under every spel
   CHECK_FALSE(extends(summary_of(*fingerprint(plain, "gemini")), *fingerprint(marked, "gemini")));
   CHECK(extends(summary_of(*fingerprint(R"({"messages":[{"role":"user"}]})")),
                 *fingerprint(R"({"messages":[{"role":"user","cache_control":{"type":"ephemeral"}}]})")));
-  // Every registered API names its conversation list and at least its tools.
+  // Every registered API names its conversation list and at least its tools
+  // (Bedrock Converse keeps them in toolConfig).
   for (const auto* d : all_dialects()) {
     const auto layout = d->cache_prefix();
     CHECK_FALSE(layout.conversation.empty());
-    CHECK(layout.head[0] == "tools");
+    CHECK(layout.head[0] == (d->name() == "bedrock-converse" ? "toolConfig" : "tools"));
   }
 }
 
