@@ -188,18 +188,23 @@ struct mock_upstream::impl {
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
     const bool gemini = is_gemini_path(path);
-    if (gemini || path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+    // Bedrock Converse: JSON answers only (/converse-stream is binary event-stream).
+    const bool converse = is_converse_path(path);
+    const bool llm_path = gemini || converse || path.ends_with("/chat/completions") || path.ends_with("/responses") ||
+                          path.ends_with("/messages");
+    if (llm_path) {
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
     }
-    if (gemini || path.ends_with("/chat/completions") || path.ends_with("/responses") || path.ends_with("/messages")) {
+    if (llm_path) {
       // JSON answers come from the scripted model (chat streams are below).
       auto request = nlohmann::json::parse(req.body(), nullptr, false);
       llm_api api = gemini                         ? llm_api::gemini
+                    : converse                     ? llm_api::converse
                     : path.ends_with("/responses") ? llm_api::responses
                     : path.ends_with("/messages")  ? llm_api::messages : llm_api::chat;
       // Gemini names the model and the streaming mode in the path.
-      bool stream = gemini ? path.ends_with(":streamGenerateContent") : request.is_object() && request.value("stream", false);
+      bool stream = gemini ? path.ends_with(":streamGenerateContent") : !converse && request.is_object() && request.value("stream", false);
       if (gemini && request.is_object()) request["model"] = gemini_model_of(path);
       if (api == llm_api::responses && request.is_object()) {
         auto admitted = responses.admit(request);
