@@ -1,9 +1,10 @@
 // One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
-// Anthropic Messages, Gemini generateContent) behind one interface. The proxy asks the registry which
-// dialect a request speaks, then talks only to this interface: everything
-// API-specific (paths, bodies, answers, streams, the upstream it goes to, the
-// credentials that name a tenant, the metric label) lives behind it. Adding
-// an API is a new adapter plus one line in dialect_registry.cpp.
+// Anthropic Messages, Gemini generateContent, Bedrock Converse) behind one
+// interface. The proxy asks the registry which dialect a request speaks,
+// then talks only to this interface: everything API-specific (paths, bodies,
+// answers, streams, the upstream it goes to, the credentials that name a
+// tenant, the metric label) lives behind it. Adding an API is a new adapter
+// plus one line in dialect_registry.cpp.
 #pragma once
 
 #include <algorithm>
@@ -107,6 +108,9 @@ struct request_scan {
   std::optional<json::range> tools;        // the "tools" array, if the client declared one
   std::vector<std::string> declared_tools; // their names
   std::vector<json::range> tool_ranges;     // each element of the tools array, in order
+  // The object that holds the tools array, for an API that nests it (Converse's
+  // toolConfig) when the body has that object: where a missing array goes.
+  std::optional<json::range> tools_holder;
   std::size_t object_end = 0;              // offset of the body's closing '}'
   // The conversation list (messages, input, contents), when an array, and
   // where its second item starts (0 with fewer than two items).
@@ -176,6 +180,15 @@ class dialect {
   virtual std::string read_blob_tool(std::string_view name) const = 0;
   // A JSON value to put where an image block was (Anthropic: a text block).
   virtual std::string image_replacement(std::string_view text) const;
+  // How a body whose scan found no tools array gets one holding `definition`
+  // (read_blob's, from read_blob_tool): the text to insert and where. By
+  // default a top-level "tools" member before the body's closing '}'; an API
+  // that nests its tools (Converse's toolConfig.tools) says where they go.
+  struct insertion {
+    std::size_t at = 0;
+    std::string text;
+  };
+  virtual insertion tools_insertion(std::string_view body, const request_scan& scan, std::string_view definition) const;
 
   // read_blob calls in a complete JSON response.
   virtual response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const = 0;

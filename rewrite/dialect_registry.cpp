@@ -2,6 +2,7 @@
 #include "rewrite/dialects/azure/azure_dialects.hpp"
 #include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"
 #include "rewrite/dialects/chat/chat_dialect.hpp"
+#include "rewrite/dialects/converse/converse_dialect.hpp"
 #include "rewrite/dialects/gemini/gemini_dialect.hpp"
 #include "rewrite/dialects/messages/messages_dialect.hpp"
 #include "rewrite/dialects/responses/responses_dialect.hpp"
@@ -44,6 +45,10 @@ token_usage dialect::usage_from_response(const nlohmann::json& body) const {
 
 void dialect::inspect_target(std::string_view, request_facts&) const {}
 
+dialect::insertion dialect::tools_insertion(std::string_view, const request_scan& scan, std::string_view definition) const {
+  return {scan.object_end, ",\"tools\":[" + std::string(definition) + "]"};
+}
+
 credential_fields dialect::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
 
 namespace {
@@ -61,11 +66,12 @@ struct registry {
   vertex_dialect vertex_messages{messages, "vertex-messages", "anthropic", "rawPredict", "streamRawPredict"};
   vertex_dialect vertex_gemini{gemini, "vertex-gemini", "google", "generateContent", "streamGenerateContent"};
   bedrock_messages_dialect bedrock_messages{messages};
+  converse_dialect converse;  // Bedrock's own API
   const dialect* const apis[4] = {&chat, &responses, &messages, &gemini};
   // Matching order: the clouds' paths are exact, the APIs' match any prefix
   // (…/chat/completions), so the clouds are asked first.
-  const dialect* const matching[9] = {&azure_chat, &azure_responses, &vertex_messages, &vertex_gemini, &bedrock_messages,
-                                      &chat,       &responses,       &messages,        &gemini};
+  const dialect* const matching[10] = {&azure_chat, &azure_responses, &vertex_messages, &vertex_gemini, &bedrock_messages,
+                                       &converse,   &chat,            &responses,       &messages,      &gemini};
 };
 
 const registry& the_registry() {

@@ -327,7 +327,8 @@ class offload_engine::pass {
                        std::string_view::npos;
       edits_.push_back({{scan_.tools->end - 1, scan_.tools->end - 1}, (empty ? "" : ",") + def});
     } else {
-      edits_.push_back({{scan_.object_end, scan_.object_end}, ",\"tools\":[" + def + "]"});
+      auto added = d_.tools_insertion(body_, scan_, def);  // a new tools array, where this API keeps it
+      edits_.push_back({{added.at, added.at}, std::move(added.text)});
     }
     report_.tool_injected = true;
     report_.tool_tokens = e_.definition_tokens(d_, report_.tool_name, def);

@@ -17,22 +17,39 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 std::uint64_t bytes_hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
 // Hashes one JSON value, without any `marker` member at any depth (none when
-// empty). Returns false on malformed JSON.
-bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64_t& h) {
+// empty). An array element that is an object holding nothing but the marker
+// (a marker block: Converse's {"cachePoint":{…}}) is left out of its array
+// entirely, as if the client had not sent it: clients move those every turn
+// just as they move cache_control members. When `marker_only` is given and
+// the value is such a block, it is set and `h` is left as it was. Returns
+// false on malformed JSON.
+bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64_t& h, bool* marker_only = nullptr) {
   const auto k = c.peek();
   if (depth < max_depth && k == json::kind::object) {
-    h = mix(h, '{');
+    std::uint64_t inner = mix(h, '{');
+    std::size_t kept = 0, markers = 0;
     const bool ok = c.object([&](std::string_view key, json::cursor& v) {
-                       if (!marker.empty() && key == marker) return v.skip_value().has_value();
-                       h = mix(h, bytes_hash(key));
-                       return hash_value(v, marker, depth + 1, h);
+                       if (!marker.empty() && key == marker) {
+                         ++markers;
+                         return v.skip_value().has_value();
+                       }
+                       ++kept;
+                       inner = mix(inner, bytes_hash(key));
+                       return hash_value(v, marker, depth + 1, inner);
                      }).has_value();
-    h = mix(h, '}');
+    if (marker_only && markers > 0 && kept == 0) {
+      *marker_only = true;
+      return ok;
+    }
+    h = mix(inner, '}');
     return ok;
   }
   if (depth < max_depth && k == json::kind::array) {
     h = mix(h, '[');
-    const bool ok = c.array([&](std::size_t, json::cursor& v) { return hash_value(v, marker, depth + 1, h); }).has_value();
+    const bool ok = c.array([&](std::size_t, json::cursor& v) {
+                       bool dropped = false;
+                       return hash_value(v, marker, depth + 1, h, &dropped);
+                     }).has_value();
     h = mix(h, ']');
     return ok;
   }

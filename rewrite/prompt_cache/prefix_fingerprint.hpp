@@ -36,7 +36,9 @@ struct prefix_layout {
   // conversation (Responses' previous_response_id): the prefix is not in the body.
   std::string_view provider_state;
   // A member clients move every turn that the cached content does not depend
-  // on (Anthropic's cache_control breakpoints), left out at any depth.
+  // on (Anthropic's cache_control breakpoints), left out at any depth; an
+  // array element holding only it (Converse's {"cachePoint":{…}} blocks) is
+  // left out of its array whole.
   std::string_view cache_marker;
 };
 

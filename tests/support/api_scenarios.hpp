@@ -1,4 +1,4 @@
-// Requests and answers of the four APIs for the page-in scenarios of the
+// Requests and answers of the five APIs for the page-in scenarios of the
 // scripted model (tests/support/scripted_model.hpp): what a client sends,
 // and what an SDK reads back from a JSON answer or a stream.
 #pragma once
@@ -40,10 +40,11 @@ inline std::optional<llm_api> scripted_api(const std::string& named) {
   if (api == "responses") return llm_api::responses;
   if (api == "messages") return llm_api::messages;
   if (api == "gemini") return llm_api::gemini;
+  if (api == "bedrock-converse") return llm_api::converse;
   return std::nullopt;
 }
 
-// The model request_for names (Gemini names it in the path).
+// The model request_for names (Gemini and Bedrock name it in the path).
 inline std::string model_for(const std::string& api) {
   if (api == "bedrock-messages") return "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
   if (api == "vertex-messages") return "claude-sonnet-4-5@20250929";
@@ -51,6 +52,7 @@ inline std::string model_for(const std::string& api) {
   if (api == "azure-chat") return "gpt-4o";
   if (api == "azure-responses") return "gpt-5";
   if (api == "gemini") return "gemini-2.5-flash";
+  if (api == "bedrock-converse") return "anthropic.claude-sonnet-4-5-20250929-v1:0";
   return api == "chat" ? "gpt-4o" : api == "responses" ? "gpt-5" : "claude-sonnet-4-5";
 }
 
@@ -59,12 +61,14 @@ inline std::string render_stream(const std::string& named, const model_turn& tur
   const auto model = model_for(named);
   const std::string api = wire_api(named);
   if (api == "gemini") return render_gemini_stream(turn, model);
+  if (api == "bedrock-converse") return render_converse_stream(turn, model);
   if (api == "chat") return render_chat_stream(turn, model, true);
   if (api == "responses") return render_responses_stream(turn, model);
   return render_messages_stream(turn, model);
 }
 
-// Gemini chooses streaming by the path; the others by "stream": true in the body.
+// Gemini and Bedrock choose streaming by the path; the others by "stream": true
+// in the body. Bedrock's model id is percent-encoded in the path (':' as %3A).
 inline std::string path_for(const std::string& api, bool stream = false) {
   if (api == "azure-chat") return "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21";
   if (api == "azure-responses") return "/openai/v1/responses";
@@ -76,6 +80,8 @@ inline std::string path_for(const std::string& api, bool stream = false) {
            (stream ? "streamGenerateContent?alt=sse" : "generateContent");
   if (api == "bedrock-messages")
     return std::string("/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/") + (stream ? "invoke-with-response-stream" : "invoke");
+  if (api == "bedrock-converse")
+    return std::string("/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/") + (stream ? "converse-stream" : "converse");
   if (api == "gemini")
     return stream ? "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse" : "/v1beta/models/gemini-2.5-flash:generateContent";
   return api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
@@ -86,13 +92,22 @@ inline std::map<std::string, std::string> key_header(const std::string& api) {
   if (api == "vertex-messages" || api == "vertex-gemini" || api == "bedrock-messages") return {{"Authorization", "Bearer sk-test"}};
   if (api == "messages") return {{"x-api-key", "sk-test"}};
   if (api == "gemini") return {{"x-goog-api-key", "sk-test"}};
+  if (api == "bedrock-converse") return {{"Authorization", "Bearer sk-test"}};  // a Bedrock API key
   return {{"Authorization", "sk-test"}};
 }
 
-// Whether a forwarded body forbids tool calls (the last hop).
+// Whether a forwarded body forbids tool calls (the last hop). Converse has no
+// tool choice that does (auto, any, tool only), and its toolConfig must stay
+// as it was (Bedrock refuses toolUse blocks without it; the prompt cache keys
+// on it): its last hop asks instead, in a text block after the results.
 inline bool forbids_tools(const std::string& named, const std::string& body) {
   const std::string api = wire_api(named);
   auto j = nlohmann::json::parse(body);
+  if (api == "bedrock-converse") {
+    const auto& last = j["messages"].back();
+    const auto& ask = last["content"].back();
+    return last["role"] == "user" && ask.contains("text") && ask["text"].get<std::string>().rfind("Do not call ", 0) == 0;
+  }
   return api == "gemini" ? j.contains("toolConfig") : j.contains("tool_choice");
 }
 
@@ -110,6 +125,16 @@ inline nlohmann::json cloud_claude_request(const std::string& api, const std::st
 inline nlohmann::json request_for(const std::string& named, const std::string& ask, const std::string& output) {
   if (named == "bedrock-messages" || named == "vertex-messages") return cloud_claude_request(named, ask, output);
   const std::string api = wire_api(named);
+  if (api == "bedrock-converse") {
+    auto spec = [](const char* name) {
+      return nlohmann::json{{"toolSpec", {{"name", name}, {"inputSchema", {{"json", {{"type", "object"}}}}}}}};
+    };
+    return {{"messages", {{{"role", "user"}, {"content", {{{"text", ask}}}}},
+                          {{"role", "assistant"}, {"content", {{{"toolUse", {{"toolUseId", "c1"}, {"name", "cat"}, {"input", nlohmann::json::object()}}}}}}},
+                          {{"role", "user"}, {"content", {{{"toolResult", {{"toolUseId", "c1"}, {"content", {{{"text", output}}}}, {"status", "success"}}}}}}}}},
+            {"toolConfig", {{"tools", {spec("cat"), spec("run")}}}},
+            {"inferenceConfig", {{"maxTokens", 100}}}};
+  }
   if (api == "gemini")
     return {{"contents", {{{"role", "user"}, {"parts", {{{"text", ask}}}}},
                           {{"role", "model"}, {"parts", {{{"functionCall", {{"name", "cat"}, {"args", nlohmann::json::object()}}}}}}},
@@ -140,6 +165,12 @@ inline nlohmann::json request_for(const std::string& named, const std::string& a
 // The final answer's text, whatever the API.
 inline std::string answer_text(const std::string& named, const nlohmann::json& r) {
   const std::string api = wire_api(named);
+  if (api == "bedrock-converse") {
+    std::string out;
+    for (auto& b : r["output"]["message"]["content"])
+      if (b.contains("text")) out += b["text"].get<std::string>();
+    return out;
+  }
   if (api == "gemini") {
     std::string out;
     for (auto& p : r["candidates"][0]["content"]["parts"])
@@ -169,6 +200,24 @@ inline std::vector<std::string> sse_data(const std::string& body) {
   return out;
 }
 
+// Each SSE event's name ("message" when unnamed) and data, in order.
+inline std::vector<std::pair<std::string, std::string>> sse_events(const std::string& body) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::string name;
+  std::size_t pos = 0;
+  while (pos < body.size()) {
+    auto end = body.find('\n', pos);
+    const auto line = body.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    pos = end == std::string::npos ? body.size() : end + 1;
+    if (line.rfind("event: ", 0) == 0) name = line.substr(7);
+    if (line.rfind("data: ", 0) == 0) {
+      out.emplace_back(name.empty() ? "message" : name, line.substr(6));
+      name.clear();
+    }
+  }
+  return out;
+}
+
 // What an SDK would assemble from a stream of any of the APIs.
 struct streamed {
   std::string text;
@@ -181,7 +230,10 @@ inline streamed read_stream(const std::string& named, const std::string& body) {
   for (const auto& data : sse_data(body)) {
     if (data == "[DONE]") continue;
     auto e = nlohmann::json::parse(data);
-    if (api == "gemini") {
+    if (api == "bedrock-converse") {  // payloads say no event type: contentBlockDelta and contentBlockStart by shape
+      if (e.contains("delta") && e["delta"].contains("text")) out.text += e["delta"]["text"].get<std::string>();
+      if (e.contains("start") && e["start"].contains("toolUse")) out.client_calls.push_back(e["start"]["toolUse"]["toolUseId"]);
+    } else if (api == "gemini") {
       if (!e.contains("candidates")) continue;
       for (auto& part : e["candidates"][0]["content"]["parts"]) {
         if (part.contains("text")) out.text += part["text"].get<std::string>();

@@ -140,19 +140,20 @@ struct mock_upstream::impl {
     co_return keep_alive;
   }
 
-  // A Bedrock InvokeModel stream: each SSE event's data as one AWS
-  // event-stream "chunk" message ({"bytes": base64, "p": padding}, as
-  // Bedrock pads its events), chunked, one message per write.
+  // A Bedrock stream, chunked, one AWS event-stream message per write:
+  // InvokeModel wraps each SSE event's data in a "chunk" message ({"bytes":
+  // base64, "p": padding}, as Bedrock pads its events); Converse (`typed`)
+  // names each message by the event's name and carries its data as is.
   template <class Stream>
-  asio::awaitable<bool> eventstream_answer(Stream& s, std::string_view events, bool keep_alive) {
+  asio::awaitable<bool> eventstream_answer(Stream& s, std::string_view events, bool typed, bool keep_alive) {
     const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: application/vnd.amazon.eventstream\r\n"
                              "x-amzn-RequestId: mock\r\nTransfer-Encoding: chunked\r\n\r\n";
     co_await write_string(s, head);
-    for (const auto& data : sse_data(std::string(events))) {
+    for (const auto& [name, data] : sse_events(std::string(events))) {
       std::string padding(1 + data.size() % 7, 'x');
-      const std::string payload = R"({"bytes":")" + rewrite::base64_encode(data) + R"(","p":")" + padding + R"("})";
+      const std::string payload = typed ? data : R"({"bytes":")" + rewrite::base64_encode(data) + R"(","p":")" + padding + R"("})";
       const std::string message = rewrite::eventstream::encode(rewrite::eventstream::make_message(
-          {{":event-type", "chunk"}, {":content-type", "application/json"}, {":message-type", "event"}}, payload));
+          {{":event-type", typed ? name : "chunk"}, {":content-type", "application/json"}, {":message-type", "event"}}, payload));
       std::ostringstream framed;
       framed << std::hex << message.size() << "\r\n" << message << "\r\n";
       const std::string bytes = framed.str();  // named: GCC bug 100611
@@ -271,6 +272,7 @@ struct mock_upstream::impl {
         const auto& turn = scripted;
         bool usage = request.contains("stream_options") && request["stream_options"].value("include_usage", false);
         std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
+                             : api == llm_api::converse  ? render_converse_stream(turn, model)
                              : api == llm_api::responses ? render_responses_stream(turn, model)
                              : api == llm_api::gemini    ? render_gemini_stream(turn, model)
                                                          : render_chat_stream(turn, model, usage);
@@ -281,7 +283,7 @@ struct mock_upstream::impl {
           if (api == llm_api::chat) events.resize(events.rfind("data: ", events.size() - 3));  // the finish chunk
           if (api == llm_api::gemini) events.resize(events.rfind("data: "));  // the event with finishReason
         }
-        if (route->eventstream) co_return co_await eventstream_answer(s, events, req.keep_alive());
+        if (route->eventstream) co_return co_await eventstream_answer(s, events, api == llm_api::converse, req.keep_alive());
         if (coding) co_return co_await compressed_stream(s, *coding, events, req.keep_alive());
         const std::string sse = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
                                 "Connection: close\r\n\r\n" + events;

@@ -30,6 +30,23 @@ void find_handle(conversation& c, const std::string& text) {
   if (c.handle.empty() && std::regex_search(text, m, ref)) c.handle = m[1];
 }
 
+// Converse: content blocks keyed by shape; tool results are toolResult
+// blocks whose content is a list of {"text"} items. Tools are forbidden by
+// the last hop's notice: a text block after the results, "Do not call …".
+template <class NoteResult>
+void read_converse(const nlohmann::json& req, conversation& c, NoteResult& note_result) {
+  for (const auto& msg : req.value("messages", nlohmann::json::array())) {
+    const auto content = msg.value("content", nlohmann::json::array());
+    const bool user = msg.value("role", "") == "user";
+    if (user && c.first_user.empty()) c.first_user = text_of(content);
+    if (user) find_handle(c, text_of(content));
+    for (const auto& b : content)
+      if (b.contains("toolResult")) note_result(b["toolResult"].value("toolUseId", ""), text_of(b["toolResult"].value("content", nlohmann::json())));
+    c.tools_forbidden = user && !content.empty() && content.back().is_object() &&
+                        content.back().value("text", "").rfind("Do not call ", 0) == 0;
+  }
+}
+
 conversation read_conversation(llm_api api, const nlohmann::json& req) {
   conversation c;
   auto tc = req.value("tool_choice", nlohmann::json());
@@ -70,6 +87,10 @@ conversation read_conversation(llm_api api, const nlohmann::json& req) {
       if (item.value("role", "") == "user" && c.first_user.empty()) c.first_user = text_of(item["content"]);
       if (item.value("type", "") == "function_call_output") note_result(item.value("call_id", ""), text_of(item["output"]));
     }
+    return c;
+  }
+  if (api == llm_api::converse) {
+    read_converse(req, c, note_result);
     return c;
   }
   for (const auto& msg : req.value("messages", nlohmann::json::array())) {
@@ -191,7 +212,28 @@ nlohmann::json messages_usage(int output_tokens) {
           {"output_tokens", output_tokens}};
 }
 
+// Bedrock's inputTokens are the uncached ones (as Anthropic's input_tokens).
+nlohmann::json converse_usage(int output_tokens) {
+  return {{"inputTokens", 20}, {"outputTokens", output_tokens}, {"totalTokens", 100 + output_tokens},
+          {"cacheReadInputTokens", 64}, {"cacheWriteInputTokens", 16}};
+}
+
+nlohmann::json converse_content(const model_turn& turn) {
+  nlohmann::json content = nlohmann::json::array();
+  if (turn.calls.empty()) content.push_back({{"text", turn.text}});
+  for (const auto& c : turn.calls) content.push_back({{"toolUse", {{"toolUseId", c.id}, {"name", c.name}, {"input", c.arguments}}}});
+  return content;
+}
+
 nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model) {
+  if (api == llm_api::converse) {
+    // Converse names no model in its answer; an error is {"message"} (its type is a header).
+    if (turn.status != 200) return {{"message", "mock failure"}};
+    return {{"output", {{"message", {{"role", "assistant"}, {"content", converse_content(turn)}}}}},
+            {"stopReason", turn.calls.empty() ? "end_turn" : "tool_use"},
+            {"usage", converse_usage(10)},
+            {"metrics", {{"latencyMs", 120}}}};
+  }
   if (api == llm_api::gemini) {
     if (turn.status != 200)
       return {{"error", {{"code", turn.status}, {"message", "mock failure"}, {"status", turn.status == 400 ? "INVALID_ARGUMENT" : "INTERNAL"}}}};
@@ -375,10 +417,10 @@ std::optional<llm_route> route_of(const std::string& path) {
       r.model = gemini_model_of(path);  // the same /models/NAME:verb shape
       return r;
     }
-  for (std::string_view verb : {"/invoke", "/invoke-with-response-stream"})
+  for (std::string_view verb : {"/invoke", "/invoke-with-response-stream", "/converse", "/converse-stream"})
     if (path.starts_with("/model/") && path.ends_with(verb) && path.size() > 7 + verb.size()) {
-      r.api = llm_api::messages;
-      r.stream = verb != "/invoke";
+      r.api = verb.starts_with("/converse") ? llm_api::converse : llm_api::messages;
+      r.stream = verb.ends_with("stream");
       r.eventstream = true;
       std::string id = path.substr(7, path.size() - 7 - verb.size());
       for (std::size_t at; (at = id.find("%3A")) != std::string::npos;) id.replace(at, 3, ":");
@@ -390,6 +432,36 @@ std::optional<llm_route> route_of(const std::string& path) {
   if (path.ends_with("/responses")) return r.api = llm_api::responses, r;
   if (path.ends_with("/messages")) return r.api = llm_api::messages, r;
   return std::nullopt;
+}
+
+std::string render_converse_stream(const model_turn& turn, const std::string&) {
+  // Every payload may carry "p", AWS's padding; some of these do.
+  auto ev = [](const std::string& name, const nlohmann::json& data) { return "event: " + name + "\ndata: " + data.dump() + "\n\n"; };
+  std::string out = ev("messageStart", {{"role", "assistant"}, {"p", "abcdefgh"}});
+  int index = 0;
+  if (turn.calls.empty()) {  // text has no contentBlockStart
+    const auto half = turn.text.size() / 2;
+    out += ev("contentBlockDelta", {{"contentBlockIndex", index}, {"delta", {{"text", turn.text.substr(0, half)}}}, {"p", "abc"}});
+    out += ev("contentBlockDelta", {{"contentBlockIndex", index}, {"delta", {{"text", turn.text.substr(half)}}}});
+    out += ev("contentBlockStop", {{"contentBlockIndex", index}});
+    ++index;
+  }
+  for (const auto& c : turn.calls) {
+    out += ev("contentBlockStart", {{"contentBlockIndex", index}, {"start", {{"toolUse", {{"toolUseId", c.id}, {"name", c.name}}}}}});
+    const auto args = c.arguments.dump();
+    const auto third = args.size() / 3;
+    for (const auto& piece : {args.substr(0, third), args.substr(third, third), args.substr(2 * third)})
+      out += ev("contentBlockDelta", {{"contentBlockIndex", index}, {"delta", {{"toolUse", {{"input", piece}}}}}});
+    out += ev("contentBlockStop", {{"contentBlockIndex", index}, {"p", "ab"}});
+    ++index;
+  }
+  out += ev("messageStop", {{"stopReason", turn.calls.empty() ? "end_turn" : "tool_use"}});
+  out += ev("metadata", {{"usage", converse_usage(10)}, {"metrics", {{"latencyMs", 120}}}});
+  return out;
+}
+
+bool is_converse_path(const std::string& path) {
+  return path.find("/model/") != std::string::npos && path.ends_with("/converse");
 }
 
 bool is_gemini_path(const std::string& path) {

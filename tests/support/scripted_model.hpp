@@ -17,7 +17,9 @@
 //   "slow second hop"   read_blob, then the answer after 1.5 s
 //   "truncate second hop" read_blob, then a stream cut before its end-of-turn events
 // Gemini: a model turn whose read_blob call lost its thoughtSignature is
-// answered with HTTP 400.
+// answered with HTTP 400. Bedrock Converse has no tool choice that forbids
+// tools: there "until tool_choice is none" means until the last user message
+// ends with a text block after its results that begins "Do not call ".
 // Anything else: a plain text answer.
 #pragma once
 
@@ -27,7 +29,7 @@
 
 namespace gistproxy::testing {
 
-enum class llm_api { chat, responses, messages, gemini };
+enum class llm_api { chat, responses, messages, gemini, converse };
 
 struct model_turn {
   std::string text;  // final text, if no calls
@@ -57,10 +59,17 @@ std::string render_responses_stream(const model_turn& turn, const std::string& m
 // responses; calls in one event, the end of the turn with usage in the last).
 std::string render_gemini_stream(const model_turn& turn, const std::string& model);
 
+// As ConverseStream events in SSE form, the way the proxy's event-stream bridge
+// hands them to a stream filter: each event named by its :event-type, its data
+// the JSON payload (text without a contentBlockStart, tool input split into
+// several toolUse.input deltas, usage in the last event, metadata).
+std::string render_converse_stream(const model_turn& turn, const std::string& model);
+
 // Which API an LLM request path speaks, as the real endpoints route it: the
 // four APIs under any prefix, Claude on Vertex (:rawPredict,
 // :streamRawPredict) and on Bedrock (/model/ID/invoke,
-// /invoke-with-response-stream). nullopt: not an LLM path.
+// /invoke-with-response-stream), Bedrock Converse (/model/ID/converse,
+// /converse-stream). nullopt: not an LLM path.
 struct llm_route {
   llm_api api = llm_api::chat;
   std::optional<bool> stream;  // when the path decides it (else the body's "stream")
@@ -76,5 +85,9 @@ std::string gemini_model_of(const std::string& path);
 // a continued conversation that does not pass it back on the same part is
 // refused with HTTP 400, as Gemini 3 does.
 std::string gemini_signature_of(const std::string& call_id);
+
+// Bedrock Converse: whether a path is /model/{modelId}/converse (the JSON
+// route; the streaming one, /converse-stream, is framed as event-stream).
+bool is_converse_path(const std::string& path);
 
 }  // namespace gistproxy::testing

@@ -58,6 +58,20 @@ TEST_CASE("prefix fingerprint: cache_control markers that move every turn are no
   CHECK(extends(summary_of(fp(messages_body(m1))), fp(messages_body(m2))));
 }
 
+TEST_CASE("prefix fingerprint: an array element holding only the cache marker is left out whole, anything more is content") {
+  const prefix_layout layout{.head = {"tools"}, .conversation = "messages", .provider_state = {}, .cache_marker = "mark"};
+  const auto with = fingerprint_prefix(R"({"tools":[1,{"mark":{}}],"messages":[{"c":["a",{"mark":1}]}]})", layout);
+  const auto without = fingerprint_prefix(R"({"tools":[1],"messages":[{"c":["a"]}]})", layout);
+  const auto more = fingerprint_prefix(R"({"tools":[1,{"mark":{},"x":1}],"messages":[{"c":["a"]}]})", layout);
+  const auto empty = fingerprint_prefix(R"({"tools":[1,{}],"messages":[{"c":["a"]}]})", layout);
+  REQUIRE(with);
+  REQUIRE(without);
+  CHECK(extends(summary_of(*with), *without));
+  CHECK(extends(summary_of(*without), *with));
+  CHECK_FALSE(extends(summary_of(*without), *more));
+  CHECK_FALSE(extends(summary_of(*without), *empty));
+}
+
 TEST_CASE("prefix fingerprint: every API's layout, and what has no prefix in the body") {
   auto chat = fingerprint(R"({"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":"q"}]})", "chat");
   REQUIRE(chat);
@@ -146,11 +160,12 @@ TEST_CASE("prefix layout: each API's own members make its head, under every spel
   CHECK_FALSE(extends(summary_of(*fingerprint(plain, "gemini")), *fingerprint(marked, "gemini")));
   CHECK(extends(summary_of(*fingerprint(R"({"messages":[{"role":"user"}]})")),
                 *fingerprint(R"({"messages":[{"role":"user","cache_control":{"type":"ephemeral"}}]})")));
-  // Every registered API names its conversation list and at least its tools.
+  // Every registered API names its conversation list and at least its tools
+  // (Bedrock Converse keeps them in toolConfig).
   for (const auto* d : all_dialects()) {
     const auto layout = d->cache_prefix();
     CHECK_FALSE(layout.conversation.empty());
-    CHECK(layout.head[0] == "tools");
+    CHECK(layout.head[0] == (d->name() == "bedrock-converse" ? "toolConfig" : "tools"));
   }
 }
 

@@ -74,7 +74,7 @@ TEST_CASE("usage fields: hostile shapes are bounded or refused") {
 
 TEST_CASE("usage from a response body equals usage from its tree, for every API") {
   const char* body = R"({"id":"x","usage":{"prompt_tokens":10,"completion_tokens":2,"input_tokens":7,
-      "output_tokens":3,"cache_read_input_tokens":100,"cache_creation_input_tokens":20},
+      "output_tokens":3,"cache_read_input_tokens":100,"cache_creation_input_tokens":20,"inputTokens":8,"outputTokens":9},
       "usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":5,"thoughtsTokenCount":6}})";
   for (const auto* d : all_dialects()) {
     CAPTURE(d->name());
