@@ -35,7 +35,7 @@ struct stack {
                   std::map<std::string, std::string> headers = {}) {
     auto body = request_for(api, question, haystack());
     // The SDKs of APIs that choose streaming in the body say so there too.
-    if (stream && wire_api(api) != "gemini") body["stream"] = true;
+    if (stream && wire_api(api) != "gemini" && api != "bedrock-converse") body["stream"] = true;
     if (headers.empty()) headers = key_header(api);
     return http_request(proxy.port(), "POST", path_for(api, stream), body.dump(), headers);
   }
@@ -43,7 +43,7 @@ struct stack {
 
 // Every message of a Bedrock event-stream body decodes (both CRCs checked),
 // and the events it carries, as SSE text.
-std::string bedrock_events(const std::string& body) {
+std::string bedrock_events(const std::string& body, gistproxy::rewrite::stream_transport transport) {
   gistproxy::rewrite::eventstream::decoder d;
   std::size_t messages = 0;
   REQUIRE(d.feed(body, [&](gistproxy::rewrite::eventstream::message&& m, std::string_view) {
@@ -52,11 +52,11 @@ std::string bedrock_events(const std::string& body) {
   }));
   CHECK(d.pending().empty());
   CHECK(messages > 3);
-  return gistproxy::rewrite::eventstream_as_sse(body, gistproxy::rewrite::stream_transport::eventstream_wrapped);
+  return gistproxy::rewrite::eventstream_as_sse(body, transport);
 }
 
 const std::vector<std::string> clouds = {"azure-chat", "azure-responses", "vertex-messages", "vertex-gemini",
-                                         "bedrock-messages"};
+                                         "bedrock-messages", "bedrock-converse"};
 
 }  // namespace
 
@@ -93,9 +93,10 @@ TEST_CASE("clouds: streams are spliced into one answer without read_blob, Bedroc
   REQUIRE(res.ok());
   REQUIRE(res.status == 200);
   std::string events = res.body;
-  if (api == "bedrock-messages") {
+  if (api.starts_with("bedrock-")) {
     CHECK(res.headers["content-type"] == "application/vnd.amazon.eventstream");
-    events = bedrock_events(res.body);
+    events = bedrock_events(res.body, api == "bedrock-converse" ? gistproxy::rewrite::stream_transport::eventstream_typed
+                                                                 : gistproxy::rewrite::stream_transport::eventstream_wrapped);
   }
   CHECK(events.find("read_blob") == std::string::npos);
   if (wire_api(api) == "messages") {  // an SDK needs the turn opened and closed exactly once

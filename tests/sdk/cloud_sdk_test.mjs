@@ -16,7 +16,7 @@ import { createServer, request as httpRequest } from "node:http";
 import { AzureOpenAI } from "openai";
 import { AnthropicVertex } from "@anthropic-ai/vertex-sdk";
 import { AnthropicBedrock } from "@anthropic-ai/bedrock-sdk";
-import { BedrockRuntimeClient, InvokeModelCommand, InvokeModelWithResponseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, InvokeModelCommand, InvokeModelWithResponseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { GoogleGenAI } from "@google/genai";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { SignatureV4 } from "@smithy/signature-v4";
@@ -218,6 +218,38 @@ test("AWS SDK: InvokeModel and InvokeModelWithResponseStream (the SDK's parser c
   assert.equal(types.filter((t) => t === "message_stop").length, 1);
 });
 
+const converseInput = () => ({
+  modelId: bedrockModel,
+  messages: [
+    { role: "user", content: [{ text: "find the needle" }] },
+    { role: "assistant", content: [{ toolUse: { toolUseId: "c1", name: "cat", input: {} } }] },
+    { role: "user", content: [{ toolResult: { toolUseId: "c1", content: [{ text: output }], status: "success" } }] },
+  ],
+  toolConfig: { tools: [{ toolSpec: { name: "cat", inputSchema: { json: { type: "object", properties: {} } } } }] },
+  inferenceConfig: { maxTokens: 200 },
+});
+
+test("AWS SDK: Converse and ConverseStream (tool results offloaded, read_blob answered inside the proxy)", async () => {
+  const r = await runtime().send(new ConverseCommand(converseInput()));
+  assert.equal(r.output.message.content.map((b) => b.text ?? "").join(""), expected);
+  assert.equal(r.stopReason, "end_turn");
+  assert.ok(!JSON.stringify(r.output).includes("read_blob"));
+  assert.equal(r.usage.outputTokens, 20);  // summed over both hops
+  const s = await runtime().send(new ConverseStreamCommand(converseInput()));
+  let text = "";
+  const kinds = [];
+  for await (const event of s.stream) {
+    const kind = Object.keys(event)[0];
+    kinds.push(kind);
+    assert.ok(!JSON.stringify(event).includes("read_blob"));
+    if (kind === "contentBlockDelta" && event.contentBlockDelta.delta.text) text += event.contentBlockDelta.delta.text;
+  }
+  assert.equal(text, expected);
+  assert.equal(kinds.filter((k) => k === "messageStart").length, 1);
+  assert.equal(kinds.filter((k) => k === "messageStop").length, 1);
+  assert.equal(kinds.at(-1), "metadata");
+});
+
 test("Gemini on Vertex AI (@google/genai, vertexai: true): generateContent and generateContentStream", async () => {
   const ai = new GoogleGenAI({ vertexai: true, apiKey: "vertex-express-key", httpOptions: { baseUrl: proxy.url } });
   const contents = [
@@ -235,6 +267,6 @@ test("Gemini on Vertex AI (@google/genai, vertexai: true): generateContent and g
 
 test("every cloud's page-ins are counted under its own api label", async () => {
   const metrics = await (await fetch(`${proxy.adminUrl}/metrics`)).text();
-  for (const api of ["azure-chat", "azure-responses", "vertex-messages", "vertex-gemini", "bedrock-messages"])
+  for (const api of ["azure-chat", "azure-responses", "vertex-messages", "vertex-gemini", "bedrock-messages", "bedrock-converse"])
     assert.match(metrics, new RegExp(`gistproxy_page_ins_total\\{api="${api}",mode="pattern",result="ok"\\} [1-9]`), api);
 });
