@@ -25,6 +25,8 @@ bool segments(std::string_view rest, std::string_view (&parts)[N]) {
 // /{v1|v1beta1}/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{verb},
 // or Vertex's express mode (an API key, no project): /{v1|v1beta1}/publishers/{publisher}/models/{model}:{verb}
 bool vertex_dialect::split(std::string_view path, std::string_view& model, std::string_view& verb) const {
+  // Every request is asked this (clouds are matched first): most paths fail here, cheaply.
+  if (!path.starts_with("/v1/p") && !path.starts_with("/v1beta1/p")) return false;
   std::string_view rest;
   for (std::string_view version : {"/v1/", "/v1beta1/"})
     if (path.starts_with(version)) rest = path.substr(version.size());
