@@ -36,9 +36,7 @@ bool has_anthropic_version(std::string_view body) {
 }  // namespace
 
 std::string bedrock_model_of(std::string_view path) {
-  const auto id = cloud_path::segment_after(path, model_prefix);
-  if (id.size() > max_model_id) return {};
-  return cloud_path::percent_decoded(id);
+  return cloud_path::model_id(cloud_path::segment_after(path, model_prefix));
 }
 
 bool bedrock_messages_dialect::serves_path(std::string_view path) const {

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/dialects/converse/converse_stream.hpp"
+#include "rewrite/dialects/hosted/hosted_dialect.hpp"
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
 #include "rewrite/json/checked.hpp"
@@ -18,8 +19,6 @@ namespace {
 constexpr std::string_view model_segment = "/model/";
 constexpr std::string_view converse_suffix = "/converse";
 constexpr std::string_view stream_suffix = "/converse-stream";
-// Bedrock's modelId is at most 2048 characters (an ARN at its longest).
-constexpr std::size_t max_model_id = 2048;
 
 struct converse_target {
   std::string_view model;  // still percent-encoded
@@ -45,18 +44,6 @@ std::optional<converse_target> parse_target(std::string_view path) {
   if (rest.empty()) return std::nullopt;
   t.model = rest;
   return t;
-}
-
-int hex_digit(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-bool unreserved(char c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-         c == '_' || c == '~';
 }
 
 // Consumes a toolConfig value: the tools array's range, each element's range
@@ -152,40 +139,14 @@ bool collect_message(json::cursor& m, std::map<std::string, std::string>& call_n
 
 std::string converse_model_of(std::string_view path) {
   auto t = parse_target(path);
-  if (!t || t->model.size() > 3 * max_model_id) return {};
-  std::string model;
-  for (std::size_t i = 0; i < t->model.size(); ++i) {
-    char c = t->model[i];
-    if (c == '%') {
-      if (i + 2 >= t->model.size()) return {};  // a '%' without its two hex digits
-      int hi = hex_digit(t->model[i + 1]), lo = hex_digit(t->model[i + 2]);
-      if (hi < 0 || lo < 0) return {};
-      c = char(hi * 16 + lo);
-      i += 2;
-    }
-    // A model id is printable ASCII: anything else is not one (and must not
-    // reach span attributes or logs as if it were).
-    if (c < 0x21 || c > 0x7e) return {};
-    model += c;
-  }
-  return model.size() > max_model_id ? std::string() : model;
+  return t ? cloud_path::model_id(t->model) : std::string();
 }
 
 bool converse_dialect::serves_path(std::string_view path) const { return parse_target(path).has_value(); }
 
 std::string converse_dialect::request_path(std::string_view model) const {
-  std::string out(model_segment);
-  static constexpr char hex[] = "0123456789ABCDEF";
-  for (char c : model.empty() ? std::string_view("bedrock") : model) {
-    if (unreserved(c)) {
-      out += c;
-    } else {
-      out += '%';
-      out += hex[(unsigned char)c >> 4];
-      out += hex[(unsigned char)c & 15];
-    }
-  }
-  return out + std::string(converse_suffix);
+  return std::string(model_segment) + cloud_path::percent_encoded(model.empty() ? std::string_view("bedrock") : model) +
+         std::string(converse_suffix);
 }
 
 void converse_dialect::inspect_target(std::string_view target, request_facts& facts) const {

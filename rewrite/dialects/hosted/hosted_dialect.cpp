@@ -23,21 +23,24 @@ std::string_view segment_after(std::string_view path, std::string_view prefix, b
   return rest.substr(0, rest.find_first_of(stop_at_colon ? "/:" : "/"));
 }
 
-std::string percent_decoded(std::string_view s) {
+std::string model_id(std::string_view encoded) {
+  constexpr std::size_t max_model_id = 2048;  // an ARN at its longest
+  if (encoded.size() > 3 * max_model_id) return {};
   std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size()) {
-      const int hi = hex_digit(s[i + 1]), lo = hex_digit(s[i + 2]);
-      if (hi >= 0 && lo >= 0) {
-        out += char(hi * 16 + lo);
-        i += 2;
-        continue;
-      }
+  out.reserve(encoded.size());
+  for (std::size_t i = 0; i < encoded.size(); ++i) {
+    char c = encoded[i];
+    if (c == '%') {
+      if (i + 2 >= encoded.size()) return {};  // a '%' without its two hex digits
+      const int hi = hex_digit(encoded[i + 1]), lo = hex_digit(encoded[i + 2]);
+      if (hi < 0 || lo < 0) return {};
+      c = char(hi * 16 + lo);
+      i += 2;
     }
-    out += s[i];
+    if (c < 0x21 || c > 0x7e) return {};
+    out += c;
   }
-  return out;
+  return out.size() > max_model_id ? std::string() : out;
 }
 
 std::string percent_encoded(std::string_view s) {

@@ -40,3 +40,46 @@ TEST_CASE("usage is read from each dialect's JSON responses") {
   CHECK(msg.input_tokens == 125);
   CHECK(msg.output_tokens == 9);
 }
+
+TEST_CASE("cloud endpoints are recognised by their exact paths, and name the model from the path") {
+  auto name_of = [](std::string_view target) {
+    const auto* d = dialect_for("POST", target);
+    return d ? std::string(d->name()) : std::string("none");
+  };
+  CHECK(name_of("/openai/deployments/prod-gpt/responses?api-version=2025-04-01-preview") == "azure-responses");
+  CHECK(name_of("/openai/responses?api-version=2025-04-01-preview") == "azure-responses");
+  CHECK(name_of("/openai/deployments/prod-gpt/chat/completions/extra") == "none");
+  CHECK(name_of("/v1beta1/projects/p/locations/global/publishers/anthropic/models/claude-x:streamRawPredict") == "vertex-messages");
+  CHECK(name_of("/v1/projects/p/locations/l/publishers/meta/models/llama:rawPredict") == "none");
+  CHECK(name_of("/v1beta1/publishers/google/models/gemini-2.5-flash:generateContent") == "vertex-gemini");
+  CHECK(name_of("/v1beta/models/gemini-2.5-flash:generateContent") == "gemini");
+  CHECK(name_of("/model/anthropic.claude-x-v1%3A0/invoke") == "bedrock-messages");
+  CHECK(name_of("/model/anthropic.claude-x-v1%3A0/converse-stream") == "bedrock-converse");
+  CHECK(name_of("/model//invoke") == "none");
+
+  const auto* bedrock = dialect_for("POST", "/model/x/invoke");
+  REQUIRE(bedrock);
+  const std::string body = R"({"anthropic_version":"bedrock-2023-05-31","max_tokens":10,"messages":[{"role":"user","content":"hi"}]})";
+  auto facts = bedrock->inspect(body);
+  REQUIRE(facts);
+  bedrock->inspect_target("/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fus.anthropic.claude-x-v1%3A0/"
+                          "invoke-with-response-stream",
+                          *facts);
+  CHECK(facts->model == "arn:aws:bedrock:us-east-1:1:inference-profile/us.anthropic.claude-x-v1:0");
+  CHECK(facts->stream);
+  bedrock->inspect_target("/model/bad%0Aid/invoke", *facts);
+  CHECK(facts->model.empty());  // a control byte is no model name (it would reach spans and logs)
+  // InvokeModel serves every vendor: a body without anthropic_version is not Claude's.
+  CHECK_FALSE(bedrock->inspect(R"({"inputText":"hi","textGenerationConfig":{}})"));
+
+  const auto* azure = dialect_for("POST", "/openai/deployments/prod-gpt/chat/completions");
+  REQUIRE(azure);
+  auto az = azure->inspect(R"({"messages":[{"role":"user","content":"hi"}]})");
+  REQUIRE(az);
+  azure->inspect_target("/openai/deployments/prod-gpt/chat/completions?api-version=2024-10-21", *az);
+  CHECK(az->model == "prod-gpt");  // the deployment, when the body names no model
+  auto named = azure->inspect(R"({"model":"gpt-4o","messages":[{"role":"user","content":"hi"}]})");
+  azure->inspect_target("/openai/deployments/prod-gpt/chat/completions", *named);
+  CHECK(named->model == "gpt-4o");
+  CHECK(&azure->wire_format() == dialect_named("chat"));
+}
