@@ -2,7 +2,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/stream_framing.hpp"
+
 namespace gistproxy::rewrite {
+
+usage_observer::usage_observer(const dialect* d, body_kind kind) : dialect_(d), kind_(kind) {
+  // Only a dialect whose streams are event-stream can read one.
+  if (d && kind == body_kind::eventstream && d->answer_stream_transport() != stream_transport::sse)
+    frames_ = make_stream_framing(d->answer_stream_transport());
+}
+
+usage_observer::~usage_observer() = default;
 
 usage_observer::body_kind usage_observer::classify(std::string_view content_type, std::string_view content_encoding) {
   if (!content_encoding.empty() && content_encoding != "identity") return body_kind::other;
@@ -22,6 +32,11 @@ void usage_observer::on_body(std::string_view bytes) {
     // An event larger than any API sends: stop observing (usage unknown)
     // rather than buffer the stream.
     if (sse_.pending().size() > max_json_bytes) sse_overflow_ = true, sse_ = {};
+  } else if (kind_ == body_kind::eventstream && frames_) {
+    const bool followed = frames_->feed(bytes, [&](const sse::event& e, std::string_view) {
+      dialect_->usage_from_event(e.name, e.data, usage_);
+    });
+    if (!followed) frames_.reset();  // an exception or a framing error: usage as far as it went
   } else if (kind_ == body_kind::json && !json_overflow_) {
     if (json_.size() + bytes.size() > max_json_bytes) {
       json_overflow_ = true;

@@ -1,8 +1,9 @@
-// Watches a response body go by (JSON or SSE) and reports the token usage the
-// provider put in it, without holding more than it must: SSE is parsed event
-// by event; a JSON body is kept only up to a cap.
+// Watches a response body go by (JSON, SSE or Bedrock's event-stream) and
+// reports the token usage the provider put in it, without holding more than
+// it must: streams are parsed event by event; a JSON body is kept only up to a cap.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -11,10 +12,15 @@
 
 namespace gistproxy::rewrite {
 
+class stream_framing;
+
 class usage_observer {
  public:
   enum class body_kind { json, sse, eventstream, other };  // eventstream: AWS application/vnd.amazon.eventstream
-  usage_observer(const dialect* d, body_kind kind) : dialect_(d), kind_(kind) {}
+  usage_observer(const dialect* d, body_kind kind);
+  ~usage_observer();
+  usage_observer(const usage_observer&) = delete;
+  usage_observer& operator=(const usage_observer&) = delete;
 
   static body_kind classify(std::string_view content_type, std::string_view content_encoding);
 
@@ -32,6 +38,7 @@ class usage_observer {
   bool json_overflow_ = false;
   bool sse_overflow_ = false;
   sse::event_parser sse_;
+  std::unique_ptr<stream_framing> frames_;  // an event-stream's messages as events (null once it cannot be followed)
   token_usage usage_;
 };
 

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include "rewrite/stream_filter.hpp"
+#include "rewrite/stream_framing.hpp"
+
 using namespace gistproxy::rewrite;
 
 TEST_CASE("usage is found in a streamed Anthropic response") {
@@ -37,4 +40,32 @@ TEST_CASE("compressed or non-JSON bodies are not inspected") {
   CHECK(usage_observer::classify("text/event-stream; charset=utf-8", "") == usage_observer::body_kind::sse);
   CHECK(usage_observer::classify("application/json", "") == usage_observer::body_kind::json);
   CHECK(usage_observer::classify("text/html", "") == usage_observer::body_kind::other);
+}
+
+TEST_CASE("usage is found in a relayed Bedrock event-stream, InvokeModel's chunks and Converse's metadata alike") {
+  CHECK(usage_observer::classify("application/vnd.amazon.eventstream", "") == usage_observer::body_kind::eventstream);
+  auto framed = [](stream_transport t, std::string_view sse_text) { return make_stream_framing(t)->encode(sse_text); };
+  usage_observer invoke(dialect_for("POST", "/model/anthropic.claude-x-v1%3A0/invoke-with-response-stream"),
+                        usage_observer::body_kind::eventstream);
+  const auto wire = framed(stream_transport::eventstream_wrapped,
+                           sse_event("message_start", R"({"type":"message_start","message":{"usage":{"input_tokens":25,"output_tokens":1}}})") +
+                               sse_event("message_delta", R"({"type":"message_delta","usage":{"output_tokens":15}})"));
+  for (std::size_t i = 0; i < wire.size(); i += 7) invoke.on_body(std::string_view(wire).substr(i, 7));
+  auto u = invoke.finish();
+  CHECK(u.input_tokens == 25);
+  CHECK(u.output_tokens == 15);
+
+  usage_observer converse(dialect_for("POST", "/model/m/converse-stream"), usage_observer::body_kind::eventstream);
+  converse.on_body(framed(stream_transport::eventstream_typed,
+                          sse_event("metadata", R"({"usage":{"inputTokens":9,"outputTokens":4},"metrics":{"latencyMs":5}})")));
+  CHECK(converse.finish().output_tokens == 4);
+
+  // An API whose streams are SSE does not read an event-stream, and garbage is no usage.
+  usage_observer chat(dialect_for("POST", "/v1/chat/completions"), usage_observer::body_kind::eventstream);
+  chat.on_body(wire);
+  CHECK_FALSE(chat.finish().known());
+  usage_observer junk(dialect_for("POST", "/model/m/invoke-with-response-stream"), usage_observer::body_kind::eventstream);
+  junk.on_body(std::string(100, '\xff'));
+  junk.on_body(wire);
+  CHECK_FALSE(junk.finish().known());
 }
