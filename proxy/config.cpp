@@ -1,4 +1,5 @@
 #include "proxy/config.hpp"
+#include "proxy/exchange/request_controls.hpp"
 
 #include <cmath>
 #include "rewrite/control_group.hpp"
@@ -249,6 +250,14 @@ const std::vector<option>& options() {
          if (eq == 0 || eq == std::string::npos || eq + 1 == v.size()) return false;
          c.model_aliases[v.substr(0, eq)] = v.substr(eq + 1);
          return true;
+       }},
+      {"allow-request-overrides", "off|LOW-HIGH",
+       "let a request set its own offload threshold (x-gistproxy-threshold) within LOW-HIGH tokens (default off; "
+       "x-gistproxy-bypass is always honoured)",
+       [](config& c, const std::string& v) {
+         if (v == "off") return c.request_threshold_range.reset(), true;
+         c.request_threshold_range = parse_threshold_range(v);
+         return c.request_threshold_range.has_value();
        }},
       {"sign-bedrock", "on|off", "sign Bedrock requests that carry no credentials with gistproxy's own AWS credentials "
                                  "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; default off)",

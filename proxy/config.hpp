@@ -17,6 +17,11 @@
 
 namespace gistproxy::proxy {
 
+// Offload thresholds a client may ask for per request (x-gistproxy-threshold), in tokens.
+struct threshold_range {
+  std::uint64_t low = 0, high = 0;
+};
+
 struct config {
   std::string listen = "127.0.0.1:8080";
   std::string admin_listen = "127.0.0.1:9464";
@@ -82,6 +87,9 @@ struct config {
   // Cloud endpoints.
   std::map<std::string, std::string, std::less<>> model_aliases;  // --model-alias NAME=MODEL
   bool sign_bedrock = false;   // --sign-bedrock: sign credential-less Bedrock requests ourselves
+
+  // --allow-request-overrides LOW-HIGH: x-gistproxy-threshold within it (none: refused).
+  std::optional<threshold_range> request_threshold_range;
   std::string bedrock_region;  // --bedrock-region
 
   // The base URL of an upstream family (rewrite::upstream_families()).

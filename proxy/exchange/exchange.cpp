@@ -11,6 +11,13 @@ awaitable<bool> exchange::run(client_request& request) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
   ctx.out.close_when(svc_.draining);
   receive(svc_, ctx);
+  if (!ctx.in.controls.error.empty()) {
+    // A control header gistproxy cannot honour: said, not guessed.
+    const proxy_error refused{error_kind::bad_request, ctx.in.controls.error};
+    co_await ctx.out.error(refused);
+    finish(svc_, ctx);
+    co_return ctx.out.reply().keep_alive;
+  }
   std::optional<proxy_error> internal;
   try {
     try {

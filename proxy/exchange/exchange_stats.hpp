@@ -33,6 +33,8 @@ inline constexpr std::string_view page_in_continue = "page_in_continue";  // the
 inline constexpr std::string_view uninterceptable_answer = "uninterceptable_answer";
 // A body the client signed (AWS SigV4) and gistproxy may not sign again: forwarded byte for byte.
 inline constexpr std::string_view signed_body = "signed_body";
+// The client asked for its request to pass untouched (x-gistproxy-bypass).
+inline constexpr std::string_view bypass = "bypass";
 }  // namespace degraded
 
 // gistproxy_rewrites_total{outcome}

@@ -61,12 +61,14 @@ void receive(services& svc, request_context& ctx) {
   auto& in = ctx.in;
   auto& req = in.request;
   in.bytes_in = req.body().size();
+  in.controls = read_request_controls(req, svc.cfg);
   in.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
   if (in.dialect) {
     in.api = in.dialect->name();
     in.aws = aws_auth_of(req, *in.dialect, svc.aws != nullptr);
-    // A body the client signed goes upstream byte for byte: not even decoded.
-    const bool may_decode = in.aws != aws_auth::client_signed;
+    // A body the client signed, or asked to bypass gistproxy, goes upstream
+    // byte for byte: not even decoded.
+    const bool may_decode = in.aws != aws_auth::client_signed && !in.controls.bypass;
     if (!may_decode) in.body_encoded = req.find(http::field::content_encoding) != req.end();
     if (!in.body_encoded && (!may_decode || decode_body(svc, ctx))) in.facts = in.dialect->inspect(req.body());
     if (in.facts) {

@@ -8,6 +8,7 @@
 
 #include "proxy/exchange/aws_signing.hpp"
 #include "proxy/exchange/client_writer.hpp"
+#include "proxy/exchange/request_controls.hpp"
 #include "rewrite/control_group.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
@@ -28,6 +29,7 @@ struct received {
   std::uint64_t bytes_in = 0;
   bool body_encoded = false;  // a Content-Encoding we could not decode: forwarded as is
   aws_auth aws = aws_auth::not_aws;  // how an AWS endpoint's request is authenticated (aws_signing.hpp)
+  request_controls controls;         // x-gistproxy-bypass / -threshold (request_controls.hpp)
   // A body we decoded to inspect, as the client sent it, with its
   // Content-Encoding: the control group forwards these bytes.
   std::optional<std::string> sent_body;

@@ -137,6 +137,11 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   auto* engine = svc.offload;
   if (!engine || !ctx.in.dialect) co_return;
   exchange_stats stats(svc.metrics, ctx.in.api);
+  if (ctx.in.controls.bypass) {
+    stats.degraded_mode(degraded::bypass);
+    stats.rewrite_outcome(rewrite_outcome_label::unchanged);
+    co_return;
+  }
   if (ctx.in.aws == aws_auth::client_signed) {
     // Changing a byte would break the client's signature, and signing again
     // with gistproxy's identity would act for someone else.
@@ -165,15 +170,16 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   if (svc.prices)
     if (auto price = svc.prices->find(ctx.in.facts->model)) read_ratio = rewrite::cache_read_ratio(*price);
   rewrite::rewrite_result result;
+  const auto threshold = ctx.in.controls.threshold_tokens;
   if (body.size() < inline_rewrite_limit && !svc.store_is_remote) {
-    result = engine->rewrite(dialect, body, tenant, read_ratio);
+    result = engine->rewrite(dialect, body, tenant, read_ratio, threshold);
   } else {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
         [&]() -> asio::awaitable<rewrite::rewrite_result> {
           store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
-          co_return engine->rewrite(dialect, body, tenant, read_ratio);
+          co_return engine->rewrite(dialect, body, tenant, read_ratio, threshold);
         },
         use_awaitable);
   }

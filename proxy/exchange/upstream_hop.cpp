@@ -87,8 +87,9 @@ std::string upstream_request_head(const services& svc, const request_context& ct
   auto head = head_builder::request(req.method_string(), path, head_size_hint(req));
   const bool signs = ctx.in.aws == aws_auth::proxy_signs && svc.aws;
   // Fields a signature of ours replaces (a client that sent no credentials may still send a date).
+  // gistproxy's own control headers are for gistproxy: never forwarded.
   head.end_to_end_fields_of(req, {traceparent, accept_encoding, signs ? "X-Amz-Date" : "",
-                                  signs ? "X-Amz-Security-Token" : ""})
+                                  signs ? "X-Amz-Security-Token" : "", bypass_header, threshold_header})
       .field("Host", target.host_header());
   if (signs) sign_for_aws(svc, ctx, target, path, body, head);
   if (decode_answer) {

@@ -121,8 +121,9 @@ offload_engine::offload_engine(offload_config cfg, blob_store& store, const toke
 class offload_engine::pass {
  public:
   pass(const offload_engine& e, const dialect& d, std::string_view body, std::string_view tenant, double read_ratio,
-       rewrite_result& out)
-      : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), read_ratio_(read_ratio), result_(out), report_(out.report) {}
+       std::uint64_t threshold_tokens, rewrite_result& out)
+      : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), read_ratio_(read_ratio),
+        threshold_tokens_(threshold_tokens), result_(out), report_(out.report) {}
 
   bool scan() {
     scan_.text_results_from = cfg_.text_tool_results;
@@ -411,7 +412,7 @@ class offload_engine::pass {
   tool_rule rule_of(const tool_output& o) const {
     auto it = cfg_.tool_rules.find(o.tool_name);
     if (it != cfg_.tool_rules.end()) return it->second;
-    return {tool_rule::action::threshold, cfg_.threshold_tokens};
+    return {tool_rule::action::threshold, threshold_tokens_};
   }
 
   bool age_eligible(const candidate& c) const {
@@ -472,6 +473,7 @@ class offload_engine::pass {
   std::string_view body_;
   std::string_view tenant_;
   double read_ratio_;  // the cost model's rho for this request's model
+  std::uint64_t threshold_tokens_;  // the configured threshold, or this request's own
   rewrite_result& result_;
   rewrite_report& report_;
   request_scan scan_;
@@ -483,9 +485,11 @@ class offload_engine::pass {
 };
 
 rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant,
-                                       std::optional<double> read_ratio) const {
+                                       std::optional<double> read_ratio,
+                                       std::optional<std::uint64_t> threshold_tokens) const {
   rewrite_result result;
-  pass p(*this, d, body, tenant, read_ratio.value_or(d.usual_cache_read_ratio()), result);
+  pass p(*this, d, body, tenant, read_ratio.value_or(d.usual_cache_read_ratio()),
+         threshold_tokens.value_or(cfg_.threshold_tokens), result);
   if (!p.scan()) {
     result.report.outcome = rewrite_outcome::unparsable;
     return result;

@@ -90,8 +90,11 @@ class offload_engine {
                  std::function<std::uint64_t()> now_ns = {});
   // `read_ratio`: the cache-read price over the write price of the request's
   // model (cache_read_ratio of its price); the API's usual ratio without one.
+  // `threshold_tokens`: this request's own threshold (a client's
+  // x-gistproxy-threshold the operator allows); the configured one without.
   rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant,
-                         std::optional<double> read_ratio = std::nullopt) const;
+                         std::optional<double> read_ratio = std::nullopt,
+                         std::optional<std::uint64_t> threshold_tokens = std::nullopt) const;
   const offload_config& config() const { return cfg_; }
   const token_estimator& estimator() const { return estimator_; }
 

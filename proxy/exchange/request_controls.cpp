@@ -1,0 +1,58 @@
+#include "proxy/exchange/request_controls.hpp"
+
+#include <charconv>
+
+namespace gistproxy::proxy {
+namespace {
+
+std::optional<std::uint64_t> whole_number(std::string_view v) {
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
+  return n;
+}
+
+std::string_view trimmed(std::string_view v) {
+  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return v;
+}
+
+std::string range_text(const threshold_range& r) { return std::to_string(r.low) + "-" + std::to_string(r.high); }
+
+}  // namespace
+
+request_controls read_request_controls(const http::request<http::string_body>& r, const config& cfg) {
+  request_controls out;
+  if (auto it = r.find(bypass_header); it != r.end()) {
+    const auto v = trimmed(std::string_view(it->value()));
+    if (v == "1" || v == "true") out.bypass = true;
+    else if (v != "0" && v != "false")
+      return out.error = "x-gistproxy-bypass must be 1 (or true) to bypass gistproxy, 0 (or false) not to", out;
+  }
+  if (auto it = r.find(threshold_header); it != r.end()) {
+    if (!cfg.request_threshold_range)
+      return out.error = "x-gistproxy-threshold is not allowed here: this gistproxy was started without "
+                         "--allow-request-overrides",
+             out;
+    const auto& range = *cfg.request_threshold_range;
+    const auto n = whole_number(trimmed(std::string_view(it->value())));
+    if (!n || *n < range.low || *n > range.high)
+      return out.error = "x-gistproxy-threshold must be a whole number of tokens within " + range_text(range) +
+                         " (--allow-request-overrides)",
+             out;
+    out.threshold_tokens = *n;
+  }
+  return out;
+}
+
+std::optional<threshold_range> parse_threshold_range(const std::string& v) {
+  const auto dash = v.find('-');
+  if (dash == std::string::npos) return std::nullopt;
+  auto low = whole_number(std::string_view(v).substr(0, dash));
+  auto high = whole_number(std::string_view(v).substr(dash + 1));
+  if (!low || !high || *low > *high || *high > 100'000'000) return std::nullopt;
+  return threshold_range{*low, *high};
+}
+
+}  // namespace gistproxy::proxy
