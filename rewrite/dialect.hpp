@@ -1,5 +1,6 @@
 // One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
-// Anthropic Messages, Gemini generateContent, Bedrock Converse) behind one
+// Anthropic Messages, Gemini generateContent, Bedrock Converse, and the clouds
+// that host them: Azure OpenAI, Vertex AI, Bedrock InvokeModel) behind one
 // interface. The proxy asks the registry which dialect a request speaks,
 // then talks only to this interface: everything API-specific (paths, bodies,
 // answers, streams, the upstream it goes to, the credentials that name a
