@@ -96,7 +96,7 @@ TEST_CASE("control headers gistproxy cannot honour are a 400 that says why, and 
   CHECK(upstream.llm_bodies().empty());
 }
 
-TEST_CASE("--allow-request-overrides takes off or LOW-HIGH") {
+TEST_CASE("the --allow-request-overrides flag takes off or LOW-HIGH") {
   for (const char* bad : {"on", "5000-100", "x-y", "100", "-5"}) {
     INFO(bad);
     auto r = run_command({gistproxy_binary(), "serve", "--allow-request-overrides", bad});
