@@ -160,6 +160,9 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return c.store_cache = v, !v.empty(); }},
       {"store-cache-bytes", "BYTES", "the cache's budget; least recently used blobs leave first (default 1GiB)",
        [](config& c, const std::string& v) { return set_bytes(c.store_cache_bytes, v); }},
+      {"turn-memory", "BYTES", "remember each conversation's last turn so the next one, which re-sends it, reuses "
+                               "the work on the bytes both share (default 256MiB; 0 off)",
+       [](config& c, const std::string& v) { return set_bytes(c.turn_memory_bytes, v); }},
       {"store-timeout", "DURATION", "longest wait for one S3 store call, retries included; past it the original "
                                     "is forwarded (default 5s)",
        [](config& c, const std::string& v) { return set_duration(c.store_timeout, v) && c.store_timeout.count() > 0; }},

@@ -18,6 +18,7 @@
 #include "rewrite/dialect.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "rewrite/turn_memory/turn_memory.hpp"
 #include "telemetry/access_log.hpp"
 #include "telemetry/metric_catalogue.hpp"
 #include "telemetry/tracer.hpp"
@@ -47,6 +48,7 @@ struct services {
   class recorder* recorder = nullptr;          // --record
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table
   rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause
+  rewrite::turn_memory* turns = nullptr;        // each conversation's last turn (--turn-memory; null: off)
   const aws_signer* aws = nullptr;              // --sign-bedrock: signs credential-less Bedrock requests
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};

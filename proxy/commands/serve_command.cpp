@@ -145,6 +145,8 @@ int run(const config& cfg, telemetry::logger& log) {
   svc.prices = &prices;
   rewrite::prefix_tracker prefixes;
   svc.prefixes = &prefixes;
+  rewrite::turn_memory turns({std::size_t(cfg.turn_memory_bytes), 64});
+  if (cfg.turn_memory_bytes) svc.turns = &turns;
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
   offload_services offload(cfg, svc, store_pool, clock);

@@ -22,7 +22,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
   // A store is only wired with the offload engine (serve_command): its tokenizer counts pages.
   const rewrite::token_estimator* tokenizer = &svc_.offload->estimator();
   auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
-  const std::string tenant = ctx_.rw.tenant;
+  const std::string tenant = ctx_.in.tenant;
   auto& tracer = svc_.tracer;
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),

@@ -40,6 +40,7 @@ awaitable<bool> exchange::run(client_request& request) {
     co_await ctx.out.error(*internal);
   }
   finish(svc_, ctx);
+  remember_turn(svc_, ctx);  // last: it takes the body
   co_return ctx.out.reply().keep_alive;
 }
 

@@ -35,6 +35,13 @@ class exchange {
   connection_memo& memo_;
 };
 
+// Whose request it is (tenant.cpp); needs the dialect.
+std::string tenant_of_request(services& svc, request_context& ctx);
+// The turn memory (turn_reuse.cpp): find the conversation's previous turn for
+// a received body, and file this turn once the exchange is over.
+void recall_turn(services& svc, request_context& ctx);
+void remember_turn(services& svc, request_context& ctx);
+
 // The phases, each in its own file.
 void receive(services& svc, request_context& ctx);
 awaitable<void> rewrite(services& svc, request_context& ctx);

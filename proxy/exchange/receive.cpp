@@ -55,6 +55,17 @@ telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::spa
   return svc.tracer.new_trace_id();
 }
 
+// The dialect reads the body; where the conversation's previous turn shares
+// its start, strings it walked then are stepped over (walk_reuse.hpp).
+std::optional<rewrite::request_facts> inspect(request_context& ctx) {
+  const std::string_view body = ctx.in.request.body();
+  const auto& t = ctx.turns;
+  if (!t.next) return ctx.in.dialect->inspect(body);
+  rewrite::json::reuse_scope scope(body, t.previous.turn ? &t.previous.turn->body_walks : nullptr,
+                                   t.previous.same_bytes, &t.next->body_walks);
+  return ctx.in.dialect->inspect(body);
+}
+
 }  // namespace
 
 void receive(services& svc, request_context& ctx) {
@@ -70,7 +81,11 @@ void receive(services& svc, request_context& ctx) {
     // byte for byte: not even decoded.
     const bool may_decode = in.aws != aws_auth::client_signed && !in.controls.bypass;
     if (!may_decode) in.body_encoded = req.find(http::field::content_encoding) != req.end();
-    if (!in.body_encoded && (!may_decode || decode_body(svc, ctx))) in.facts = in.dialect->inspect(req.body());
+    in.tenant = tenant_of_request(svc, ctx);
+    if (!in.body_encoded && (!may_decode || decode_body(svc, ctx))) {
+      recall_turn(svc, ctx);
+      in.facts = inspect(ctx);
+    }
     if (in.facts) {
       in.dialect->inspect_target(std::string_view(req.target()), *in.facts);
       // A deployment or inference profile stands for the model it serves.

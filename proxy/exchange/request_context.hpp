@@ -11,6 +11,7 @@
 #include "proxy/exchange/request_controls.hpp"
 #include "rewrite/control_group.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
+#include "rewrite/turn_memory/turn_memory.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "telemetry/span.hpp"
@@ -23,6 +24,7 @@ struct received {
   explicit received(client_request& r) : request(r) {}
   client_request& request;
   const rewrite::dialect* dialect = nullptr;  // null: not an API we know (forwarded untouched)
+  std::string tenant;                           // with a dialect: whose blobs and turns (tenant.cpp)
   std::optional<rewrite::request_facts> facts;  // set when the body parsed
   std::string_view api = "other";               // metric label
   std::optional<telemetry::trace_parent> client_parent;
@@ -40,13 +42,21 @@ struct received {
 
 // rewrite: the body to forward and whether read_blob is on offer.
 struct rewritten {
-  std::string tenant;
   std::optional<std::string> body;  // when it differs from the client's
   std::string intercept_tool;       // read_blob's name when the request offers it (else empty)
   std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
   std::uint64_t tokens_saved = 0;   // estimated tokens the offloads removed
   std::uint64_t tool_tokens = 0;    // estimated tokens of the read_blob definition added
   rewrite::planned_break planned = rewrite::planned_break::none;  // what this turn changed on purpose (prefix breaks)
+};
+
+// The conversation's previous turn, as the turn memory remembers it, and
+// this turn's record for the next (turn_reuse.cpp). Filled in by receive,
+// added to by rewrite and the prefix check, filed by exchange::run's end.
+struct recalled {
+  rewrite::turn_match previous;
+  std::shared_ptr<rewrite::remembered_turn> next;  // null: nothing is remembered of this turn
+  std::size_t forwarded_same = 0;                   // bytes the forwarded body shares with the previous one's
 };
 
 // forward and page in: what the upstream hops cost and reported.
@@ -76,6 +86,7 @@ struct request_context {
       : in(r), out(channel, r, keep_alive, record), memo(m) {}
 
   received in;
+  recalled turns;
   rewritten rw;
   upstream_tally upstream;
   client_writer out;  // respond: every byte to the client, and what it got

@@ -19,65 +19,6 @@ namespace {
 // thresholds, so the engine runs inline instead of hopping to the store pool.
 constexpr std::size_t inline_rewrite_limit = 8 * 1024;
 
-std::string_view trimmed(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
-
-std::string_view query_value(std::string_view target, std::string_view name) {
-  auto q = target.find('?');
-  if (q == std::string_view::npos) return {};
-  auto query = target.substr(q + 1);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
-      return pair.substr(name.size() + 1);
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
-  return {};
-}
-
-// The credential that names the request's tenant: the first of the fields
-// the dialect names that carries one. An Authorization value counts as sent,
-// scheme included (so existing stores keep their tenants), but an empty one
-// or a bare "Bearer" must not put a keyed request in the shared anonymous tenant.
-std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) {
-  const auto fields = d.credentials();
-  for (auto name : fields.headers) {
-    auto it = r.find(name);
-    if (it == r.end()) continue;
-    auto v = trimmed(std::string_view(it->value()));
-    if (v.empty()) continue;
-    if (beast::iequals(name, "authorization")) {
-      auto space = v.find(' ');
-      if ((space == std::string_view::npos && beast::iequals(v, "bearer")) ||
-          (space != std::string_view::npos && trimmed(v.substr(space)).empty()))
-        continue;
-    }
-    return v;
-  }
-  if (!fields.query_parameter.empty()) return query_value(std::string_view(r.target()), fields.query_parameter);
-  return {};
-}
-
-std::string tenant_of(services& svc, request_context& ctx) {
-  // Requests gistproxy signs belong to the identity that signs them.
-  const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
-                                                                               : api_key_of(ctx.in.request, *ctx.in.dialect);
-  // A SigV4 signature changes with every request; its access key id does not.
-  const auto access_key = sigv4_access_key(sent);
-  const auto key = access_key.empty() ? sent : access_key;
-  auto& memo = ctx.memo;
-  if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
-  if (key != memo.api_key || memo.tenant.empty()) {
-    memo.tenant = rewrite::tenant_of(key);
-    memo.api_key = key;
-  }
-  return memo.tenant;
-}
-
 // Turns the engine's report into metrics and one compaction span per offload.
 void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
   exchange_stats stats(svc.metrics, ctx.in.api);
@@ -161,25 +102,36 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
     stats.rewrite_outcome(rewrite_outcome_label::unchanged);
     co_return;
   }
-  ctx.rw.tenant = tenant_of(svc, ctx);
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
-  const std::string& tenant = ctx.rw.tenant;
+  const std::string& tenant = ctx.in.tenant;
   // The cost model prices a request at its own model's cache discount.
   std::optional<double> read_ratio;
   if (svc.prices)
     if (auto price = svc.prices->find(ctx.in.facts->model)) read_ratio = rewrite::cache_read_ratio(*price);
   rewrite::rewrite_result result;
   const auto threshold = ctx.in.controls.threshold_tokens;
+  // The conversation's previous turn: what both bodies share is not scanned,
+  // decoded or hashed again (turn_reuse.cpp).
+  const auto& turns = ctx.turns;
+  const auto* previous = turns.previous.turn.get();
+  const rewrite::output_reuse reuse{previous ? &previous->outputs : nullptr, turns.previous.same_bytes,
+                                    turns.next ? &turns.next->outputs : nullptr};
+  auto run = [&] {
+    if (!turns.next) return engine->rewrite(dialect, body, tenant, read_ratio, threshold);
+    rewrite::json::reuse_scope scope(body, previous ? &previous->body_walks : nullptr, turns.previous.same_bytes,
+                                     &turns.next->body_walks);
+    return engine->rewrite(dialect, body, tenant, read_ratio, threshold, reuse);
+  };
   if (body.size() < inline_rewrite_limit && !svc.store_is_remote) {
-    result = engine->rewrite(dialect, body, tenant, read_ratio, threshold);
+    result = run();
   } else {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
         [&]() -> asio::awaitable<rewrite::rewrite_result> {
           store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
-          co_return engine->rewrite(dialect, body, tenant, read_ratio, threshold);
+          co_return run();
         },
         use_awaitable);
   }

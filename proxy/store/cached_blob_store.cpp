@@ -109,6 +109,15 @@ put_result cached_blob_store::put(std::string_view bytes, const blob_meta& meta)
   return r;
 }
 
+// What put() would take as stored without the remote store; else put() runs.
+bool cached_blob_store::keep(std::string_view tenant, std::string_view hash) {
+  std::lock_guard lock(mutex_);
+  auto it = index_.find(key_of(tenant, hash));
+  if (it == index_.end() || options_.now() - it->second->remote_checked >= options_.remote_refresh_seconds) return false;
+  touch(it->second);
+  return true;
+}
+
 bool cached_blob_store::contains(std::string_view tenant, std::string_view hash) {
   {
     std::lock_guard lock(mutex_);

@@ -34,6 +34,7 @@ class cached_blob_store final : public blob_store {
 
   put_result put(std::string_view bytes, const blob_meta& meta) override;
   bool contains(std::string_view tenant, std::string_view hash) override;
+  bool keep(std::string_view tenant, std::string_view hash) override;
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override { return remote_->verify(); }  // the bucket is the truth
   std::uint64_t gc(std::uint64_t max_removals) override { return remote_->gc(max_removals); }

@@ -109,6 +109,12 @@ bool fs_blob_store::contains(std::string_view tenant, std::string_view hash) {
   return ::stat(path_of(tenant, hash).c_str(), &st) == 0;
 }
 
+bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
+  if (!contains(tenant, hash)) return false;
+  touch(path_of(tenant, hash));  // as put() does for bytes it holds
+  return true;
+}
+
 void fs_blob_store::touch(const fs::path& path) {
   auto now = options_.now();
   if (now - mtime_of(path) >= refresh_interval(options_.ttl_seconds, touch_granularity)) set_mtime(path, now);

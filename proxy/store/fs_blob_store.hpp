@@ -47,6 +47,7 @@ class fs_blob_store final : public blob_store {
   put_result put(std::string_view bytes, const blob_meta& meta) override;
   put_result put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) override;
   bool contains(std::string_view tenant, std::string_view hash) override;
+  bool keep(std::string_view tenant, std::string_view hash) override;
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override;
   std::uint64_t gc(std::uint64_t max_removals) override;

@@ -69,6 +69,9 @@ class blob_store {
   }
   // True if the tenant already holds this full hash (cheap: no read).
   virtual bool contains(std::string_view tenant, std::string_view hash) = 0;
+  // contains(), for a blob about to be referenced again: a store whose put()
+  // of bytes it holds refreshes their TTL does the same here.
+  virtual bool keep(std::string_view tenant, std::string_view hash) { return contains(tenant, hash); }
   // Reads, decompresses (capped) and re-hashes; resolves a 16..64-hex prefix.
   // A successful read refreshes the TTL.
   virtual get_result get(std::string_view tenant, std::string_view handle_prefix) = 0;

@@ -1,5 +1,7 @@
 #include "rewrite/json/scanner.hpp"
 
+#include "rewrite/json/walk_reuse.hpp"
+
 #include <bitset>
 #include <cstring>
 
@@ -80,18 +82,28 @@ kind cursor::peek() {
 }
 
 bool cursor::skip_string() {
+  // A string the previous turn's body had at this offset, within the bytes
+  // both bodies share, ends where it ended then (walk_reuse.hpp).
+  auto* reuse = reuse_scope::active(doc_);
+  if (reuse)
+    if (auto end = reuse->string_end(pos_); end && *end <= doc_.size()) {
+      pos_ = *end;
+      return true;
+    }
   // A quote closes the string unless an odd run of backslashes precedes it.
   // memchr does the walking, which keeps long tool outputs cheap.
   const char* base = doc_.data();
+  const std::size_t begin = pos_;
   std::size_t i = pos_ + 1;
   for (;;) {
     const void* hit = i < doc_.size() ? std::memchr(base + i, '"', doc_.size() - i) : nullptr;
     if (!hit) return fail();
     std::size_t q = std::size_t(static_cast<const char*>(hit) - base);
     std::size_t backslashes = 0;
-    while (q - backslashes > pos_ + 1 && base[q - backslashes - 1] == '\\') ++backslashes;
+    while (q - backslashes > begin + 1 && base[q - backslashes - 1] == '\\') ++backslashes;
     if (backslashes % 2 == 0) {
       pos_ = q + 1;
+      if (reuse) reuse->saw_string({begin, pos_});
       return true;
     }
     i = q + 1;

@@ -18,13 +18,29 @@ struct edit {
 };
 
 struct candidate {
-  const tool_output* out;
-  std::string bytes;
+  const tool_output* out = nullptr;
+  const output_memo* known = nullptr;  // the previous turn's answers for these same bytes
+  std::string bytes;                   // the decoded bytes, once materialized
+  std::uint64_t size = 0;              // decoded size, once decoded (or known)
   bool decoded = false;
+  bool exact = false;
+  bool materialized = false;
   bool chosen = false;
   std::string hash;  // computed once, when needed
   output_fate fate = output_fate::below_threshold;
 };
+
+// The previous turn's memo of the output whose value lay exactly where this
+// one's does, when the two bodies share all its bytes.
+const output_memo* known_output(const output_reuse& reuse, const tool_output& o) {
+  if (!reuse.previous || o.value.end > reuse.same_bytes) return nullptr;
+  const auto& prev = *reuse.previous;
+  auto it = std::lower_bound(prev.begin(), prev.end(), o.value.begin,
+                             [](const output_memo& m, std::size_t b) { return m.value.begin < b; });
+  if (it == prev.end() || it->value.begin != o.value.begin || it->value.end != o.value.end || it->image != o.image)
+    return nullptr;
+  return &*it;
+}
 
 // Tokens the rest of the request costs, roughly: bytes/4.
 std::uint64_t rough_tokens(std::size_t bytes) { return (bytes + 3) / 4; }
@@ -39,25 +55,39 @@ std::uint64_t rough_saving(std::size_t raw_bytes, std::uint64_t preview_tokens) 
 
 }  // namespace
 
+namespace {
+std::string gist_key(const std::string& hash, std::string_view tool_name, const reference_config& ref) {
+  std::string key = hash;
+  key += '\0';
+  key += tool_name;
+  key += '\0';
+  key += ref.tool_name;
+  return key;
+}
+}  // namespace
+
+std::shared_ptr<const offload_engine::gist> offload_engine::cached_gist(const std::string& hash,
+                                                                         std::string_view tool_name,
+                                                                         const reference_config& ref) const {
+  const auto key = gist_key(hash, tool_name, ref);
+  std::lock_guard lock(gist_mutex_);
+  auto it = gists_.find(key);
+  return it == gists_.end() ? nullptr : it->second;
+}
+
 std::shared_ptr<const offload_engine::gist> offload_engine::gist_of(std::string_view bytes, const std::string& hash,
                                                                      std::string_view tool_name,
                                                                      const reference_config& ref) const {
   // The reference is a pure function of (bytes, tool name, configuration): a
   // cache keyed by the bytes' hash returns the same text without re-reading
   // them. It holds derived text only, never the blob's bytes.
-  std::string key = hash;
-  key += '\0';
-  key += tool_name;
-  key += '\0';
-  key += ref.tool_name;
-  {
-    std::lock_guard lock(gist_mutex_);
-    if (auto it = gists_.find(key); it != gists_.end()) return it->second;
-  }
+  if (auto hit = cached_gist(hash, tool_name, ref)) return hit;
+  auto key = gist_key(hash, tool_name, ref);
   auto g = std::make_shared<gist>();
   g->shape = shape_of(bytes, estimator_);
   g->reference = render_reference(bytes, g->shape, tool_name, hash, ref);
   g->reference_tokens = estimator_.estimate(g->reference, content_kind::text);
+  json::escape_into(g->escaped, g->reference);
   std::lock_guard lock(gist_mutex_);
   if (gists_.size() >= max_cached_gists) gists_.clear();  // bounded; a miss only costs a re-render
   gists_.emplace(std::move(key), g);
@@ -121,9 +151,9 @@ offload_engine::offload_engine(offload_config cfg, blob_store& store, const toke
 class offload_engine::pass {
  public:
   pass(const offload_engine& e, const dialect& d, std::string_view body, std::string_view tenant, double read_ratio,
-       std::uint64_t threshold_tokens, rewrite_result& out)
+       std::uint64_t threshold_tokens, const output_reuse& reuse, rewrite_result& out)
       : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), read_ratio_(read_ratio),
-        threshold_tokens_(threshold_tokens), result_(out), report_(out.report) {}
+        threshold_tokens_(threshold_tokens), reuse_(reuse), result_(out), report_(out.report) {}
 
   bool scan() {
     scan_.text_results_from = cfg_.text_tool_results;
@@ -133,7 +163,12 @@ class offload_engine::pass {
     ref_cfg_ = cfg_.reference;
     ref_cfg_.tool_name = report_.tool_name;
     cands_.reserve(scan_.outputs.size());
-    for (const auto& o : scan_.outputs) cands_.push_back({&o, {}, false, false, {}, output_fate::below_threshold});
+    for (const auto& o : scan_.outputs) {
+      candidate c;
+      c.out = &o;
+      c.known = known_output(reuse_, o);
+      cands_.push_back(std::move(c));
+    }
     return true;
   }
 
@@ -159,16 +194,14 @@ class offload_engine::pass {
       if (c.out->raw.size() < cfg_.min_offload_bytes) continue;
       if (rule.what == tool_rule::action::threshold && e_.estimator_.max_tokens(c.out->raw.size()) <= rule.tokens)
         continue;
-      if (!decode(c) || c.bytes.size() < cfg_.min_offload_bytes) continue;
-      if (c.bytes.size() > cfg_.max_blob_bytes) {
+      if (!decode(c) || c.size < cfg_.min_offload_bytes) continue;
+      if (c.size > cfg_.max_blob_bytes) {
         // The store would refuse it: never tokenized (60 MB took 28 s and 2 GB).
         ++report_.skipped_too_large;
         c.fate = output_fate::too_large;
         continue;
       }
-      if (rule.what == tool_rule::action::always ||
-          e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_)->shape.tokens > rule.tokens)
-        c.chosen = true;
+      if (rule.what == tool_rule::action::always || gist_of(c)->shape.tokens > rule.tokens) c.chosen = true;
     }
   }
 
@@ -213,7 +246,7 @@ class offload_engine::pass {
       paying.push_back(&c);
       std::uint64_t saving = rough_saving(c.out->raw.size(), cfg_.reference.preview_tokens);
       if (!c.out->image) {
-        auto g = e_.gist_of(c.bytes, hash_of(c), c.out->tool_name, ref_cfg_);
+        auto g = gist_of(c);
         saving = g->shape.tokens > g->reference_tokens ? g->shape.tokens - g->reference_tokens : 0;
       }
       points.push_back({rough_tokens(c.out->value.begin), saving});
@@ -276,8 +309,8 @@ class offload_engine::pass {
     for (std::size_t i = 0; i < outputs.size() && points[i].end_tokens <= watermark; ++i) {
       if (!points[i].saving_tokens) continue;
       auto& c = *outputs[i];
-      if (!decode(c) || c.bytes.size() < cfg_.min_offload_bytes) continue;
-      if (c.bytes.size() > cfg_.max_blob_bytes) {
+      if (!decode(c) || c.size < cfg_.min_offload_bytes) continue;
+      if (c.size > cfg_.max_blob_bytes) {
         ++report_.skipped_too_large;
         c.fate = output_fate::too_large;
         continue;
@@ -292,14 +325,14 @@ class offload_engine::pass {
   void store_and_replace() {
     for (auto& c : cands_) {
       if (!c.chosen) continue;
-      if (c.bytes.size() > cfg_.max_blob_bytes) {
+      if (c.size > cfg_.max_blob_bytes) {
         ++report_.skipped_too_large;
         c.fate = output_fate::too_large;
         continue;
       }
       offload_record rec = record_of(c);
       std::string reference = reference_for(c, rec);
-      auto put = e_.store_.put(c.bytes, blob_meta{rec.hash, c.bytes.size(), rec.kind, 0, std::string(tenant_), rec.tool_name});
+      auto put = store(c, rec);
       if (put.error != blob_error::none) {
         if (put.error == blob_error::too_large) ++report_.skipped_too_large;
         else ++report_.store_failures;
@@ -333,6 +366,16 @@ class offload_engine::pass {
     }
     report_.tool_injected = true;
     report_.tool_tokens = e_.definition_tokens(d_, report_.tool_name, def);
+  }
+
+  // What this turn derived from its outputs' bytes, for the next turn.
+  void learn() const {
+    if (!reuse_.learn) return;
+    auto& out = *reuse_.learn;
+    out.clear();
+    for (const auto& c : cands_)
+      if (c.decoded) out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash});
+    std::sort(out.begin(), out.end(), [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; });
   }
 
   // What became of each output, in scan order.
@@ -386,27 +429,61 @@ class offload_engine::pass {
     return std::find(scan_.declared_tools.begin(), scan_.declared_tools.end(), n) != scan_.declared_tools.end();
   }
 
-  // Exact bytes of an output, decoded once: JSON-unescaped text or base64-decoded image.
+  // Whether an output's bytes can be offloaded exactly, decided once: its
+  // JSON-unescaped text (valid UTF-8) or base64-decoded image. The previous
+  // turn's answer stands for bytes both turns share.
   bool decode(candidate& c) {
-    if (c.decoded) return !c.bytes.empty() || c.out->raw.empty();
+    if (c.decoded) return c.exact;
     c.decoded = true;
-    bool lossy = false;
-    bool ok = c.out->image ? base64_decode(c.out->raw, c.bytes) : json::unescape(c.out->raw, c.bytes, &lossy);
-    // Text that is not UTF-8 could not be paged back exactly inside the
-    // API's JSON: it stays inline, as the client sent it.
-    if (ok && !c.out->image && !text::is_valid_utf8(c.bytes)) lossy = true;
-    if (!ok || lossy) {
+    if (c.known) {
+      c.exact = c.known->exact;
+      c.size = c.known->bytes;
+      c.hash = c.known->hash;
+    } else {
+      c.exact = materialize(c);
+      c.size = c.bytes.size();
+    }
+    if (!c.exact) {
+      // Text that is not UTF-8 could not be paged back exactly inside the
+      // API's JSON: it stays inline, as the client sent it.
       c.bytes.clear();
       ++report_.skipped_lossy;
       c.fate = output_fate::not_exact;
-      return false;
     }
-    return true;
+    return c.exact;
+  }
+
+  // The exact bytes, decoded from the body (once).
+  static bool materialize(candidate& c) {
+    c.materialized = true;
+    bool lossy = false;
+    bool ok = c.out->image ? base64_decode(c.out->raw, c.bytes) : json::unescape(c.out->raw, c.bytes, &lossy);
+    if (ok && !c.out->image && !text::is_valid_utf8(c.bytes)) lossy = true;
+    return ok && !lossy;
+  }
+
+  static const std::string& content(candidate& c) {
+    if (!c.materialized) materialize(c);  // an exact output the previous turn decoded: exact again
+    return c.bytes;
   }
 
   static const std::string& hash_of(candidate& c) {
-    if (c.hash.empty()) c.hash = sha256_hex(c.bytes);
+    if (c.hash.empty()) c.hash = sha256_hex(content(c));
     return c.hash;
+  }
+
+  std::shared_ptr<const gist> gist_of(candidate& c) const {
+    const auto& hash = hash_of(c);
+    if (auto g = e_.cached_gist(hash, c.out->tool_name, ref_cfg_)) return g;
+    return e_.gist_of(content(c), hash, c.out->tool_name, ref_cfg_);
+  }
+
+  // Stores a chosen output. Bytes the previous turn offloaded are usually
+  // stored already: keep() confirms it (and refreshes the TTL as a put
+  // would) without decoding them; a blob gone since is stored again.
+  put_result store(candidate& c, const offload_record& rec) const {
+    if (c.known && !c.hash.empty() && e_.store_.keep(tenant_, c.hash)) return {blob_error::none, true, {}};
+    return e_.store_.put(content(c), blob_meta{rec.hash, c.size, rec.kind, 0, std::string(tenant_), rec.tool_name});
   }
 
   tool_rule rule_of(const tool_output& o) const {
@@ -432,37 +509,36 @@ class offload_engine::pass {
     rec.tool_name = c.out->tool_name;
     rec.call_id = c.out->call_id;
     rec.order = c.out->order;
-    rec.bytes = c.bytes.size();
+    rec.bytes = c.size;
     return rec;
   }
 
   // The reference text for an output; fills in its kind and tokens before and after.
-  std::string reference_for(const candidate& c, offload_record& rec) const {
+  std::string reference_for(candidate& c, offload_record& rec) const {
     if (c.out->image) {
       rec.kind = c.out->media_type.empty() ? "image" : c.out->media_type;
       rec.tokens_before = rough_tokens(c.out->raw.size());
-      auto reference = render_image_reference(c.out->media_type, c.bytes.size(), c.out->tool_name, rec.hash, ref_cfg_);
+      auto reference = render_image_reference(c.out->media_type, c.size, c.out->tool_name, rec.hash, ref_cfg_);
       rec.tokens_after = e_.estimator_.estimate(reference, content_kind::text);  // a short line
       return reference;
     }
-    auto g = e_.gist_of(c.bytes, rec.hash, c.out->tool_name, ref_cfg_);
+    auto g = gist_of(c);
     rec.kind = std::string(kind_name(g->shape.kind));
     rec.tokens_before = g->shape.tokens;
     rec.tokens_after = g->reference_tokens;
     return g->reference;
   }
 
-  // The JSON value that takes the output's place.
-  std::string replacement_for(const candidate& c, const std::string& reference) const {
+  // The JSON value that takes the output's place (a text's reference is
+  // escaped once, with its gist).
+  std::string replacement_for(candidate& c, const std::string& reference) const {
     if (c.out->image) return d_.image_replacement(reference);
+    const auto& escaped = gist_of(c)->escaped;
+    if (c.out->inner) return escaped;  // inside a string that keeps its header: no quotes of our own
     std::string out;
-    if (c.out->inner) {  // inside a string that keeps its header: no quotes of our own
-      json::escape_into(out, reference);
-      return out;
-    }
-    out.reserve(reference.size() + 16);
+    out.reserve(escaped.size() + 2);
     out += '"';
-    json::escape_into(out, reference);
+    out += escaped;
     out += '"';
     return out;
   }
@@ -474,6 +550,7 @@ class offload_engine::pass {
   std::string_view tenant_;
   double read_ratio_;  // the cost model's rho for this request's model
   std::uint64_t threshold_tokens_;  // the configured threshold, or this request's own
+  const output_reuse& reuse_;
   rewrite_result& result_;
   rewrite_report& report_;
   request_scan scan_;
@@ -486,10 +563,11 @@ class offload_engine::pass {
 
 rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant,
                                        std::optional<double> read_ratio,
-                                       std::optional<std::uint64_t> threshold_tokens) const {
+                                       std::optional<std::uint64_t> threshold_tokens,
+                                       const output_reuse& reuse) const {
   rewrite_result result;
   pass p(*this, d, body, tenant, read_ratio.value_or(d.usual_cache_read_ratio()),
-         threshold_tokens.value_or(cfg_.threshold_tokens), result);
+         threshold_tokens.value_or(cfg_.threshold_tokens), reuse, result);
   if (!p.scan()) {
     result.report.outcome = rewrite_outcome::unparsable;
     return result;
@@ -505,6 +583,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   p.offer_read_blob();
   p.splice();
   p.report_fates();
+  p.learn();
   return result;
 }
 

@@ -79,6 +79,27 @@ struct rewrite_report {
   std::string_view offer_reason;
 };
 
+// What the engine derived from one output's bytes (decoding, UTF-8, SHA-256),
+// kept with a conversation's last turn: the next turn re-sends the same bytes
+// at the same offsets and gets the same answers without decoding or hashing
+// them again (turn_memory.hpp). Keyed by where the output's value lay.
+struct output_memo {
+  json::range value;
+  bool image = false;
+  bool exact = false;       // decoded losslessly (text: valid UTF-8, no lone surrogate)
+  std::uint64_t bytes = 0;  // decoded size
+  std::string hash;         // SHA-256 hex; empty when the engine never needed it
+};
+
+// A previous turn's outputs for this rewrite to reuse where the two bodies
+// share every byte of an output's value (the first `same_bytes` bytes), and
+// where to record this turn's for the next.
+struct output_reuse {
+  const std::vector<output_memo>* previous = nullptr;  // ascending value.begin
+  std::size_t same_bytes = 0;
+  std::vector<output_memo>* learn = nullptr;
+};
+
 struct rewrite_result {
   std::string body;  // empty when outcome != rewritten: forward the original
   rewrite_report report;
@@ -92,9 +113,11 @@ class offload_engine {
   // model (cache_read_ratio of its price); the API's usual ratio without one.
   // `threshold_tokens`: this request's own threshold (a client's
   // x-gistproxy-threshold the operator allows); the configured one without.
+  // `reuse`: the conversation's previous turn, when the proxy remembers it.
   rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant,
                          std::optional<double> read_ratio = std::nullopt,
-                         std::optional<std::uint64_t> threshold_tokens = std::nullopt) const;
+                         std::optional<std::uint64_t> threshold_tokens = std::nullopt,
+                         const output_reuse& reuse = {}) const;
   const offload_config& config() const { return cfg_; }
   const token_estimator& estimator() const { return estimator_; }
 
@@ -104,6 +127,7 @@ class offload_engine {
     content_shape shape;
     std::string reference;
     std::uint64_t reference_tokens = 0;
+    std::string escaped;  // the reference as the inside of a JSON string
   };
 
  private:
@@ -111,6 +135,9 @@ class offload_engine {
   static constexpr std::size_t max_cached_gists = 4096;
   std::shared_ptr<const gist> gist_of(std::string_view bytes, const std::string& hash, std::string_view tool_name,
                                       const reference_config& ref) const;
+  // The cached gist only (nullptr on a miss): the bytes are needed for a miss.
+  std::shared_ptr<const gist> cached_gist(const std::string& hash, std::string_view tool_name,
+                                          const reference_config& ref) const;
   // Tokens of read_blob's definition for this API and tool name: counted
   // once per thread, engine, API and name.
   std::uint64_t definition_tokens(const dialect& d, const std::string& tool_name, const std::string& definition) const;

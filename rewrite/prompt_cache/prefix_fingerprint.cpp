@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "rewrite/json/walk_reuse.hpp"
+
 namespace gistproxy::rewrite {
 namespace {
 
@@ -59,13 +61,27 @@ bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64
   return true;
 }
 
-// One value hashed, with where it lies.
+// One value hashed, with where it lies. A value the previous turn's body
+// had at this offset, within the bytes both bodies share, has the hash it had
+// then (walk_reuse.hpp): the cursor only steps over it.
 bool hashed_part(json::cursor& c, std::string_view marker, prefix_part& out) {
   out = {};
   c.peek();  // past whitespace: the range starts at the value
   out.at.begin = c.pos();
+  auto* reuse = json::reuse_scope::active(c.doc());
+  if (reuse)
+    if (auto known = reuse->hash_at(out.at.begin)) {
+      auto r = c.skip_value();
+      if (!r) return false;
+      if (r->end == known->at.end) {
+        out = {known->hash, *r};
+        return true;
+      }
+      return false;  // cannot happen for shared bytes; never a hash for bytes it does not cover
+    }
   if (!hash_value(c, marker, 0, out.hash)) return false;
   out.at.end = c.pos();
+  if (reuse) reuse->saw_hash(out.at, out.hash);
   return true;
 }
 

@@ -4,6 +4,8 @@
 //   --mode open    requests scheduled at a fixed rate; latency is measured
 //                  from the *scheduled* send time, so queueing is not hidden
 //   --mode upload  large request bodies, reports MB/s
+//   --body-file F  send F's bytes as every request's body (an agent transcript
+//                  from scripts/agent_body.py) instead of a generated one
 //   --mode ttfb    time to the first body byte of a streamed response
 //   --mode streams --conns N: N long-lived streamed requests held open at
 //                  once (opened over --ramp seconds), each read to its end;
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -33,7 +36,7 @@ using namespace std::chrono_literals;
 namespace {
 
 struct options {
-  std::string host = "127.0.0.1", port = "8080", path = "/v1/chat/completions", mode = "closed";
+  std::string host = "127.0.0.1", port = "8080", path = "/v1/chat/completions", mode = "closed", body_file;
   std::size_t body_bytes = 1024, conns = 64;
   double duration_s = 5, rate = 1000, warmup_s = 1, ramp_s = 5;
   std::size_t count = 100;
@@ -50,6 +53,12 @@ std::string make_body(std::size_t n) {
   std::string tail = R"("}]})";
   std::size_t fill = n > head.size() + tail.size() ? n - head.size() - tail.size() : 0;
   return head + std::string(fill, 'x') + tail;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot read " + path);
+  return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
 // Incremental response framing: true once one whole response is in.
@@ -122,6 +131,7 @@ class runner {
     const bool chat_stream = opt_.mode == "ttfb" && opt_.path.find("/chat/completions") != std::string::npos;
     std::string body = chat_stream          ? std::string(stream_body)
                        : opt_.mode == "ttfb" ? std::string()
+                       : !opt_.body_file.empty() ? read_file(opt_.body_file)
                                              : make_body(opt_.body_bytes);
     request_ = (opt_.mode == "ttfb" && !chat_stream ? "GET " : "POST ") + opt_.path + " HTTP/1.1\r\nHost: " +
                opt_.host + "\r\nContent-Type: application/json\r\nAuthorization: Bearer sk-bench\r\n";
@@ -349,6 +359,7 @@ int main(int argc, char** argv) {
     else if (k == "--port") o.port = v;
     else if (k == "--path") o.path = v;
     else if (k == "--mode") o.mode = v;
+    else if (k == "--body-file") o.body_file = v;
     else if (k == "--body-bytes") o.body_bytes = std::stoull(v);
     else if (k == "--conns") o.conns = std::stoull(v);
     else if (k == "--duration") o.duration_s = std::stod(v);

@@ -144,6 +144,12 @@ std::string s3_blob_store::known_full_hash(std::string_view tenant, std::string_
   return it != known_handles_.end() && it->second.compare(0, prefix.size(), prefix) == 0 ? it->second : std::string();
 }
 
+// Only what put() would take as stored without asking the bucket: an older
+// object is written again by put(), which renews its age.
+bool s3_blob_store::keep(std::string_view tenant, std::string_view hash) {
+  return is_valid_tenant(tenant) && is_hex64(hash) && known_fresh(key_of(tenant, hash));
+}
+
 put_result s3_blob_store::put(std::string_view bytes, const blob_meta& meta) { return store(bytes, std::nullopt, meta); }
 
 put_result s3_blob_store::put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) {

@@ -44,6 +44,7 @@ class s3_blob_store final : public rewrite::blob_store {
   rewrite::put_result put(std::string_view bytes, const rewrite::blob_meta& meta) override;
   rewrite::put_result put_encoded(std::string_view bytes, std::string_view encoded, const rewrite::blob_meta& meta) override;
   bool contains(std::string_view tenant, std::string_view hash) override;
+  bool keep(std::string_view tenant, std::string_view hash) override;
   rewrite::get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   rewrite::verify_report verify() override;
   std::uint64_t gc(std::uint64_t max_removals) override;

@@ -1,0 +1,75 @@
+// Walking a document that starts with the same bytes as one walked before:
+// turn N+1 of a conversation re-sends turn N's body, and every walk of it
+// (inspect, scan, the prefix check) would otherwise scan and hash the same
+// megabytes again.
+//
+// A walk_record is what walks of one document learned: where its long
+// strings end, and the hashes of the values the prefix check hashed. A
+// reuse_scope, installed on this thread while a new document is walked,
+// answers from the previous document's record for any value that lies wholly
+// within the bytes both documents share (`same_bytes`, found by memcmp):
+// a value's extent and hash depend on its own bytes only, so the answer is
+// exactly what scanning would find. Nothing is reused past those bytes.
+// Outside a scope, or for another buffer, cursors scan as always.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "rewrite/json/scanner.hpp"
+
+namespace gistproxy::rewrite::json {
+
+struct hashed_value {
+  range at;
+  std::uint64_t hash = 0;
+};
+
+struct walk_record {
+  // Strings of at least min_string bytes, in ascending order of begin.
+  static constexpr std::size_t min_string = 64;
+  std::vector<range> strings;
+  std::vector<hashed_value> hashes;  // ascending order of begin
+  std::size_t bytes() const { return strings.size() * sizeof(range) + hashes.size() * sizeof(hashed_value); }
+};
+
+class reuse_scope {
+ public:
+  // `previous` may be null (nothing to reuse, only learn); `learn` may be
+  // null (nothing recorded). Both must outlive the scope.
+  reuse_scope(std::string_view doc, const walk_record* previous, std::size_t same_bytes, walk_record* learn);
+  ~reuse_scope();
+  reuse_scope(const reuse_scope&) = delete;
+  reuse_scope& operator=(const reuse_scope&) = delete;
+
+  // The scope for this document on this thread (same first byte address and
+  // a size within the scope's document), else null.
+  static reuse_scope* active(std::string_view doc);
+
+  // Where the string opening at `begin` ends (after its closing quote), when
+  // the previous document had it and both documents share all its bytes.
+  std::optional<std::size_t> string_end(std::size_t begin);
+  void saw_string(range r);
+  // The hash of the value at `begin`, under the same conditions.
+  std::optional<hashed_value> hash_at(std::size_t begin);
+  void saw_hash(range r, std::uint64_t hash);
+
+ private:
+  template <class T>
+  const T* find(const std::vector<T>& v, std::size_t& hint, std::size_t begin) const;
+
+  std::string_view doc_;
+  const walk_record* previous_;
+  std::size_t same_;
+  walk_record* learn_;
+  reuse_scope* outer_;
+  std::size_t string_hint_ = 0, hash_hint_ = 0;
+};
+
+// Bytes two documents share at their start.
+std::size_t common_prefix(std::string_view a, std::string_view b);
+
+}  // namespace gistproxy::rewrite::json
