@@ -10,10 +10,9 @@ namespace gistproxy::proxy {
 
 void recall_turn(services& svc, request_context& ctx) {
   auto& in = ctx.in;
-  // Only bodies the offload engine will read are worth remembering.
-  if (!svc.turns || !svc.offload || !in.dialect || in.body_encoded || in.controls.bypass ||
-      in.aws == aws_auth::client_signed)
-    return;
+  // Bodies gistproxy reads (inspect, offload, the prefix check); not those
+  // it must forward unread.
+  if (!svc.turns || !in.dialect || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
   const std::string_view body = in.request.body();
   ctx.turns.previous = svc.turns->find(in.tenant, *in.dialect, body);
   ctx.turns.next = std::make_shared<rewrite::remembered_turn>();

@@ -110,8 +110,33 @@ bool fs_blob_store::contains(std::string_view tenant, std::string_view hash) {
 }
 
 bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
-  if (!contains(tenant, hash)) return false;
-  touch(path_of(tenant, hash));  // as put() does for bytes it holds
+  return is_valid_tenant(tenant) && hash.size() == 64 && kept(path_of(tenant, hash));
+}
+
+// Whether the blob file is there, refreshing its age when due: one stat,
+// asked for every offloaded output of every turn.
+bool fs_blob_store::kept(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  const auto now = options_.now();
+  if (now - st.st_mtim.tv_sec >= refresh_interval(options_.ttl_seconds, touch_granularity)) set_mtime(path, now);
+  return true;
+}
+
+// Blob directories are created once; a directory removed since (by hand) is
+// noticed when a file cannot be created in it.
+bool fs_blob_store::ensure_directory(const fs::path& dir, bool known_missing, std::error_code& ec) {
+  const auto key = dir.native();
+  {
+    std::lock_guard lock(directories_mutex_);
+    if (!known_missing && directories_.count(key)) return true;
+    directories_.erase(key);
+  }
+  fs::create_directories(dir, ec);
+  if (ec) return false;
+  std::lock_guard lock(directories_mutex_);
+  if (directories_.size() >= max_known_directories) directories_.clear();  // bounded; a miss costs a mkdir
+  directories_.insert(key);
   return true;
 }
 
@@ -132,10 +157,7 @@ put_result fs_blob_store::store(std::string_view bytes, std::optional<std::strin
   if (bytes.size() > options_.max_blob_bytes)
     return {blob_error::too_large, false, "blob exceeds --max-blob-bytes"};
   auto path = path_of(meta.tenant, meta.hash);
-  if (contains(meta.tenant, meta.hash)) {
-    touch(path);  // an offload seen again keeps its blob alive
-    return {blob_error::none, true, {}};
-  }
+  if (kept(path)) return {blob_error::none, true, {}};  // an offload seen again keeps its blob alive
 
   std::string error;
   std::string owned;
@@ -144,12 +166,14 @@ put_result fs_blob_store::store(std::string_view bytes, std::optional<std::strin
   if (out.empty()) return {blob_error::io, false, error};
 
   std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (ec) return {blob_error::io, false, "cannot create " + path.parent_path().string() + ": " + ec.message()};
+  if (!ensure_directory(path.parent_path(), false, ec))
+    return {blob_error::io, false, "cannot create " + path.parent_path().string() + ": " + ec.message()};
   thread_local std::mt19937_64 rng{std::random_device{}()};
   auto tmp = path;
   tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rng());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT && ensure_directory(path.parent_path(), true, ec))
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return {blob_error::io, false, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
   bool ok = write_all(fd, out) && (!options_.durable || ::fsync(fd) == 0);
   ok = (::close(fd) == 0) && ok;

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
+#include <unordered_set>
 #include <filesystem>
 #include <optional>
 
@@ -69,9 +71,14 @@ class fs_blob_store final : public blob_store {
   put_result store(std::string_view bytes, std::optional<std::string_view> encoded, const blob_meta& meta);
   get_result read_file(const std::filesystem::path& path, std::string_view expected_hash, bool check_ttl);
   void touch(const std::filesystem::path& path);
+  bool kept(const std::filesystem::path& path);
+  bool ensure_directory(const std::filesystem::path& dir, bool known_missing, std::error_code& ec);
   void rescan();
 
+  static constexpr std::size_t max_known_directories = 65536;
   fs_store_options options_;
+  std::mutex directories_mutex_;
+  std::unordered_set<std::string> directories_;  // blob directories known to exist
   std::atomic<std::uint64_t> objects_{0};
   std::atomic<std::uint64_t> stored_bytes_{0};
 };

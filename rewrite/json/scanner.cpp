@@ -2,6 +2,7 @@
 
 #include "rewrite/json/walk_reuse.hpp"
 
+#include <algorithm>
 #include <bitset>
 #include <cstring>
 
@@ -81,33 +82,53 @@ kind cursor::peek() {
   }
 }
 
-bool cursor::skip_string() {
-  // A string the previous turn's body had at this offset, within the bytes
-  // both bodies share, ends where it ended then (walk_reuse.hpp).
-  auto* reuse = reuse_scope::active(doc_);
-  if (reuse)
-    if (auto end = reuse->string_end(pos_); end && *end <= doc_.size()) {
-      pos_ = *end;
-      return true;
-    }
-  // A quote closes the string unless an odd run of backslashes precedes it.
-  // memchr does the walking, which keeps long tool outputs cheap.
-  const char* base = doc_.data();
-  const std::size_t begin = pos_;
-  std::size_t i = pos_ + 1;
-  for (;;) {
-    const void* hit = i < doc_.size() ? std::memchr(base + i, '"', doc_.size() - i) : nullptr;
-    if (!hit) return fail();
+namespace {
+
+// Where the string opening at `begin` closes (the offset after its closing
+// quote), searching for quotes from `from`; npos when it does not close. A
+// quote closes the string unless an odd run of backslashes precedes it.
+// memchr does the walking, which keeps long tool outputs cheap.
+std::size_t string_close(std::string_view doc, std::size_t begin, std::size_t from) {
+  const char* base = doc.data();
+  for (std::size_t i = from;;) {
+    const void* hit = i < doc.size() ? std::memchr(base + i, '"', doc.size() - i) : nullptr;
+    if (!hit) return std::string_view::npos;
     std::size_t q = std::size_t(static_cast<const char*>(hit) - base);
     std::size_t backslashes = 0;
     while (q - backslashes > begin + 1 && base[q - backslashes - 1] == '\\') ++backslashes;
-    if (backslashes % 2 == 0) {
-      pos_ = q + 1;
-      if (reuse) reuse->saw_string({begin, pos_});
-      return true;
-    }
+    if (backslashes % 2 == 0) return q + 1;
     i = q + 1;
   }
+}
+
+}  // namespace
+
+bool cursor::skip_string() {
+  const std::size_t begin = pos_;
+  // Most strings are keys and short values: closed within a few bytes, they
+  // are scanned, never looked up.
+  const std::size_t short_end = std::min(doc_.size(), begin + walk_record::min_string);
+  std::size_t end = string_close(doc_.substr(0, short_end), begin, begin + 1);
+  if (end != std::string_view::npos) {
+    pos_ = end;
+    return true;
+  }
+  // A long string the previous turn's body had at this offset, within the
+  // bytes both bodies share, ends where it ended then (walk_reuse.hpp).
+  auto* reuse = reuse_scope::active(doc_);
+  if (reuse)
+    if (auto known = reuse->string_end(begin); known && *known <= doc_.size()) {
+      reuse->saw_string({begin, *known});  // the next turn asks again
+      pos_ = *known;
+      return true;
+    }
+  // No quote before short_end closed it: the search goes on from there
+  // (escapes are counted back from each quote, across that boundary too).
+  end = string_close(doc_, begin, std::max(short_end, begin + 1));
+  if (end == std::string_view::npos) return fail();
+  pos_ = end;
+  if (reuse) reuse->saw_string({begin, end});
+  return true;
 }
 
 std::optional<std::string_view> cursor::string_raw() {

@@ -75,6 +75,7 @@ bool hashed_part(json::cursor& c, std::string_view marker, prefix_part& out) {
       if (!r) return false;
       if (r->end == known->at.end) {
         out = {known->hash, *r};
+        reuse->saw_hash(out.at, out.hash);  // the next turn asks again
         return true;
       }
       return false;  // cannot happen for shared bytes; never a hash for bytes it does not cover
