@@ -109,8 +109,31 @@ bool fs_blob_store::contains(std::string_view tenant, std::string_view hash) {
   return ::stat(path_of(tenant, hash).c_str(), &st) == 0;
 }
 
+// Every offloaded output of every turn of a conversation is kept again: a
+// blob found (or written) within the last few seconds is taken as still there
+// without a stat, the trust the S3 store gives what it wrote. Only a blob
+// deleted from outside the process meanwhile (by hand, or by a `blob gc` with
+// a TTL shorter than a few seconds) goes unnoticed for that long.
 bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
-  return is_valid_tenant(tenant) && hash.size() == 64 && kept(path_of(tenant, hash));
+  if (!is_valid_tenant(tenant) || hash.size() != 64) return false;
+  std::string key(tenant);
+  key += '/';
+  key += hash;
+  const auto now = options_.now();
+  const auto recheck = std::min<std::int64_t>(keep_recheck_seconds, refresh_interval(options_.ttl_seconds, touch_granularity) / 2);
+  {
+    std::lock_guard lock(confirmed_mutex_);
+    if (auto it = confirmed_.find(key); it != confirmed_.end() && now - it->second < recheck) return true;
+  }
+  const bool there = kept(path_of(tenant, hash));
+  std::lock_guard lock(confirmed_mutex_);
+  if (!there) {
+    confirmed_.erase(key);
+    return false;
+  }
+  if (confirmed_.size() >= max_confirmed) confirmed_.clear();  // bounded; a miss costs a stat
+  confirmed_[std::move(key)] = now;
+  return true;
 }
 
 // Whether the blob file is there, refreshing its age when due: one stat,
@@ -252,6 +275,10 @@ verify_report fs_blob_store::verify() {
 }
 
 std::uint64_t fs_blob_store::gc(std::uint64_t max_removals) {
+  {
+    std::lock_guard lock(confirmed_mutex_);
+    confirmed_.clear();  // what gc removes is never taken as there
+  }
   std::uint64_t removed = 0;
   auto now = options_.now();
   std::error_code ec;
@@ -278,6 +305,10 @@ store_stats fs_blob_store::stats() { return {objects_.load(), stored_bytes_.load
 
 void fs_blob_store::remove(std::string_view tenant, std::string_view hash) {
   if (!is_valid_tenant(tenant) || hash.size() != 64) return;
+  {
+    std::lock_guard lock(confirmed_mutex_);
+    confirmed_.erase(std::string(tenant) + '/' + std::string(hash));
+  }
   std::error_code ec;
   auto path = path_of(tenant, hash);
   auto size = fs::file_size(path, ec);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 #include <filesystem>
 #include <optional>
@@ -76,6 +77,10 @@ class fs_blob_store final : public blob_store {
   void rescan();
 
   static constexpr std::size_t max_known_directories = 65536;
+  static constexpr std::size_t max_confirmed = 1 << 18;
+  static constexpr std::int64_t keep_recheck_seconds = 10;
+  std::mutex confirmed_mutex_;
+  std::unordered_map<std::string, std::int64_t> confirmed_;  // tenant/hash → when keep() last saw it
   fs_store_options options_;
   std::mutex directories_mutex_;
   std::unordered_set<std::string> directories_;  // blob directories known to exist
