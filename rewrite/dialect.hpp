@@ -103,8 +103,35 @@ struct tool_output {
 // Tool results some agents carry as user text instead of tool-result blocks.
 enum class text_results : std::uint8_t { none, cline };
 
+// What scanning each conversation item found: its outputs (offsets in the
+// body) and the tool names its calls declared. A conversation's next turn
+// re-sends the same items at the same offsets; an item wholly within the
+// bytes both turns share gives the same answers, so it is not walked again
+// (walk_conversation, tool_scan.hpp).
+struct remembered_output {
+  json::range value;
+  std::size_t raw_begin = 0, raw_size = 0;
+  std::string tool_name, call_id, media_type;
+  bool image = false, inner = false;
+};
+struct remembered_item {
+  json::range at;
+  std::vector<remembered_output> outputs;
+  std::vector<std::pair<std::string, std::string>> calls;  // call id → tool name, in the order declared
+};
+struct conversation_items {
+  text_results text_results_from = text_results::none;  // what the scan was asked to find
+  // Ascending order of at.begin; shared, since a turn's items are mostly the previous turn's.
+  std::vector<std::shared_ptr<const remembered_item>> items;
+};
+
 struct request_scan {
   text_results text_results_from = text_results::none;  // input: which text-carried results to find
+  // Input: the previous turn's items, reused within its first `same_bytes`
+  // bytes; and where this scan's items are recorded (both may be null).
+  const conversation_items* previous_items = nullptr;
+  std::size_t same_bytes = 0;
+  conversation_items* learn_items = nullptr;
   std::vector<tool_output> outputs;
   std::optional<json::range> tools;        // the "tools" array, if the client declared one
   std::vector<std::string> declared_tools; // their names

@@ -116,7 +116,8 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   const auto& turns = ctx.turns;
   const auto* previous = turns.previous.turn.get();
   const rewrite::output_reuse reuse{previous ? &previous->outputs : nullptr, turns.previous.same_bytes,
-                                    turns.next ? &turns.next->outputs : nullptr};
+                                    turns.next ? &turns.next->outputs : nullptr,
+                                    previous ? &previous->items : nullptr, turns.next ? &turns.next->items : nullptr};
   auto run = [&] {
     if (!turns.next) return engine->rewrite(dialect, body, tenant, read_ratio, threshold);
     rewrite::json::reuse_scope scope(body, previous ? &previous->body_walks : nullptr, turns.previous.same_bytes,

@@ -25,6 +25,8 @@ void remember_turn(services& svc, request_context& ctx) {
   // Only a turn whose walks completed is a record of the whole body; the
   // control group's body was swapped for the bytes the client sent.
   if (ctx.in.control()) return;
+  next->body_walks.finish();
+  next->forwarded_walks.finish();
   if (ctx.rw.body) next->forwarded = std::move(*ctx.rw.body);
   next->body = std::move(ctx.in.request.body());
   svc.turns->remember(ctx.in.tenant, ctx.span.trace.hex(), std::move(next));

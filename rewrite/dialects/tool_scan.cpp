@@ -2,6 +2,7 @@
 
 #include "rewrite/dialects/text_fields.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace gistproxy::rewrite {
@@ -194,6 +195,58 @@ bool collect_output_content(json::cursor& c, std::string_view tool_name, std::st
     default:
       return c.skip_value().has_value();
   }
+}
+
+void call_directory::declare(std::string id, std::string tool) {
+  if (log_) log_->emplace_back(id, tool);
+  names_[std::move(id)] = std::move(tool);
+}
+
+std::string_view call_directory::tool_of(const std::string& id) const {
+  auto it = names_.find(id);
+  return it == names_.end() ? std::string_view{} : std::string_view(it->second);
+}
+
+const std::shared_ptr<const remembered_item>* known_item(const request_scan& out, std::size_t begin,
+                                                         std::size_t& hint) {
+  const auto* prev = out.previous_items;
+  if (!prev || prev->text_results_from != out.text_results_from || begin >= out.same_bytes) return nullptr;
+  const auto& items = prev->items;
+  if (hint >= items.size() || items[hint]->at.begin != begin) {
+    auto it = std::lower_bound(items.begin(), items.end(), begin,
+                               [](const auto& i, std::size_t b) { return i->at.begin < b; });
+    if (it == items.end() || (*it)->at.begin != begin) return nullptr;
+    hint = std::size_t(it - items.begin());
+  }
+  const auto& item = items[hint++];
+  return item->at.end <= out.same_bytes ? &item : nullptr;
+}
+
+void replay_item(const remembered_item& item, std::string_view doc, request_scan& out, call_directory& calls) {
+  for (const auto& [id, tool] : item.calls) calls.declare(id, tool);
+  for (const auto& r : item.outputs) {
+    tool_output o;
+    o.order = out.outputs.size();
+    o.tool_name = r.tool_name;
+    o.call_id = r.call_id;
+    o.value = r.value;
+    o.raw = doc.substr(r.raw_begin, r.raw_size);
+    o.image = r.image;
+    o.media_type = r.media_type;
+    o.inner = r.inner;
+    out.outputs.push_back(std::move(o));
+  }
+}
+
+void record_item(request_scan& out, std::string_view doc, json::range at, std::size_t first,
+                 std::vector<std::pair<std::string, std::string>> calls) {
+  remembered_item item{at, {}, std::move(calls)};
+  for (std::size_t i = first; i < out.outputs.size(); ++i) {
+    const auto& o = out.outputs[i];
+    item.outputs.push_back({o.value, std::size_t(o.raw.data() - doc.data()), o.raw.size(), o.tool_name, o.call_id,
+                            o.media_type, o.image, o.inner});
+  }
+  out.learn_items->items.push_back(std::make_shared<const remembered_item>(std::move(item)));
 }
 
 bool collect_tools(json::cursor& c, request_scan& out) {

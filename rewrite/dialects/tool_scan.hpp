@@ -4,6 +4,8 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "rewrite/dialect.hpp"
 #include "rewrite/json/scanner.hpp"
@@ -32,14 +34,63 @@ std::string cline_header_tool(std::string_view line);
 // (a tool's "name", or "function.name" for Chat Completions).
 bool collect_tools(json::cursor& c, request_scan& out);
 
+// Tool names by call id, as the conversation's calls declare them (a later
+// declaration of an id wins; an unknown id names no tool). What each item
+// declares is logged while it is walked, so a remembered item can declare it
+// again without being walked.
+class call_directory {
+ public:
+  void declare(std::string id, std::string tool);
+  std::string_view tool_of(const std::string& id) const;
+  void log_to(std::vector<std::pair<std::string, std::string>>* log) { log_ = log; }
+
+ private:
+  std::map<std::string, std::string> names_;
+  std::vector<std::pair<std::string, std::string>>* log_ = nullptr;
+};
+
+// The previous turn's record of the item at `begin`, when the previous scan
+// looked for the same things and the item lies wholly within the bytes both
+// bodies share; `hint` speeds up the forward walk.
+const std::shared_ptr<const remembered_item>* known_item(const request_scan& out, std::size_t begin,
+                                                         std::size_t& hint);
+// Adds a remembered item's outputs (pointing into `doc`) and declarations.
+void replay_item(const remembered_item& item, std::string_view doc, request_scan& out, call_directory& calls);
+// Records what walking one item found: outputs from index `first` on.
+void record_item(request_scan& out, std::string_view doc, json::range at, std::size_t first,
+                 std::vector<std::pair<std::string, std::string>> calls);
+
 // Walks the conversation list (messages, input, contents) at `v`, noting in
-// `out` its range and where its second item starts, and calls on_item(cursor)
-// for each item (which must consume it).
+// `out` its range and where its second item starts, and calls
+// on_item(cursor, calls) for each item (which must consume it). An item the
+// previous turn had at the same offset, within the bytes both turns share,
+// is stepped over and what it held is taken from that turn's record.
 template <class F>
 bool walk_conversation(json::cursor& v, request_scan& out, F&& on_item) {
+  call_directory calls;
+  std::size_t hint = 0;
+  if (out.learn_items) {
+    out.learn_items->text_results_from = out.text_results_from;
+    out.learn_items->items.clear();
+  }
   auto list = v.array([&](std::size_t index, json::cursor& item) {
-    if (index == 1) out.second_item_begin = item.pos();
-    return on_item(item);
+    item.peek();  // past whitespace: the item starts here
+    const std::size_t begin = item.pos();
+    if (index == 1) out.second_item_begin = begin;
+    if (const auto* known = known_item(out, begin, hint)) {
+      auto r = item.skip_value();  // the same bytes: the same extent
+      if (!r || r->end != (*known)->at.end) return false;
+      replay_item(**known, v.doc(), out, calls);
+      if (out.learn_items) out.learn_items->items.push_back(*known);
+      return true;
+    }
+    const std::size_t first = out.outputs.size();
+    std::vector<std::pair<std::string, std::string>> declared;
+    calls.log_to(out.learn_items ? &declared : nullptr);
+    const bool ok = on_item(item, calls);
+    calls.log_to(nullptr);
+    if (ok && out.learn_items) record_item(out, v.doc(), {begin, item.pos()}, first, std::move(declared));
+    return ok;
   });
   if (list) out.conversation = list;
   return list.has_value();

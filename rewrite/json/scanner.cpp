@@ -196,6 +196,15 @@ std::optional<range> cursor::skip_value() {
   // The stack is a bit per open container (object or array): no allocation.
   skip_ws();
   std::size_t begin = pos_;
+  // A container the previous turn's body had at this offset, within the
+  // bytes both bodies share, ends where it ended then (walk_reuse.hpp).
+  auto* reuse = begin < doc_.size() && (doc_[begin] == '{' || doc_[begin] == '[') ? reuse_scope::active(doc_) : nullptr;
+  if (reuse)
+    if (auto known = reuse->container_end(begin); known && *known <= doc_.size()) {
+      reuse->saw_container({begin, *known});  // the next turn asks again
+      pos_ = *known;
+      return range{begin, pos_};
+    }
   std::bitset<max_depth> in_object;
   std::size_t depth = 0;
   for (;;) {
@@ -220,7 +229,10 @@ std::optional<range> cursor::skip_value() {
     }
     // After a value: close containers or move to the next element.
     for (;;) {
-      if (depth == 0) return range{begin, pos_};
+      if (depth == 0) {
+        if (reuse) reuse->saw_container({begin, pos_});
+        return range{begin, pos_};
+      }
       skip_ws();
       if (pos_ >= doc_.size()) return fail(), std::nullopt;
       char d = doc_[pos_++];

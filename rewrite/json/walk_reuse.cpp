@@ -13,15 +13,26 @@ std::size_t begin_of(const hashed_value& h) { return h.at.begin; }
 std::size_t end_of(const range& r) { return r.end; }
 std::size_t end_of(const hashed_value& h) { return h.at.end; }
 
-// Appends in ascending order only: a nested walk over bytes an outer walk
-// already went through learns nothing new, and the record stays sorted.
+// A nested walk over bytes an outer walk just went through learns nothing new.
 template <class T>
-void append_ascending(std::vector<T>& v, T item) {
-  if (!v.empty() && begin_of(v.back()) >= begin_of(item)) return;
+void append(std::vector<T>& v, T item) {
+  if (!v.empty() && begin_of(v.back()) == begin_of(item)) return;
   v.push_back(item);
 }
 
+template <class T>
+void sort_unique(std::vector<T>& v) {
+  std::sort(v.begin(), v.end(), [](const T& a, const T& b) { return begin_of(a) < begin_of(b); });
+  v.erase(std::unique(v.begin(), v.end(), [](const T& a, const T& b) { return begin_of(a) == begin_of(b); }), v.end());
+}
+
 }  // namespace
+
+void walk_record::finish() {
+  sort_unique(strings);
+  sort_unique(containers);
+  sort_unique(hashes);
+}
 
 std::size_t common_prefix(std::string_view a, std::string_view b) {
   const std::size_t n = std::min(a.size(), b.size());
@@ -68,7 +79,17 @@ std::optional<std::size_t> reuse_scope::string_end(std::size_t begin) {
 }
 
 void reuse_scope::saw_string(range r) {
-  if (learn_ && r.size() >= walk_record::min_string) append_ascending(learn_->strings, r);
+  if (learn_ && r.size() >= walk_record::min_string) append(learn_->strings, r);
+}
+
+std::optional<std::size_t> reuse_scope::container_end(std::size_t begin) {
+  if (!previous_ || begin >= same_) return std::nullopt;
+  if (const auto* r = find(previous_->containers, container_hint_, begin)) return r->end;
+  return std::nullopt;
+}
+
+void reuse_scope::saw_container(range r) {
+  if (learn_ && r.size() >= walk_record::min_string) append(learn_->containers, r);
 }
 
 std::optional<hashed_value> reuse_scope::hash_at(std::size_t begin) {
@@ -78,7 +99,7 @@ std::optional<hashed_value> reuse_scope::hash_at(std::size_t begin) {
 }
 
 void reuse_scope::saw_hash(range r, std::uint64_t hash) {
-  if (learn_) append_ascending(learn_->hashes, hashed_value{r, hash});
+  if (learn_) append(learn_->hashes, hashed_value{r, hash});
 }
 
 }  // namespace gistproxy::rewrite::json

@@ -28,12 +28,18 @@ struct hashed_value {
   std::uint64_t hash = 0;
 };
 
+// Walks of one document record in the order they go (an inspect that skips
+// an item whole, then a scan that goes into it); finish() sorts the record
+// once the document's walks are over, for the next document's lookups.
 struct walk_record {
-  // Strings of at least min_string bytes, in ascending order of begin.
   static constexpr std::size_t min_string = 64;
-  std::vector<range> strings;
-  std::vector<hashed_value> hashes;  // ascending order of begin
-  std::size_t bytes() const { return strings.size() * sizeof(range) + hashes.size() * sizeof(hashed_value); }
+  std::vector<range> strings;        // strings of at least min_string bytes
+  std::vector<range> containers;     // objects and arrays a walk skipped whole (as long)
+  std::vector<hashed_value> hashes;  // values the prefix check hashed
+  void finish();
+  std::size_t bytes() const {
+    return (strings.size() + containers.size()) * sizeof(range) + hashes.size() * sizeof(hashed_value);
+  }
 };
 
 class reuse_scope {
@@ -53,6 +59,9 @@ class reuse_scope {
   // the previous document had it and both documents share all its bytes.
   std::optional<std::size_t> string_end(std::size_t begin);
   void saw_string(range r);
+  // The same for an object or array skipped whole.
+  std::optional<std::size_t> container_end(std::size_t begin);
+  void saw_container(range r);
   // The hash of the value at `begin`, under the same conditions.
   std::optional<hashed_value> hash_at(std::size_t begin);
   void saw_hash(range r, std::uint64_t hash);
@@ -66,7 +75,7 @@ class reuse_scope {
   std::size_t same_;
   walk_record* learn_;
   reuse_scope* outer_;
-  std::size_t string_hint_ = 0, hash_hint_ = 0;
+  std::size_t string_hint_ = 0, container_hint_ = 0, hash_hint_ = 0;
 };
 
 // Bytes two documents share at their start.

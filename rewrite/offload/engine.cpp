@@ -157,6 +157,9 @@ class offload_engine::pass {
 
   bool scan() {
     scan_.text_results_from = cfg_.text_tool_results;
+    scan_.previous_items = reuse_.previous_items;
+    scan_.same_bytes = reuse_.same_bytes;
+    scan_.learn_items = reuse_.learn_items;
     if (!d_.scan(body_, scan_)) return false;
     report_.outputs_seen = scan_.outputs.size();
     report_.tool_name = choose_tool_name();

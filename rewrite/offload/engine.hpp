@@ -98,6 +98,8 @@ struct output_reuse {
   const std::vector<output_memo>* previous = nullptr;  // ascending value.begin
   std::size_t same_bytes = 0;
   std::vector<output_memo>* learn = nullptr;
+  const conversation_items* previous_items = nullptr;  // the dialect's scan of the previous turn's items
+  conversation_items* learn_items = nullptr;
 };
 
 struct rewrite_result {

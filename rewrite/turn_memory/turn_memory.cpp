@@ -9,6 +9,11 @@ std::size_t remembered_turn::bytes() const {
   std::size_t n = body.capacity() + forwarded.capacity() + body_walks.bytes() + forwarded_walks.bytes() +
                   outputs.size() * sizeof(output_memo);
   for (const auto& o : outputs) n += o.hash.capacity();
+  for (const auto& i : items.items) {  // counted in full by every turn that shares it: an upper bound
+    n += sizeof(*i) + i->outputs.size() * sizeof(remembered_output);
+    for (const auto& o : i->outputs) n += o.tool_name.capacity() + o.call_id.capacity() + o.media_type.capacity();
+    for (const auto& [id, tool] : i->calls) n += id.capacity() + tool.capacity() + sizeof(id) * 2;
+  }
   return n + sizeof(remembered_turn);
 }
 

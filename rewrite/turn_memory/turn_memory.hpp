@@ -37,6 +37,7 @@ struct remembered_turn {
   std::string body;  // as received (after any Content-Encoding was decoded)
   json::walk_record body_walks;
   std::vector<output_memo> outputs;
+  conversation_items items;  // what the offload scan found in each conversation item
   std::string forwarded;  // what went upstream, when it was not `body` itself
   json::walk_record forwarded_walks;
   std::size_t bytes() const;

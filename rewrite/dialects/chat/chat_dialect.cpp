@@ -67,7 +67,7 @@ void chat_dialect::usage_from_event(std::string_view, std::string_view data, tok
 namespace {
 
 // Records id -> function name for each entry of an assistant's tool_calls.
-bool collect_chat_call_names(json::cursor& c, std::map<std::string, std::string>& names) {
+bool collect_chat_call_names(json::cursor& c, call_directory& calls) {
   return c.array([&](std::size_t, json::cursor& call) {
             if (call.peek() != json::kind::object) return call.skip_value().has_value();
             std::string id, name;
@@ -76,7 +76,7 @@ bool collect_chat_call_names(json::cursor& c, std::map<std::string, std::string>
                          if (key == "function" && v.peek() == json::kind::object) return read_string_member(v, "name", name);
                          return v.skip_value().has_value();
                        }).has_value();
-            if (ok && !id.empty()) names[id] = name;
+            if (ok && !id.empty()) calls.declare(std::move(id), std::move(name));
             return ok;
           }).has_value();
 }
@@ -85,12 +85,11 @@ bool collect_chat_call_names(json::cursor& c, std::map<std::string, std::string>
 
 bool chat_dialect::scan(std::string_view body, request_scan& out) const {
   json::cursor c(body);
-  std::map<std::string, std::string> call_names;
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools") return collect_tools(v, out);
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return walk_conversation(v, out, [&](json::cursor& m) {
+    return walk_conversation(v, out, [&](json::cursor& m, call_directory& calls) {
               if (m.peek() != json::kind::object) return m.skip_value().has_value();
               std::string role, call_id;
               std::optional<json::range> content;
@@ -98,7 +97,7 @@ bool chat_dialect::scan(std::string_view body, request_scan& out) const {
                            if (k == "role" && mv.peek() == json::kind::string) return mv.string_value(role);
                            if (k == "tool_call_id" && mv.peek() == json::kind::string) return mv.string_value(call_id);
                            if (k == "tool_calls" && mv.peek() == json::kind::array)
-                             return collect_chat_call_names(mv, call_names);
+                             return collect_chat_call_names(mv, calls);
                            auto r = mv.skip_value();
                            if (r && k == "content") content = r;
                            return r.has_value();
@@ -106,7 +105,7 @@ bool chat_dialect::scan(std::string_view body, request_scan& out) const {
               if (!ok) return false;
               if (!content) return true;
               json::cursor cc(body.substr(0, content->end), content->begin);
-              if (role == "tool") return collect_output_content(cc, call_names[call_id], call_id, false, out);
+              if (role == "tool") return collect_output_content(cc, calls.tool_of(call_id), call_id, false, out);
               // Opt-in: tool results some agents send as user text (collect_text_tool_results).
               if (role == "user" && out.text_results_from == text_results::cline) return collect_text_tool_results(cc, out);
               return true;

@@ -93,7 +93,7 @@ bool collect_result_items(std::string_view doc, json::range items, std::string_v
 
 // Consumes a toolResult object. Its members may come in any order, so the
 // content is read once the toolUseId (and with it the tool's name) is known.
-bool collect_tool_result(json::cursor& c, const std::map<std::string, std::string>& call_names, request_scan& out) {
+bool collect_tool_result(json::cursor& c, const call_directory& calls, request_scan& out) {
   std::string id;
   std::optional<json::range> content;
   bool ok = c.object([&](std::string_view key, json::cursor& v) {
@@ -104,15 +104,14 @@ bool collect_tool_result(json::cursor& c, const std::map<std::string, std::strin
              }).has_value();
   if (!ok) return false;
   if (!content) return true;
-  auto name = call_names.find(id);
-  return collect_result_items(c.doc(), *content, name == call_names.end() ? std::string_view{} : name->second, id, out);
+  return collect_result_items(c.doc(), *content, calls.tool_of(id), id, out);
 }
 
 // Consumes one content block: a toolUse names its call, a toolResult holds outputs.
-bool collect_block(json::cursor& b, std::map<std::string, std::string>& call_names, request_scan& out) {
+bool collect_block(json::cursor& b, call_directory& calls, request_scan& out) {
   if (b.peek() != json::kind::object) return b.skip_value().has_value();
   return b.object([&](std::string_view key, json::cursor& v) {
-              if (key == "toolResult" && v.peek() == json::kind::object) return collect_tool_result(v, call_names, out);
+              if (key == "toolResult" && v.peek() == json::kind::object) return collect_tool_result(v, calls, out);
               if (key != "toolUse" || v.peek() != json::kind::object) return v.skip_value().has_value();
               std::string id, name;
               bool ok = v.object([&](std::string_view k, json::cursor& tv) {
@@ -120,17 +119,17 @@ bool collect_block(json::cursor& b, std::map<std::string, std::string>& call_nam
                            if (k == "name" && tv.peek() == json::kind::string) return tv.string_value(name);
                            return tv.skip_value().has_value();
                          }).has_value();
-              if (ok) call_names[id] = name;
+              if (ok) calls.declare(id, name);
               return ok;
             })
       .has_value();
 }
 
-bool collect_message(json::cursor& m, std::map<std::string, std::string>& call_names, request_scan& out) {
+bool collect_message(json::cursor& m, call_directory& calls, request_scan& out) {
   if (m.peek() != json::kind::object) return m.skip_value().has_value();
   return m.object([&](std::string_view key, json::cursor& v) {
               if (key != "content" || v.peek() != json::kind::array) return v.skip_value().has_value();
-              return v.array([&](std::size_t, json::cursor& b) { return collect_block(b, call_names, out); }).has_value();
+              return v.array([&](std::size_t, json::cursor& b) { return collect_block(b, calls, out); }).has_value();
             })
       .has_value();
 }
@@ -184,11 +183,10 @@ std::optional<request_facts> converse_dialect::inspect(std::string_view body) co
 bool converse_dialect::scan(std::string_view body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
-  std::map<std::string, std::string> call_names;  // toolUseId → tool name
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "toolConfig") return collect_tool_config(v, out);
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return walk_conversation(v, out, [&](json::cursor& m) { return collect_message(m, call_names, out); });
+    return walk_conversation(v, out, [&](json::cursor& m, call_directory& calls) { return collect_message(m, calls, out); });
   });
   if (!whole || !c.at_end()) return false;
   out.object_end = whole->end - 1;

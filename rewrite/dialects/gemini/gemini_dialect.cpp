@@ -157,7 +157,7 @@ bool gemini_dialect::scan(std::string_view body, request_scan& out) const {
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools" && v.peek() == json::kind::array) return collect_declarations(v, out);
     if (key != "contents" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return walk_conversation(v, out, [&](json::cursor& content) {
+    return walk_conversation(v, out, [&](json::cursor& content, call_directory&) {
               if (content.peek() != json::kind::object) return content.skip_value().has_value();
               return content.object([&](std::string_view k, json::cursor& cv) {
                             if (k == "parts" && cv.peek() == json::kind::array) return collect_parts(cv, out);

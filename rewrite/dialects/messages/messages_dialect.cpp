@@ -77,12 +77,11 @@ void messages_dialect::usage_from_event(std::string_view event, std::string_view
 
 bool messages_dialect::scan(std::string_view body, request_scan& out) const {
   json::cursor c(body);
-  std::map<std::string, std::string> call_names;
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools") return collect_tools(v, out);
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return walk_conversation(v, out, [&](json::cursor& m) {
+    return walk_conversation(v, out, [&](json::cursor& m, call_directory& calls) {
               if (m.peek() != json::kind::object) return m.skip_value().has_value();
               std::string role;
               std::optional<json::range> user_content;
@@ -108,11 +107,11 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
                                                 return r.has_value();
                                               }).has_value();
                                    if (!ok) return false;
-                                   if (type == "tool_use") call_names[id] = name;
+                                   if (type == "tool_use") calls.declare(id, name);
                                    // Only client tool results: server tools' result blocks have other types.
                                    if (type != "tool_result" || !content) return true;
                                    json::cursor cc(body.substr(0, content->end), content->begin);
-                                   return collect_output_content(cc, call_names[tool_use_id], tool_use_id, true, out);
+                                   return collect_output_content(cc, calls.tool_of(tool_use_id), tool_use_id, true, out);
                                  });
                          return user_content.has_value();
                        }).has_value();

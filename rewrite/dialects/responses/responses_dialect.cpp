@@ -79,12 +79,11 @@ void responses_dialect::usage_from_event(std::string_view event, std::string_vie
 
 bool responses_dialect::scan(std::string_view body, request_scan& out) const {
   json::cursor c(body);
-  std::map<std::string, std::string> call_names;
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
     if (key == "tools") return collect_tools(v, out);
     if (key != "input" || v.peek() != json::kind::array) return v.skip_value().has_value();
-    return walk_conversation(v, out, [&](json::cursor& item) {
+    return walk_conversation(v, out, [&](json::cursor& item, call_directory& calls) {
               if (item.peek() != json::kind::object) return item.skip_value().has_value();
               std::string type, call_id, name;
               std::optional<json::range> output;
@@ -97,10 +96,10 @@ bool responses_dialect::scan(std::string_view body, request_scan& out) const {
                            return r.has_value();
                          }).has_value();
               if (!ok) return false;
-              if (type == "function_call") call_names[call_id] = name;
+              if (type == "function_call") calls.declare(call_id, name);
               if (type != "function_call_output" || !output) return true;
               json::cursor oc(body.substr(0, output->end), output->begin);
-              return collect_output_content(oc, call_names[call_id], call_id, false, out);
+              return collect_output_content(oc, calls.tool_of(call_id), call_id, false, out);
             });
   });
   if (!whole || !c.at_end()) return false;
