@@ -12,9 +12,20 @@
 namespace gistproxy::rewrite {
 namespace {
 
+// What replaces the bytes at `at`: `owned`, or a gist's escaped reference
+// (`shared`, in quotes unless `bare`), which is not copied until the splice.
 struct edit {
   json::range at;
-  std::string replacement;
+  std::string owned;
+  std::shared_ptr<const offload_engine::gist> shared;
+  bool bare = false;
+  std::size_t size() const { return shared ? shared->escaped.size() + (bare ? 0 : 2) : owned.size(); }
+  void append_to(std::string& out) const {
+    if (!shared) return void(out += owned);
+    if (!bare) out += '"';
+    out += shared->escaped;
+    if (!bare) out += '"';
+  }
 };
 
 struct candidate {
@@ -334,7 +345,7 @@ class offload_engine::pass {
         continue;
       }
       offload_record rec = record_of(c);
-      std::string reference = reference_for(c, rec);
+      auto replacement = replacement_for(c, rec);
       auto put = store(c, rec);
       if (put.error != blob_error::none) {
         if (put.error == blob_error::too_large) ++report_.skipped_too_large;
@@ -344,7 +355,8 @@ class offload_engine::pass {
       }
       c.fate = output_fate::offloaded;
       rec.deduplicated = put.deduplicated;
-      edits_.push_back({c.out->value, replacement_for(c, reference)});
+      replacement.at = c.out->value;
+      edits_.push_back(std::move(replacement));
       rec.end_ns = e_.now_ns_();
       report_.offloads.push_back(std::move(rec));
     }
@@ -362,10 +374,10 @@ class offload_engine::pass {
       bool empty = scan_.tools->size() >= 2 &&
                    body_.substr(scan_.tools->begin + 1, scan_.tools->size() - 2).find_first_not_of(" \t\r\n") ==
                        std::string_view::npos;
-      edits_.push_back({{scan_.tools->end - 1, scan_.tools->end - 1}, (empty ? "" : ",") + def});
+      edits_.push_back({{scan_.tools->end - 1, scan_.tools->end - 1}, (empty ? "" : ",") + def, nullptr, false});
     } else {
       auto added = d_.tools_insertion(body_, scan_, def);  // a new tools array, where this API keeps it
-      edits_.push_back({{added.at, added.at}, std::move(added.text)});
+      edits_.push_back({{added.at, added.at}, std::move(added.text), nullptr, false});
     }
     report_.tool_injected = true;
     report_.tool_tokens = e_.definition_tokens(d_, report_.tool_name, def);
@@ -392,13 +404,13 @@ class offload_engine::pass {
     if (edits_.empty()) return;
     std::sort(edits_.begin(), edits_.end(), [](const edit& a, const edit& b) { return a.at.begin < b.at.begin; });
     std::size_t size = body_.size();
-    for (const auto& e : edits_) size = size - e.at.size() + e.replacement.size();
+    for (const auto& e : edits_) size = size - e.at.size() + e.size();
     auto& out = result_.body;
     out.reserve(size);
     std::size_t pos = 0;
     for (const auto& e : edits_) {
       out.append(body_.substr(pos, e.at.begin - pos));
-      out.append(e.replacement);
+      e.append_to(out);
       pos = e.at.end;
     }
     out.append(body_.substr(pos));
@@ -516,34 +528,23 @@ class offload_engine::pass {
     return rec;
   }
 
-  // The reference text for an output; fills in its kind and tokens before and after.
-  std::string reference_for(candidate& c, offload_record& rec) const {
+  // What takes the output's place (its `at` is left to the caller), with its
+  // kind and tokens before and after filled in. A text's reference is the
+  // gist's, escaped once when the gist was made.
+  edit replacement_for(candidate& c, offload_record& rec) const {
     if (c.out->image) {
       rec.kind = c.out->media_type.empty() ? "image" : c.out->media_type;
       rec.tokens_before = rough_tokens(c.out->raw.size());
       auto reference = render_image_reference(c.out->media_type, c.size, c.out->tool_name, rec.hash, ref_cfg_);
       rec.tokens_after = e_.estimator_.estimate(reference, content_kind::text);  // a short line
-      return reference;
+      return {{}, d_.image_replacement(reference), nullptr, false};
     }
     auto g = gist_of(c);
     rec.kind = std::string(kind_name(g->shape.kind));
     rec.tokens_before = g->shape.tokens;
     rec.tokens_after = g->reference_tokens;
-    return g->reference;
-  }
-
-  // The JSON value that takes the output's place (a text's reference is
-  // escaped once, with its gist).
-  std::string replacement_for(candidate& c, const std::string& reference) const {
-    if (c.out->image) return d_.image_replacement(reference);
-    const auto& escaped = gist_of(c)->escaped;
-    if (c.out->inner) return escaped;  // inside a string that keeps its header: no quotes of our own
-    std::string out;
-    out.reserve(escaped.size() + 2);
-    out += '"';
-    out += escaped;
-    out += '"';
-    return out;
+    // Inside a string that keeps its header (c.out->inner): no quotes of our own.
+    return {{}, {}, std::move(g), c.out->inner};
   }
 
   const offload_engine& e_;
