@@ -6,6 +6,7 @@
 
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/net/request_target.hpp"
+#include "proxy/net/uninitialized_grow.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -13,10 +14,11 @@ namespace {
 constexpr std::size_t header_limit = 256 * 1024;
 constexpr std::size_t large_body = 16 * 1024;
 constexpr std::size_t large_read_buffer = 256 * 1024;
-// A declared body gets this much memory before any of it arrives (more as it
-// does): agent transcripts are megabytes, a client that declares 64 MiB and
-// sends nothing holds 1 MiB.
-constexpr std::size_t first_body_reservation = 1024 * 1024;
+// A declared body gets this much address space before any of it arrives
+// (more as it does): agent transcripts are megabytes and are then read with
+// no copy. Pages are only resident once bytes land in them: a client that
+// declares 64 MiB and sends nothing holds almost no memory.
+constexpr std::size_t first_body_reservation = 8 * 1024 * 1024;
 // Beast reads at most the buffer's spare capacity (512 bytes when empty): a
 // 1 KB request would take three reads. The buffer is sized for a typical
 // request while one is read, and given back once it is read (see below).
@@ -67,7 +69,7 @@ awaitable<error_code> read_declared_body(tcp_socket& stream, beast::flat_buffer&
     if (body.capacity() - body.size() < want)  // grown by 4x: a 3 MB body is copied once, not four times
       body.reserve(std::min<std::uint64_t>(length, std::max(body.capacity() * 4, body.size() + want)));
     const std::size_t old = body.size();
-    body.resize(old + want);
+    grow_uninitialized(body, want);  // the read overwrites them; what it did not fill is cut off below
     auto [ec, n] = co_await stream.async_read_some(asio::buffer(body.data() + old, want), use_nothrow);
     body.resize(old + n);
     if (ec) co_return ec;

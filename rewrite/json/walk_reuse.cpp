@@ -13,25 +13,41 @@ std::size_t begin_of(const hashed_value& h) { return h.at.begin; }
 std::size_t end_of(const range& r) { return r.end; }
 std::size_t end_of(const hashed_value& h) { return h.at.end; }
 
-// A nested walk over bytes an outer walk just went through learns nothing new.
 template <class T>
-void append(std::vector<T>& v, T item) {
-  if (!v.empty() && begin_of(v.back()) == begin_of(item)) return;
-  v.push_back(item);
-}
-
-template <class T>
-void sort_unique(std::vector<T>& v) {
-  std::sort(v.begin(), v.end(), [](const T& a, const T& b) { return begin_of(a) < begin_of(b); });
-  v.erase(std::unique(v.begin(), v.end(), [](const T& a, const T& b) { return begin_of(a) == begin_of(b); }), v.end());
+bool before(const T& x, std::size_t b) {
+  return begin_of(x) < b;
 }
 
 }  // namespace
 
+template <class T>
+void ordered_values<T>::add(const T& item) {
+  const auto b = begin_of(item);
+  if (items.empty() || begin_of(items.back()) < b) return items.push_back(item);
+  auto it = std::lower_bound(items.begin(), items.end(), b, before<T>);
+  if (it == items.end() || begin_of(*it) != b) late.push_back(item);
+}
+
+template <class T>
+void ordered_values<T>::finish() {
+  if (late.empty()) return;
+  auto by_begin = [](const T& x, const T& y) { return begin_of(x) < begin_of(y); };
+  std::sort(late.begin(), late.end(), by_begin);
+  const auto middle = items.size();
+  items.insert(items.end(), late.begin(), late.end());
+  std::inplace_merge(items.begin(), items.begin() + std::ptrdiff_t(middle), items.end(), by_begin);
+  items.erase(std::unique(items.begin(), items.end(), [](const T& x, const T& y) { return begin_of(x) == begin_of(y); }),
+              items.end());
+  late.clear();
+}
+
+template struct ordered_values<range>;
+template struct ordered_values<hashed_value>;
+
 void walk_record::finish() {
-  sort_unique(strings);
-  sort_unique(containers);
-  sort_unique(hashes);
+  strings.finish();
+  containers.finish();
+  hashes.finish();
 }
 
 std::size_t common_prefix(std::string_view a, std::string_view b) {
@@ -74,32 +90,32 @@ const T* reuse_scope::find(const std::vector<T>& v, std::size_t& hint, std::size
 
 std::optional<std::size_t> reuse_scope::string_end(std::size_t begin) {
   if (!previous_ || begin >= same_) return std::nullopt;
-  if (const auto* r = find(previous_->strings, string_hint_, begin)) return r->end;
+  if (const auto* r = find(previous_->strings.items, string_hint_, begin)) return r->end;
   return std::nullopt;
 }
 
 void reuse_scope::saw_string(range r) {
-  if (learn_ && r.size() >= walk_record::min_string) append(learn_->strings, r);
+  if (learn_ && r.size() >= walk_record::min_string) learn_->strings.add(r);
 }
 
 std::optional<std::size_t> reuse_scope::container_end(std::size_t begin) {
   if (!previous_ || begin >= same_) return std::nullopt;
-  if (const auto* r = find(previous_->containers, container_hint_, begin)) return r->end;
+  if (const auto* r = find(previous_->containers.items, container_hint_, begin)) return r->end;
   return std::nullopt;
 }
 
 void reuse_scope::saw_container(range r) {
-  if (learn_ && r.size() >= walk_record::min_string) append(learn_->containers, r);
+  if (learn_ && r.size() >= walk_record::min_string) learn_->containers.add(r);
 }
 
 std::optional<hashed_value> reuse_scope::hash_at(std::size_t begin) {
   if (!previous_ || begin >= same_) return std::nullopt;
-  if (const auto* h = find(previous_->hashes, hash_hint_, begin)) return *h;
+  if (const auto* h = find(previous_->hashes.items, hash_hint_, begin)) return *h;
   return std::nullopt;
 }
 
 void reuse_scope::saw_hash(range r, std::uint64_t hash) {
-  if (learn_) append(learn_->hashes, hashed_value{r, hash});
+  if (learn_) learn_->hashes.add(hashed_value{r, hash});
 }
 
 }  // namespace gistproxy::rewrite::json

@@ -28,14 +28,25 @@ struct hashed_value {
   std::uint64_t hash = 0;
 };
 
-// Walks of one document record in the order they go (an inspect that skips
-// an item whole, then a scan that goes into it); finish() sorts the record
-// once the document's walks are over, for the next document's lookups.
+// Values in ascending order of where they begin. A walk goes forward and
+// appends; a later walk over the same bytes finds what an earlier one
+// recorded (binary search) and sets aside what that one did not see, merged
+// in by finish(): no walk order costs more than a sort.
+template <class T>
+struct ordered_values {
+  std::vector<T> items, late;
+  void add(const T& item);
+  void finish();
+  std::size_t size() const { return items.size() + late.size(); }
+};
+
+// What walks of one document learned; finish() once its walks are over,
+// before the next document's walks look anything up in it.
 struct walk_record {
   static constexpr std::size_t min_string = 64;
-  std::vector<range> strings;        // strings of at least min_string bytes
-  std::vector<range> containers;     // objects and arrays a walk skipped whole (as long)
-  std::vector<hashed_value> hashes;  // values the prefix check hashed
+  ordered_values<range> strings;        // strings of at least min_string bytes
+  ordered_values<range> containers;     // objects and arrays a walk skipped whole (as long)
+  ordered_values<hashed_value> hashes;  // values the prefix check hashed
   void finish();
   std::size_t bytes() const {
     return (strings.size() + containers.size()) * sizeof(range) + hashes.size() * sizeof(hashed_value);

@@ -48,7 +48,9 @@ turn_match turn_memory::find(std::string_view tenant, const dialect& api, std::s
 
 void turn_memory::remember(std::string_view tenant, std::string_view conversation,
                            std::shared_ptr<const remembered_turn> turn) {
-  if (!turn || !turn->api || turn->bytes() > limits_.max_bytes || limits_.per_tenant == 0) return;
+  if (!turn || !turn->api || limits_.per_tenant == 0) return;
+  const std::size_t size = turn->bytes();
+  if (size > limits_.max_bytes) return;
   std::string key(tenant);
   key += '\0';
   key += conversation;
@@ -56,12 +58,12 @@ void turn_memory::remember(std::string_view tenant, std::string_view conversatio
   std::lock_guard lock(mutex_);
   forget(key);
   lru_.push_front(key);
-  bytes_ += turn->bytes();
+  bytes_ += size;
   ++per_tenant_[std::string(tenant)];
   auto& keys = buckets_[bucket];
   keys.insert(keys.begin(), key);
   if (keys.size() > candidates) keys.pop_back();  // still remembered; only no longer a candidate
-  entries_.emplace(key, entry{std::string(tenant), std::move(bucket), std::move(turn), lru_.begin()});
+  entries_.emplace(key, entry{std::string(tenant), std::move(bucket), std::move(turn), size, lru_.begin()});
   evict(std::string(tenant));
 }
 
@@ -70,7 +72,7 @@ void turn_memory::forget(const std::string& key) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return;
   auto& e = it->second;
-  bytes_ -= e.turn->bytes();
+  bytes_ -= e.bytes;
   if (auto b = buckets_.find(e.bucket); b != buckets_.end()) {
     std::erase(b->second, key);
     if (b->second.empty()) buckets_.erase(b);

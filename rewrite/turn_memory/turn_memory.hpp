@@ -78,6 +78,7 @@ class turn_memory {
     std::string tenant;
     std::string bucket;
     std::shared_ptr<const remembered_turn> turn;
+    std::size_t bytes = 0;                 // turn->bytes(), counted once
     std::list<std::string>::iterator lru;  // into lru_, by key
   };
   static std::string bucket_of(std::string_view tenant, const dialect& api, std::string_view body);
