@@ -9,27 +9,13 @@
 namespace gistproxy::proxy {
 namespace {
 
-// Fingerprints a body the client sent or gistproxy forwards. Items the
-// conversation's previous turn had, within the bytes both share, keep the
-// hashes they had (walk_reuse.hpp): what went upstream last time is compared
-// with what goes now, byte for byte.
+// Fingerprints through the turn memory when this turn has one: items the
+// previous turn had, within the bytes both share, keep their hashes.
 std::optional<rewrite::prefix_fingerprint> fingerprint(request_context& ctx, std::string_view body,
-                                                       const rewrite::prefix_layout& layout) {
-  auto* next = ctx.turns.next.get();
-  if (!next) return rewrite::fingerprint_prefix(body, layout);
-  const bool is_client = body.data() == ctx.in.request.body().data();
-  const auto* prev = ctx.turns.previous.turn.get();
-  const rewrite::json::walk_record* prev_walks = nullptr;
-  std::size_t same = 0;
-  if (prev) {
-    // A previous turn forwarded as received: its forwarded bytes are its body.
-    const bool prev_forwarded_is_body = prev->forwarded.empty();
-    const std::string_view prev_doc = is_client || prev_forwarded_is_body ? std::string_view(prev->body) : prev->forwarded;
-    prev_walks = is_client || prev_forwarded_is_body ? &prev->body_walks : &prev->forwarded_walks;
-    same = is_client ? ctx.turns.previous.same_bytes : rewrite::json::common_prefix(prev_doc, body);
-  }
-  rewrite::json::reuse_scope scope(body, prev_walks, same, is_client ? &next->body_walks : &next->forwarded_walks);
-  return rewrite::fingerprint_prefix(body, layout);
+                                                       const rewrite::prefix_layout& layout, bool forwarded) {
+  const auto& reuse = ctx.turns.reuse;
+  if (!reuse) return rewrite::fingerprint_prefix(body, layout);
+  return forwarded ? reuse->fingerprint_forwarded(body, layout) : reuse->fingerprint_client(body, layout);
 }
 
 }  // namespace
@@ -37,10 +23,10 @@ std::optional<rewrite::prefix_fingerprint> fingerprint(request_context& ctx, std
 void track_prefix(services& svc, request_context& ctx) {
   if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts) return;
   const auto layout = ctx.in.dialect->cache_prefix();
-  auto client = fingerprint(ctx, ctx.in.request.body(), layout);
+  auto client = fingerprint(ctx, ctx.in.request.body(), layout, false);
   std::optional<rewrite::prefix_fingerprint> forwarded;
   if (ctx.rw.body) {
-    forwarded = fingerprint(ctx, *ctx.rw.body, layout);
+    forwarded = fingerprint(ctx, *ctx.rw.body, layout, true);
     if (!forwarded) return;  // cannot tell what went upstream: no verdict
   }
   const auto& id = ctx.span.trace.bytes;

@@ -59,11 +59,7 @@ telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::spa
 // its start, strings it walked then are stepped over (walk_reuse.hpp).
 std::optional<rewrite::request_facts> inspect(request_context& ctx) {
   const std::string_view body = ctx.in.request.body();
-  const auto& t = ctx.turns;
-  if (!t.next) return ctx.in.dialect->inspect(body);
-  rewrite::json::reuse_scope scope(body, t.previous.turn ? &t.previous.turn->body_walks : nullptr,
-                                   t.previous.same_bytes, &t.next->body_walks);
-  return ctx.in.dialect->inspect(body);
+  return ctx.turns.reuse ? ctx.turns.reuse->inspect(body) : ctx.in.dialect->inspect(body);
 }
 
 }  // namespace

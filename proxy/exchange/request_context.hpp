@@ -11,7 +11,7 @@
 #include "proxy/exchange/request_controls.hpp"
 #include "rewrite/control_group.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
-#include "rewrite/turn_memory/turn_memory.hpp"
+#include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
 #include "telemetry/span.hpp"
@@ -54,9 +54,7 @@ struct rewritten {
 // this turn's record for the next (turn_reuse.cpp). Filled in by receive,
 // added to by rewrite and the prefix check, filed by exchange::run's end.
 struct recalled {
-  rewrite::turn_match previous;
-  std::shared_ptr<rewrite::remembered_turn> next;  // null: nothing is remembered of this turn
-  std::size_t forwarded_same = 0;                   // bytes the forwarded body shares with the previous one's
+  std::optional<rewrite::turn_reuse> reuse;  // none: this turn is neither helped nor remembered
 };
 
 // forward and page in: what the upstream hops cost and reported.

@@ -113,16 +113,10 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   const auto threshold = ctx.in.controls.threshold_tokens;
   // The conversation's previous turn: what both bodies share is not scanned,
   // decoded or hashed again (turn_reuse.cpp).
-  const auto& turns = ctx.turns;
-  const auto* previous = turns.previous.turn.get();
-  const rewrite::output_reuse reuse{previous ? &previous->outputs : nullptr, turns.previous.same_bytes,
-                                    turns.next ? &turns.next->outputs : nullptr,
-                                    previous ? &previous->items : nullptr, turns.next ? &turns.next->items : nullptr};
+  const auto& reuse = ctx.turns.reuse;
   auto run = [&] {
-    if (!turns.next) return engine->rewrite(dialect, body, tenant, read_ratio, threshold);
-    rewrite::json::reuse_scope scope(body, previous ? &previous->body_walks : nullptr, turns.previous.same_bytes,
-                                     &turns.next->body_walks);
-    return engine->rewrite(dialect, body, tenant, read_ratio, threshold, reuse);
+    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold)
+                 : engine->rewrite(dialect, body, tenant, read_ratio, threshold);
   };
   if (body.size() < inline_rewrite_limit && !svc.store_is_remote) {
     result = run();

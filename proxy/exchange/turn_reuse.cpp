@@ -14,22 +14,17 @@ void recall_turn(services& svc, request_context& ctx) {
   // it must forward unread.
   if (!svc.turns || !in.dialect || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
   const std::string_view body = in.request.body();
-  ctx.turns.previous = svc.turns->find(in.tenant, *in.dialect, body);
-  ctx.turns.next = std::make_shared<rewrite::remembered_turn>();
-  ctx.turns.next->api = in.dialect;
+  ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect);
 }
 
 void remember_turn(services& svc, request_context& ctx) {
-  auto& next = ctx.turns.next;
-  if (!svc.turns || !next || !ctx.in.facts) return;
-  // Only a turn whose walks completed is a record of the whole body; the
-  // control group's body was swapped for the bytes the client sent.
-  if (ctx.in.control()) return;
-  next->body_walks.finish();
-  next->forwarded_walks.finish();
-  if (ctx.rw.body) next->forwarded = std::move(*ctx.rw.body);
-  next->body = std::move(ctx.in.request.body());
-  svc.turns->remember(ctx.in.tenant, ctx.span.trace.hex(), std::move(next));
+  auto& reuse = ctx.turns.reuse;
+  // The control group's body was swapped for the bytes the client sent: its
+  // walks do not describe it.
+  if (!svc.turns || !reuse || !ctx.in.facts || ctx.in.control()) return;
+  auto turn = reuse->finish(std::move(ctx.in.request.body()), ctx.rw.body ? std::move(*ctx.rw.body) : std::string());
+  reuse.reset();
+  svc.turns->remember(ctx.in.tenant, ctx.span.trace.hex(), std::move(turn));
 }
 
 }  // namespace gistproxy::proxy

@@ -1,0 +1,61 @@
+#include "rewrite/turn_memory/turn_reuse.hpp"
+
+#include "rewrite/json/walk_reuse.hpp"
+
+namespace gistproxy::rewrite {
+
+turn_reuse::turn_reuse(turn_match previous, const dialect& api)
+    : previous_(std::move(previous)), next_(std::make_shared<remembered_turn>()) {
+  next_->api = &api;
+}
+
+std::optional<request_facts> turn_reuse::inspect(std::string_view body) const {
+  const auto* prev = previous_.turn.get();
+  json::reuse_scope scope(body, prev ? &prev->body_walks : nullptr, previous_.same_bytes, &next_->body_walks);
+  return next_->api->inspect(body);
+}
+
+rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
+                                   std::optional<double> read_ratio,
+                                   std::optional<std::uint64_t> threshold_tokens) const {
+  const auto* prev = previous_.turn.get();
+  json::reuse_scope scope(body, prev ? &prev->body_walks : nullptr, previous_.same_bytes, &next_->body_walks);
+  const output_reuse reuse{prev ? &prev->outputs : nullptr, previous_.same_bytes, &next_->outputs,
+                           prev ? &prev->items : nullptr, &next_->items};
+  return engine.rewrite(*next_->api, body, tenant, read_ratio, threshold_tokens, reuse);
+}
+
+std::optional<prefix_fingerprint> turn_reuse::fingerprint_client(std::string_view body,
+                                                                 const prefix_layout& layout) const {
+  const auto* prev = previous_.turn.get();
+  json::reuse_scope scope(body, prev ? &prev->body_walks : nullptr, previous_.same_bytes, &next_->body_walks);
+  return fingerprint_prefix(body, layout);
+}
+
+std::optional<prefix_fingerprint> turn_reuse::fingerprint_forwarded(std::string_view forwarded,
+                                                                    const prefix_layout& layout) const {
+  // What went upstream last time, compared byte for byte with what goes now
+  // (a turn forwarded as received: its forwarded bytes are its body).
+  const auto* prev = previous_.turn.get();
+  const json::walk_record* walks = nullptr;
+  std::size_t same = 0;
+  if (prev) {
+    const bool as_received = prev->forwarded.empty();
+    walks = as_received ? &prev->body_walks : &prev->forwarded_walks;
+    same = json::common_prefix(as_received ? prev->body : prev->forwarded, forwarded);
+  }
+  json::reuse_scope scope(forwarded, walks, same, &next_->forwarded_walks);
+  return fingerprint_prefix(forwarded, layout);
+}
+
+std::shared_ptr<const remembered_turn> turn_reuse::finish(std::string body, std::string forwarded) {
+  auto turn = std::move(next_);
+  turn->body_walks.finish();
+  turn->forwarded_walks.finish();
+  turn->body = std::move(body);
+  turn->forwarded = std::move(forwarded);
+  previous_ = {};
+  return turn;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,43 @@
+// One turn's use of the turn memory: every walk of its body (the dialect's
+// inspect, the offload engine, the prefix check's fingerprints) runs here,
+// inside a reuse_scope over the bytes it shares with the conversation's
+// previous turn, and records what it learns; finish() makes that record the
+// turn to remember. The proxy calls these from its phases (receive, rewrite,
+// prefix check, end of exchange); tests call them in the same order, so the
+// incremental path they check is the one that serves.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "rewrite/offload/engine.hpp"
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
+#include "rewrite/turn_memory/turn_memory.hpp"
+
+namespace gistproxy::rewrite {
+
+class turn_reuse {
+ public:
+  // `previous`: what turn_memory::find gave for this body (may hold no turn).
+  turn_reuse(turn_match previous, const dialect& api);
+
+  std::optional<request_facts> inspect(std::string_view body) const;
+  rewrite_result rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
+                         std::optional<double> read_ratio, std::optional<std::uint64_t> threshold_tokens) const;
+  // The client's body, and what goes upstream when it differs from it.
+  std::optional<prefix_fingerprint> fingerprint_client(std::string_view body, const prefix_layout& layout) const;
+  std::optional<prefix_fingerprint> fingerprint_forwarded(std::string_view forwarded, const prefix_layout& layout) const;
+  // This turn's record, holding its body (and its forwarded body when that
+  // was not the body itself); the reuse is spent.
+  std::shared_ptr<const remembered_turn> finish(std::string body, std::string forwarded);
+
+  std::size_t same_bytes() const { return previous_.same_bytes; }
+
+ private:
+  turn_match previous_;
+  std::shared_ptr<remembered_turn> next_;
+};
+
+}  // namespace gistproxy::rewrite
