@@ -7,6 +7,13 @@
 #include "proxy/exchange/exchange.hpp"
 
 namespace gistproxy::proxy {
+namespace {
+
+// Below this a body is walked whole faster than it is compared, filed and
+// evicted: short requests (1 KB chat turns) never touch the turn memory.
+constexpr std::size_t min_remembered_body = 16 * 1024;
+
+}  // namespace
 
 void recall_turn(services& svc, request_context& ctx) {
   auto& in = ctx.in;
@@ -14,6 +21,7 @@ void recall_turn(services& svc, request_context& ctx) {
   // it must forward unread.
   if (!svc.turns || !in.dialect || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
   const std::string_view body = in.request.body();
+  if (body.size() < min_remembered_body) return;
   ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect);
 }
 
