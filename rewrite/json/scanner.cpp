@@ -105,6 +105,13 @@ std::size_t string_close(std::string_view doc, std::size_t begin, std::size_t fr
 
 bool cursor::skip_string() {
   const std::size_t begin = pos_;
+  auto* reuse = reuse_scope::active(doc_);
+  if (!reuse) {  // no previous turn to ask: one pass
+    const auto end = string_close(doc_, begin, begin + 1);
+    if (end == std::string_view::npos) return fail();
+    pos_ = end;
+    return true;
+  }
   // Most strings are keys and short values: closed within a few bytes, they
   // are scanned, never looked up.
   const std::size_t short_end = std::min(doc_.size(), begin + walk_record::min_string);
@@ -115,19 +122,17 @@ bool cursor::skip_string() {
   }
   // A long string the previous turn's body had at this offset, within the
   // bytes both bodies share, ends where it ended then (walk_reuse.hpp).
-  auto* reuse = reuse_scope::active(doc_);
-  if (reuse)
-    if (auto known = reuse->string_end(begin); known && *known <= doc_.size()) {
-      reuse->saw_string({begin, *known});  // the next turn asks again
-      pos_ = *known;
-      return true;
-    }
+  if (auto known = reuse->string_end(begin); known && *known <= doc_.size()) {
+    reuse->saw_string({begin, *known});  // the next turn asks again
+    pos_ = *known;
+    return true;
+  }
   // No quote before short_end closed it: the search goes on from there
   // (escapes are counted back from each quote, across that boundary too).
   end = string_close(doc_, begin, std::max(short_end, begin + 1));
   if (end == std::string_view::npos) return fail();
   pos_ = end;
-  if (reuse) reuse->saw_string({begin, end});
+  reuse->saw_string({begin, end});
   return true;
 }
 
