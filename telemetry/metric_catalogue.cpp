@@ -62,6 +62,10 @@ metric_catalogue::metric_catalogue(registry& r)
                                                  "Tool outputs over the threshold left inline because offloading "
                                                  "would not pay in their conversation (yet).",
                                                  {"api"})),
+      turn_memory_bytes(r.add_counter("gistproxy_turn_memory_bytes_total",
+                                      "Request bytes of bodies the turn memory looked up (16 KB and more): shared with "
+                                      "the conversation's previous turn (reused: not scanned, decoded or hashed again) or new.",
+                                      {"api", "part"})),
       page_ins(r.add_counter("gistproxy_page_ins_total", "read_blob calls answered by the proxy, by API, mode and result.",
                              {"api", "mode", "result"})),
       page_in_hops(r.add_histogram("gistproxy_page_in_hops", "Extra upstream hops a request needed for read_blob calls.",
@@ -144,6 +148,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     for (std::string_view decision : {"head", "output_pays", "already_offered", "not_worth"})
       read_blob_offers.labels({api, decision});
     outputs_not_worth_offloading.labels({api});
+    for (std::string_view part : {"shared", "new"}) turn_memory_bytes.labels({api, part});
     page_ins.labels({api, "full", "io"});
   }
   // The remote store's calls (all 0 with a filesystem store): the store panels
