@@ -1,5 +1,7 @@
 #include "proxy/exchange/exchange_stats.hpp"
 
+#include <algorithm>
+
 namespace gistproxy::proxy {
 
 void exchange_stats::degraded_mode(std::string_view reason, std::uint64_t n) {
@@ -34,12 +36,26 @@ void exchange_stats::page_in(const rewrite::page_result& r, bool churn, std::uin
   if (churn) metrics_.paging_churn.labels({api_}).inc();
 }
 
-void exchange_stats::offload(const rewrite::offload_record& o) {
-  metrics_.offloads.labels({api_, o.kind}).inc();
-  metrics_.offload_tokens_before.labels({api_}).inc(o.tokens_before);
-  metrics_.offload_tokens_after.labels({api_}).inc(o.tokens_after);
-  metrics_.offloaded_bytes.labels({api_}).inc(o.bytes);
-  if (o.deduplicated) metrics_.dedupe_hits.labels({api_}).inc();
+void exchange_stats::offloads(const std::vector<rewrite::offload_record>& records) {
+  // Summed first: late in a long conversation a turn carries a couple of
+  // hundred offloads, and each labelled series is a lookup.
+  if (records.empty()) return;
+  std::uint64_t before = 0, after = 0, bytes = 0, dedupes = 0;
+  std::vector<std::pair<std::string_view, std::uint64_t>> by_kind;
+  for (const auto& o : records) {
+    before += o.tokens_before;
+    after += o.tokens_after;
+    bytes += o.bytes;
+    dedupes += o.deduplicated ? 1 : 0;
+    auto it = std::find_if(by_kind.begin(), by_kind.end(), [&](const auto& k) { return k.first == o.kind; });
+    if (it == by_kind.end()) by_kind.emplace_back(o.kind, 1);
+    else ++it->second;
+  }
+  for (const auto& [kind, n] : by_kind) metrics_.offloads.labels({api_, kind}).inc(n);
+  metrics_.offload_tokens_before.labels({api_}).inc(before);
+  metrics_.offload_tokens_after.labels({api_}).inc(after);
+  metrics_.offloaded_bytes.labels({api_}).inc(bytes);
+  if (dedupes) metrics_.dedupe_hits.labels({api_}).inc(dedupes);
 }
 
 void exchange_stats::count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,

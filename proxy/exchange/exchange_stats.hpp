@@ -64,7 +64,7 @@ class exchange_stats {
   // One read_blob answer: page-in counters, integrity failures, tokens returned.
   void page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens);
   // One offloaded output.
-  void offload(const rewrite::offload_record& o);
+  void offloads(const std::vector<rewrite::offload_record>& records);  // one turn's
   // The live prefix check's verdict on a turn: a break is counted by cause
   // and named on the request span; anything else is not a break.
   void prefix_verdict(rewrite::prefix_verdict verdict, rewrite::experiment_group group, telemetry::span& s);

@@ -35,11 +35,12 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   stats.degraded_mode(degraded::store_error, report.store_failures);
 
   std::uint64_t saved = 0;
+  stats.offloads(report.offloads);
+  const auto trace = svc.churn ? ctx.span.trace.hex() : std::string();
   for (const auto& o : report.offloads) {
-    stats.offload(o);
-    if (svc.churn) svc.churn->offloaded(ctx.span.trace.hex(), o.hash, ctx.rw.turn);
+    if (svc.churn) svc.churn->offloaded(trace, o.hash, ctx.rw.turn);
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
-    emit_compaction_span(svc.tracer, ctx.span, o);
+    if (ctx.span.recording) emit_compaction_span(svc.tracer, ctx.span, o);  // spans go nowhere without an exporter
   }
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;

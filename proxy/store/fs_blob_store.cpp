@@ -116,7 +116,8 @@ bool fs_blob_store::contains(std::string_view tenant, std::string_view hash) {
 // a TTL shorter than a few seconds) goes unnoticed for that long.
 bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
   if (!is_valid_tenant(tenant) || hash.size() != 64) return false;
-  std::string key(tenant);
+  thread_local std::string key;  // asked a few hundred times a turn: no allocation each
+  key.assign(tenant);
   key += '/';
   key += hash;
   const auto now = options_.now();
@@ -132,7 +133,7 @@ bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
     return false;
   }
   if (confirmed_.size() >= max_confirmed) confirmed_.clear();  // bounded; a miss costs a stat
-  confirmed_[std::move(key)] = now;
+  confirmed_[key] = now;
   return true;
 }
 

@@ -30,6 +30,7 @@ struct edit {
 
 struct candidate {
   const tool_output* out = nullptr;
+  std::shared_ptr<const offload_gist> gist;  // once looked up
   const output_memo* known = nullptr;  // the previous turn's answers for these same bytes
   std::string bytes;                   // the decoded bytes, once materialized
   std::uint64_t size = 0;              // decoded size, once decoded (or known)
@@ -389,7 +390,7 @@ class offload_engine::pass {
     auto& out = *reuse_.learn;
     out.clear();
     for (const auto& c : cands_)
-      if (c.decoded) out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash});
+      if (c.decoded) out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash, c.gist, c.gist ? ref_cfg_.tool_name : std::string()});
     std::sort(out.begin(), out.end(), [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; });
   }
 
@@ -487,10 +488,14 @@ class offload_engine::pass {
     return c.hash;
   }
 
-  std::shared_ptr<const gist> gist_of(candidate& c) const {
+  // The output's gist: the previous turn's for the same bytes (and the same
+  // read_blob name), else the engine's cache, else made from the bytes.
+  const std::shared_ptr<const gist>& gist_of(candidate& c) const {
+    if (c.gist) return c.gist;
+    if (c.known && c.known->gist && c.known->gist_for == ref_cfg_.tool_name) return c.gist = c.known->gist;
     const auto& hash = hash_of(c);
-    if (auto g = e_.cached_gist(hash, c.out->tool_name, ref_cfg_)) return g;
-    return e_.gist_of(content(c), hash, c.out->tool_name, ref_cfg_);
+    if (auto g = e_.cached_gist(hash, c.out->tool_name, ref_cfg_)) return c.gist = std::move(g);
+    return c.gist = e_.gist_of(content(c), hash, c.out->tool_name, ref_cfg_);
   }
 
   // Stores a chosen output. Bytes the previous turn offloaded are usually

@@ -79,6 +79,15 @@ struct rewrite_report {
   std::string_view offer_reason;
 };
 
+// What the engine derives from an output's bytes: its shape and reference,
+// counted once per handle (an exact tokenizer is not cheap per turn).
+struct offload_gist {
+  content_shape shape;
+  std::string reference;
+  std::uint64_t reference_tokens = 0;
+  std::string escaped;  // the reference as the inside of a JSON string
+};
+
 // What the engine derived from one output's bytes (decoding, UTF-8, SHA-256),
 // kept with a conversation's last turn: the next turn re-sends the same bytes
 // at the same offsets and gets the same answers without decoding or hashing
@@ -89,6 +98,11 @@ struct output_memo {
   bool exact = false;       // decoded losslessly (text: valid UTF-8, no lone surrogate)
   std::uint64_t bytes = 0;  // decoded size
   std::string hash;         // SHA-256 hex; empty when the engine never needed it
+  // Its gist, when the engine made or found one, and the read_blob name its
+  // reference was rendered for (a gist also depends on the output's tool name,
+  // the same for the same bytes at the same place of the same conversation).
+  std::shared_ptr<const offload_gist> gist;
+  std::string gist_for;
 };
 
 // A previous turn's outputs for this rewrite to reuse where the two bodies
@@ -123,14 +137,7 @@ class offload_engine {
   const offload_config& config() const { return cfg_; }
   const token_estimator& estimator() const { return estimator_; }
 
-  // What the engine derives from an output's bytes: its shape and reference,
-  // counted once per handle (an exact tokenizer is not cheap per turn).
-  struct gist {
-    content_shape shape;
-    std::string reference;
-    std::uint64_t reference_tokens = 0;
-    std::string escaped;  // the reference as the inside of a JSON string
-  };
+  using gist = offload_gist;
 
  private:
   class pass;  // one request's rewrite, step by step (engine.cpp)

@@ -8,7 +8,10 @@ namespace gistproxy::rewrite {
 std::size_t remembered_turn::bytes() const {
   std::size_t n = body.capacity() + forwarded.capacity() + body_walks.bytes() + forwarded_walks.bytes() +
                   outputs.size() * sizeof(output_memo);
-  for (const auto& o : outputs) n += o.hash.capacity();
+  for (const auto& o : outputs) {
+    n += o.hash.capacity() + o.gist_for.capacity();
+    if (o.gist) n += o.gist->reference.capacity() + o.gist->escaped.capacity();  // shared, so counted as if owned
+  }
   for (const auto& i : items.items) {  // counted in full by every turn that shares it: an upper bound
     n += sizeof(*i) + i->outputs.size() * sizeof(remembered_output);
     for (const auto& o : i->outputs) n += o.tool_name.capacity() + o.call_id.capacity() + o.media_type.capacity();
