@@ -22,7 +22,7 @@ void recall_turn(services& svc, request_context& ctx) {
   if (!svc.turns || !in.dialect || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
   const std::string_view body = in.request.body();
   if (body.size() < min_remembered_body) return;
-  const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect);
+  const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect, body);
   svc.metrics.turn_memory_bytes.labels({in.api, "shared"}).inc(reuse.same_bytes());
   svc.metrics.turn_memory_bytes.labels({in.api, "new"}).inc(body.size() - reuse.same_bytes());
 }

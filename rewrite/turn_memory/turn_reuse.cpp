@@ -4,31 +4,37 @@
 
 namespace gistproxy::rewrite {
 
-turn_reuse::turn_reuse(turn_match previous, const dialect& api)
-    : previous_(std::move(previous)), next_(std::make_shared<remembered_turn>()) {
+turn_reuse::turn_reuse(turn_match previous, const dialect& api, std::string_view body)
+    : previous_(std::move(previous)), compared_(body), next_(std::make_shared<remembered_turn>()) {
   next_->api = &api;
 }
 
+const json::walk_record* turn_reuse::previous_walks(std::string_view body) const {
+  return previous_.turn && shared_with(body) ? &previous_.turn->body_walks : nullptr;
+}
+
+std::size_t turn_reuse::shared_with(std::string_view body) const {
+  return body.data() == compared_.data() && body.size() == compared_.size() ? previous_.same_bytes : 0;
+}
+
 std::optional<request_facts> turn_reuse::inspect(std::string_view body) const {
-  const auto* prev = previous_.turn.get();
-  json::reuse_scope scope(body, prev ? &prev->body_walks : nullptr, previous_.same_bytes, &next_->body_walks);
+  json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   return next_->api->inspect(body);
 }
 
 rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
                                    std::optional<double> read_ratio,
                                    std::optional<std::uint64_t> threshold_tokens) const {
-  const auto* prev = previous_.turn.get();
-  json::reuse_scope scope(body, prev ? &prev->body_walks : nullptr, previous_.same_bytes, &next_->body_walks);
-  const output_reuse reuse{prev ? &prev->outputs : nullptr, previous_.same_bytes, &next_->outputs,
+  const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
+  json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
+  const output_reuse reuse{prev ? &prev->outputs : nullptr, shared_with(body), &next_->outputs,
                            prev ? &prev->items : nullptr, &next_->items};
   return engine.rewrite(*next_->api, body, tenant, read_ratio, threshold_tokens, reuse);
 }
 
 std::optional<prefix_fingerprint> turn_reuse::fingerprint_client(std::string_view body,
                                                                  const prefix_layout& layout) const {
-  const auto* prev = previous_.turn.get();
-  json::reuse_scope scope(body, prev ? &prev->body_walks : nullptr, previous_.same_bytes, &next_->body_walks);
+  json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   return fingerprint_prefix(body, layout);
 }
 

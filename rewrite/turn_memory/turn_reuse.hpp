@@ -20,8 +20,10 @@ namespace gistproxy::rewrite {
 
 class turn_reuse {
  public:
-  // `previous`: what turn_memory::find gave for this body (may hold no turn).
-  turn_reuse(turn_match previous, const dialect& api);
+  // `previous`: what turn_memory::find gave for `body` (may hold no turn).
+  // Walks of any other buffer (a body swapped since, the control group's
+  // bytes as sent) reuse nothing: what was compared was `body`.
+  turn_reuse(turn_match previous, const dialect& api, std::string_view body);
 
   std::optional<request_facts> inspect(std::string_view body) const;
   rewrite_result rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
@@ -36,7 +38,13 @@ class turn_reuse {
   std::size_t same_bytes() const { return previous_.same_bytes; }
 
  private:
+  // The previous turn's body walks and the bytes they may answer for, when
+  // `body` is the buffer that was compared.
+  const json::walk_record* previous_walks(std::string_view body) const;
+  std::size_t shared_with(std::string_view body) const;
+
   turn_match previous_;
+  std::string_view compared_;
   std::shared_ptr<remembered_turn> next_;
 };
 

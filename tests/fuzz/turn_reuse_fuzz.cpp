@@ -62,7 +62,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto* d : all_dialects()) {
     turn_memory memory({std::size_t(8) << 20, 4});
     for (const std::string* body : {&first, static_cast<const std::string*>(&second)}) {
-      turn_reuse reuse(memory.find("t", *d, *body), *d);
+      turn_reuse reuse(memory.find("t", *d, *body), *d, *body);
       if (reuse.same_bytes() > body->size()) __builtin_trap();
       const auto a = run(nullptr, *d, full, *body);
       const auto b = run(&reuse, *d, inc, *body);

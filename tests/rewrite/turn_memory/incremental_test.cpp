@@ -102,7 +102,7 @@ void check_conversation(const std::string& api, std::uint32_t seed, int turns) {
     const std::string body = rng() % 13 == 0 && !previous_body.empty() ? previous_body : conv.body();
     INFO(api << " seed " << seed << " turn " << t << " (" << edit << "), " << body.size() << " bytes");
     const auto full = run(nullptr, d, full_engine, body, tenant);
-    turn_reuse reuse(memory.find(tenant, d, body), d);
+    turn_reuse reuse(memory.find(tenant, d, body), d, body);
     if (reuse.same_bytes() > body.size() / 2) ++reused;
     const auto inc = run(&reuse, d, inc_engine, body, tenant);
     same(full, inc);
@@ -128,7 +128,7 @@ TEST_CASE("a turn shares nothing with another tenant's, nor with another API's",
   std::mt19937 rng(5);
   for (int i = 0; i < 6; ++i) conv.grow_or_edit(rng);
   const auto body = conv.body();
-  turn_reuse first(memory.find("tenant-a", chat, body), chat);
+  turn_reuse first(memory.find("tenant-a", chat, body), chat, body);
   REQUIRE(first.same_bytes() == 0);
   memory.remember("tenant-a", "c1", first.finish(body, ""));
   CHECK(memory.find("tenant-a", chat, body).same_bytes == body.size());
@@ -140,7 +140,7 @@ TEST_CASE("the turn memory stays within its bytes and its share per tenant", "[t
   const dialect& chat = *dialect_named("chat");
   turn_memory memory({std::size_t(1) << 20, 3});
   auto remember = [&](const std::string& tenant, int i, std::size_t size) {
-    turn_reuse r({}, chat);
+    turn_reuse r({}, chat, {});
     std::string body = R"({"model":"m","messages":[{"role":"user","content":")" + std::to_string(i) +
                        std::string(size, 'x') + "\"}]}";
     memory.remember(tenant, "c" + std::to_string(i), r.finish(body, ""));
@@ -152,4 +152,30 @@ TEST_CASE("the turn memory stays within its bytes and its share per tenant", "[t
   CHECK(memory.stats().evictions >= 3);
   remember("huge", 99, 2 << 20);  // larger than the whole memory: not kept
   CHECK(memory.stats().bytes <= std::size_t(1) << 20);
+}
+
+TEST_CASE("a buffer other than the one compared reuses nothing (a body swapped after it was looked up)", "[turn_memory]") {
+  const dialect& chat = *dialect_named("chat");
+  turn_memory memory({std::size_t(16) << 20, 8});
+  conversation conv("chat", 9);
+  std::mt19937 rng(2);
+  for (int i = 0; i < 8; ++i) conv.grow_or_edit(rng);
+  const auto first = conv.body();
+  turn_reuse one(memory.find("t", chat, first), chat, first);
+  REQUIRE(one.fingerprint_client(first, chat.cache_prefix()).has_value());
+  memory.remember("t", "c", one.finish(first, ""));
+
+  conv.grow_or_edit(rng);
+  const auto second = conv.body();
+  turn_reuse two(memory.find("t", chat, second), chat, second);
+  // The control group forwards the bytes the client sent, not the body that
+  // was compared: an edit inside the shared bytes must show.
+  const auto at = second.find("\"role\":\"tool\"") + 20;
+  REQUIRE(at < two.same_bytes());
+  std::string other = second;
+  other[at] ^= 1;
+  const auto reused = two.fingerprint_client(other, chat.cache_prefix());
+  const auto fresh = fingerprint_prefix(other, chat.cache_prefix());
+  REQUIRE(reused.has_value() == fresh.has_value());
+  if (fresh) CHECK(reused->cumulative == fresh->cumulative);
 }
