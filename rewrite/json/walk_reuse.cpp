@@ -88,10 +88,15 @@ const T* reuse_scope::find(const std::vector<T>& v, std::size_t& hint, std::size
   return end_of(found) <= same_ ? &found : nullptr;
 }
 
-std::optional<std::size_t> reuse_scope::string_end(std::size_t begin) {
+std::optional<std::size_t> reuse_scope::end_in(const ordered_values<range>& values, std::size_t& hint,
+                                                std::size_t begin) const {
   if (!previous_ || begin >= same_) return std::nullopt;
-  if (const auto* r = find(previous_->strings.items, string_hint_, begin)) return r->end;
+  if (const auto* r = find(values.items, hint, begin)) return r->end;
   return std::nullopt;
+}
+
+std::optional<std::size_t> reuse_scope::string_end(std::size_t begin) {
+  return previous_ ? end_in(previous_->strings, string_hint_, begin) : std::nullopt;
 }
 
 void reuse_scope::saw_string(range r) {
@@ -99,9 +104,7 @@ void reuse_scope::saw_string(range r) {
 }
 
 std::optional<std::size_t> reuse_scope::container_end(std::size_t begin) {
-  if (!previous_ || begin >= same_) return std::nullopt;
-  if (const auto* r = find(previous_->containers.items, container_hint_, begin)) return r->end;
-  return std::nullopt;
+  return previous_ ? end_in(previous_->containers, container_hint_, begin) : std::nullopt;
 }
 
 void reuse_scope::saw_container(range r) {

@@ -80,6 +80,7 @@ class reuse_scope {
  private:
   template <class T>
   const T* find(const std::vector<T>& v, std::size_t& hint, std::size_t begin) const;
+  std::optional<std::size_t> end_in(const ordered_values<range>& values, std::size_t& hint, std::size_t begin) const;
 
   std::string_view doc_;
   const walk_record* previous_;

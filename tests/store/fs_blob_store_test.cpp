@@ -232,3 +232,25 @@ TEST_CASE("with a TTL under an hour a blob used moments ago is not expired: its 
   CHECK(refresh_interval(7 * 86400, 3600) == 3600);
   CHECK(refresh_interval(2, 3600) == 1);
 }
+
+TEST_CASE("keep() confirms a stored blob, trusts it for a few seconds, then notices one deleted from outside") {
+  temp_store t(7 * 86400);
+  const std::string bytes = "an offloaded output, kept turn after turn";
+  const auto meta = meta_for(bytes);
+  CHECK_FALSE(t.store.keep("t1", meta.hash));  // never stored: not kept
+  REQUIRE(t.store.put(bytes, meta).error == blob_error::none);
+  CHECK(t.store.keep("t1", meta.hash));
+  CHECK_FALSE(t.store.keep("t2", meta.hash));  // another tenant's handle
+  // Deleted from outside the process (by hand): trusted within the window...
+  fs::remove(t.root / "t1" / meta.hash.substr(0, 2) / (meta.hash + ".blob"));
+  t.now += 5;
+  CHECK(t.store.keep("t1", meta.hash));
+  // ...and found missing after it, so the engine stores the bytes again.
+  t.now += 10;
+  CHECK_FALSE(t.store.keep("t1", meta.hash));
+  REQUIRE(t.store.put(bytes, meta).error == blob_error::none);
+  CHECK(t.store.get("t1", meta.hash).bytes == bytes);
+  // What the store removes itself is never trusted afterwards.
+  t.store.remove("t1", meta.hash);
+  CHECK_FALSE(t.store.keep("t1", meta.hash));
+}
