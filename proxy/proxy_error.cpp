@@ -9,6 +9,11 @@ int proxy_error::status() const {
     case error_kind::bad_request: return 400;
     case error_kind::request_timeout: return 408;
     case error_kind::body_too_large: return 413;
+    case error_kind::not_found: return 404;
+    case error_kind::method_not_allowed: return 405;
+    case error_kind::unsupported_encoding: return 415;
+    case error_kind::store_unavailable: return 503;
+    case error_kind::store_integrity: return 502;
     case error_kind::client_disconnected: return 499;
     case error_kind::internal: return 500;
     case error_kind::upstream_unreachable:
@@ -27,6 +32,11 @@ std::string_view proxy_error::type() const {
     case error_kind::bad_request: return "bad_request";
     case error_kind::request_timeout: return "request_timeout";
     case error_kind::body_too_large: return "body_too_large";
+    case error_kind::not_found: return "not_found";
+    case error_kind::method_not_allowed: return "method_not_allowed";
+    case error_kind::unsupported_encoding: return "unsupported_encoding";
+    case error_kind::store_unavailable: return "store_unavailable";
+    case error_kind::store_integrity: return "integrity";
     case error_kind::client_disconnected: return "client_disconnected";
     case error_kind::internal: return "internal";
     case error_kind::upstream_unreachable: return "upstream_unreachable";
@@ -45,8 +55,13 @@ error_source proxy_error::source() const {
     case error_kind::bad_request:
     case error_kind::request_timeout:
     case error_kind::body_too_large:
+    case error_kind::not_found:
+    case error_kind::method_not_allowed:
+    case error_kind::unsupported_encoding:
     case error_kind::client_disconnected: return error_source::downstream;
     case error_kind::internal:
+    case error_kind::store_unavailable:
+    case error_kind::store_integrity:
     case error_kind::upstream_not_configured:
     case error_kind::shutting_down: return error_source::internal;
     default: return error_source::upstream;
@@ -58,6 +73,7 @@ bool proxy_error::retryable() const {
     case error_kind::upstream_unreachable:
     case error_kind::upstream_reset:
     case error_kind::upstream_timeout:
+    case error_kind::store_unavailable:
     case error_kind::shutting_down: return true;
     default: return false;
   }

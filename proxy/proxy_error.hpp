@@ -14,6 +14,11 @@ enum class error_kind {
   bad_request,           // 400: malformed HTTP
   request_timeout,       // 408: the client was too slow sending its request
   body_too_large,        // 413: over --max-body
+  not_found,             // 404: the offload service's unknown API, or a blob this tenant does not have
+  method_not_allowed,    // 405: the offload service's paths take only the methods they serve
+  unsupported_encoding,  // 415: a Content-Encoding the offload service cannot decode
+  store_unavailable,     // 503: the blob store could not be read (the offload service's blob reads)
+  store_integrity,       // 502: the stored bytes no longer hash to their handle (never served)
   client_disconnected,   // 499 (nginx's convention; never sent, only counted)
   internal,              // 500
   upstream_unreachable,  // 502: DNS or connect failure

@@ -38,8 +38,10 @@ metric_catalogue::metric_catalogue(registry& r)
           "Times the client listener stopped accepting, by reason: limit (--max-connections reached; new clients "
           "wait in the backlog), descriptors (the process or system is out of file descriptors), error.",
           {"reason"})),
-      offloads(r.add_counter("gistproxy_offloads_total", "Tool outputs offloaded to the blob store, by API and content kind.",
-                             {"api", "kind"})),
+      offloads(r.add_counter("gistproxy_offloads_total",
+                             "Tool outputs offloaded to the blob store, by API, content kind and source (proxy: "
+                             "traffic through the proxy; api: POST /v1/offload).",
+                             {"api", "kind", "source"})),
       offload_tokens_before(r.add_counter("gistproxy_offload_tokens_before_total",
                                           "Estimated tokens of offloaded tool outputs (what the window would hold).",
                                           {"api"})),
@@ -66,8 +68,10 @@ metric_catalogue::metric_catalogue(registry& r)
                                       "Request bytes of bodies the turn memory looked up (16 KB and more): shared with "
                                       "the conversation's previous turn (reused: not scanned, decoded or hashed again) or new.",
                                       {"api", "part"})),
-      page_ins(r.add_counter("gistproxy_page_ins_total", "read_blob calls answered by the proxy, by API, mode and result.",
-                             {"api", "mode", "result"})),
+      page_ins(r.add_counter("gistproxy_page_ins_total",
+                             "read_blob calls answered by the proxy, by API, mode, result and source (proxy: the "
+                             "model's calls; api: GET /v1/blobs).",
+                             {"api", "mode", "result", "source"})),
       page_in_hops(r.add_histogram("gistproxy_page_in_hops", "Extra upstream hops a request needed for read_blob calls.",
                                    {"api"}, {0, 1, 2, 3, 4, 6, 8})),
       paging_churn(r.add_counter("gistproxy_paging_churn_total",
@@ -149,7 +153,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       read_blob_offers.labels({api, decision});
     outputs_not_worth_offloading.labels({api});
     for (std::string_view part : {"shared", "new"}) turn_memory_bytes.labels({api, part});
-    page_ins.labels({api, "full", "io"});
+    page_ins.labels({api, "full", "io", "proxy"});
   }
   // The remote store's calls (all 0 with a filesystem store): the store panels
   // and rates see every operation from the first scrape.

@@ -26,7 +26,7 @@ struct metric_catalogue {
   family<counter>& upstream_answers_decoded;
   family<counter>& accept_paused;
   // Offload (one series per API dialect).
-  family<counter>& offloads;               // by api and content kind
+  family<counter>& offloads;               // by api, content kind and source (proxy, api)
   family<counter>& offload_tokens_before;  // estimated tokens of offloaded outputs
   family<counter>& offload_tokens_after;   // estimated tokens of their references
   family<counter>& offloaded_bytes;        // exact bytes of offloaded outputs
@@ -43,7 +43,7 @@ struct metric_catalogue {
   family<counter>& turn_memory_bytes;             // request bytes the turn memory saw, shared with the previous turn or not
 
   // Page-in (read_blob interception).
-  family<counter>& page_ins;            // by api, mode (full, pattern, range) and result
+  family<counter>& page_ins;            // by api, mode (full, pattern, range), result and source (proxy, api)
   family<histogram>& page_in_hops;      // extra upstream hops per intercepted request
   family<counter>& paging_churn;        // page-ins of blobs offloaded this or the previous turn
   family<counter>& integrity_failures;  // page-ins refused because the re-hash failed

@@ -15,15 +15,25 @@ constexpr std::chrono::milliseconds page_in_search_budget{2000};
 
 }  // namespace
 
+blob_pager::answered_page blob_pager::page_of(const std::string& arguments) {
+  answered_page p;
+  p.start_ns = svc_.tracer.now();
+  std::string error;
+  auto req = rewrite::parse_page_request(arguments, error);
+  auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
+  const auto deadline = std::chrono::steady_clock::now() + page_in_search_budget;
+  limits.out_of_time = [deadline] { return std::chrono::steady_clock::now() > deadline; };
+  if (req) p.page = rewrite::page_in(*svc_.store, ctx_.in.tenant, *req, limits);
+  else p.page.text = error;
+  // Counted here, off the I/O thread: a page can be 256 KiB. A store is only
+  // wired with the offload engine (serve_command): its tokenizer counts pages.
+  if (p.page.ok) p.tokens = svc_.offload->estimator().estimate(p.page.text, rewrite::content_kind::text);
+  return p;
+}
+
 awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vector<rewrite::blob_call>& calls) {
   std::vector<rewrite::call_result> results;
   std::vector<answered_page> pages;
-  auto* store = svc_.store;
-  // A store is only wired with the offload engine (serve_command): its tokenizer counts pages.
-  const rewrite::token_estimator* tokenizer = &svc_.offload->estimator();
-  auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
-  const std::string tenant = ctx_.in.tenant;
-  auto& tracer = svc_.tracer;
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<void> {
@@ -33,26 +43,43 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
             results.push_back({call.id, seen->second.text, seen->second.is_error});
             continue;
           }
-          auto start = tracer.now();
-          std::string error;
-          auto req = rewrite::parse_page_request(call.arguments, error);
-          rewrite::page_result page;
-          const auto deadline = std::chrono::steady_clock::now() + page_in_search_budget;
-          limits.out_of_time = [deadline] { return std::chrono::steady_clock::now() > deadline; };
-          if (req) page = rewrite::page_in(*store, tenant, *req, limits);
-          else page.text = error;
-          results.push_back({call.id, page.text, !page.ok});
+          auto p = page_of(call.arguments);
+          results.push_back({call.id, p.page.text, !p.page.ok});
           answered_[call.arguments] = results.back();
-          // Counted here, off the I/O thread: a page can be 256 KiB.
-          std::uint64_t tokens = 0;
-          if (page.ok) tokens = tokenizer->estimate(page.text, rewrite::content_kind::text);
-          pages.push_back({std::move(page), start, tokens});
+          pages.push_back(std::move(p));
         }
         co_return;
       },
       use_awaitable);
   for (const auto& p : pages) record(p);
   co_return results;
+}
+
+awaitable<rewrite::page_result> blob_pager::page(const std::string& arguments) {
+  answered_page p = co_await asio::co_spawn(
+      svc_.store_pool->get_executor(),
+      [&]() -> asio::awaitable<answered_page> {
+        store::store_call_scope scope(ctx_.span.trace, ctx_.span.id);
+        co_return page_of(arguments);
+      },
+      use_awaitable);
+  record(p);
+  co_return std::move(p.page);
+}
+
+awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
+  answered_page p = co_await asio::co_spawn(
+      svc_.store_pool->get_executor(),
+      [&]() -> asio::awaitable<answered_page> {
+        store::store_call_scope scope(ctx_.span.trace, ctx_.span.id);
+        answered_page a;
+        a.start_ns = svc_.tracer.now();
+        a.page = rewrite::read_raw(*svc_.store, ctx_.in.tenant, handle);
+        co_return a;  // raw bytes go to a program, not into a context window: no tokens
+      },
+      use_awaitable);
+  record(p);
+  co_return std::move(p.page);
 }
 
 void blob_pager::record(const answered_page& p) {
@@ -74,7 +101,7 @@ void blob_pager::record(const answered_page& p) {
       churn = true;
     }
   }
-  exchange_stats(svc_.metrics, ctx_.in.api).page_in(r, churn, p.tokens);
+  exchange_stats(svc_.metrics, ctx_.in.api, ctx_.in.source).page_in(r, churn, p.tokens);
   if (r.ok) {
     s.set("gistproxy.tokens", p.tokens);
     ctx_.upstream.paged_in_tokens += p.tokens;

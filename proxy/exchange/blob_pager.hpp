@@ -18,6 +18,11 @@ class blob_pager {
  public:
   blob_pager(services& svc, request_context& ctx) : svc_(svc), ctx_(ctx) {}
   awaitable<std::vector<rewrite::call_result>> answer(const std::vector<rewrite::blob_call>& calls);
+  // The offload service's GET /v1/blobs/{handle}: one read_blob call's page
+  // (arguments as the model would send them), or the blob's exact bytes;
+  // the same store thread, span and counters as a model's call.
+  awaitable<rewrite::page_result> page(const std::string& arguments);
+  awaitable<rewrite::page_result> raw(const std::string& handle);
 
  private:
   struct answered_page {
@@ -26,6 +31,8 @@ class blob_pager {
     std::uint64_t tokens = 0;  // what the page puts back into the conversation
   };
   void record(const answered_page& p);
+  // One call's page, on a store thread.
+  answered_page page_of(const std::string& arguments);
 
   services& svc_;
   request_context& ctx_;

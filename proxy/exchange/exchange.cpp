@@ -1,6 +1,7 @@
 #include "proxy/exchange/exchange.hpp"
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/service/service.hpp"
 
 namespace gistproxy::proxy {
 
@@ -10,6 +11,12 @@ exchange::exchange(shard& s, tcp_socket& client, socket_deadline& deadline, conn
 awaitable<bool> exchange::run(client_request& request) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
   ctx.out.close_when(svc_.draining);
+  // The offload service's own paths (proxy/service/): answered here, never forwarded.
+  if (auto route = service_route_of(std::string_view(request.target())); route.what != service_route::kind::none) {
+    if (route.what == service_route::kind::offload) co_await serve_offload(svc_, ctx, route.name);
+    else co_await serve_blob(svc_, ctx, route.name);
+    co_return ctx.out.reply().keep_alive;
+  }
   receive(svc_, ctx);
   if (!ctx.in.controls.error.empty()) {
     // A control header gistproxy cannot honour: said, not guessed.

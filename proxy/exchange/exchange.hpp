@@ -44,7 +44,8 @@ void remember_turn(services& svc, request_context& ctx);
 
 // The phases, each in its own file.
 void receive(services& svc, request_context& ctx);
-awaitable<void> rewrite(services& svc, request_context& ctx);
+// `report`: where the engine's report goes when the caller wants it (the offload service).
+awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report = nullptr);
 // Prompt-cache health: whether this turn's forwarded prefix extends the
 // previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
 void track_prefix(services& svc, request_context& ctx);

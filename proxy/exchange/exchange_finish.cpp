@@ -116,7 +116,8 @@ void finish(services& svc, request_context& ctx) {
   const std::string trace_hex = ctx.span.trace.hex();
   end_span(svc, ctx, status);
   log_access(svc, ctx, status, trace_hex, total);
-  if (svc.recorder) record(svc, ctx, status, trace_hex, total);  // last: it takes the bodies
+  // The recording is LLM traffic, for replay: the offload service's calls are not.
+  if (svc.recorder && ctx.in.source == "proxy") record(svc, ctx, status, trace_hex, total);  // last: it takes the bodies
 }
 
 }  // namespace gistproxy::proxy

@@ -18,7 +18,7 @@ void exchange_stats::prefix_verdict(rewrite::prefix_verdict verdict, rewrite::ex
 void exchange_stats::rewrite_outcome(std::string_view outcome) { metrics_.rewrites.labels({api_, outcome}).inc(); }
 
 void exchange_stats::calls_past_hop_limit(std::uint64_t n) {
-  metrics_.page_ins.labels({api_, rewrite::page_mode_name(rewrite::page_mode::full), page_in_result::hop_limit}).inc(n);
+  metrics_.page_ins.labels({api_, rewrite::page_mode_name(rewrite::page_mode::full), page_in_result::hop_limit, source_}).inc(n);
 }
 
 void exchange_stats::page_in_hops(int hops) { metrics_.page_in_hops.labels({api_}).observe(double(hops)); }
@@ -30,7 +30,7 @@ std::string_view exchange_stats::result_label(const rewrite::page_result& r) {
 }
 
 void exchange_stats::page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens) {
-  metrics_.page_ins.labels({api_, rewrite::page_mode_name(r.mode), result_label(r)}).inc();
+  metrics_.page_ins.labels({api_, rewrite::page_mode_name(r.mode), result_label(r), source_}).inc();
   if (!r.integrity_ok) metrics_.integrity_failures.labels({api_}).inc();
   if (r.ok) metrics_.paged_in_tokens.labels({api_}).inc(tokens);
   if (churn) metrics_.paging_churn.labels({api_}).inc();
@@ -51,7 +51,7 @@ void exchange_stats::offloads(const std::vector<rewrite::offload_record>& record
     if (it == by_kind.end()) by_kind.emplace_back(o.kind, 1);
     else ++it->second;
   }
-  for (const auto& [kind, n] : by_kind) metrics_.offloads.labels({api_, kind}).inc(n);
+  for (const auto& [kind, n] : by_kind) metrics_.offloads.labels({api_, kind, source_}).inc(n);
   metrics_.offload_tokens_before.labels({api_}).inc(before);
   metrics_.offload_tokens_after.labels({api_}).inc(after);
   metrics_.offloaded_bytes.labels({api_}).inc(bytes);

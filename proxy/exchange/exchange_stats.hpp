@@ -53,7 +53,9 @@ inline constexpr std::string_view hop_limit = "hop_limit";      // calls made pa
 
 class exchange_stats {
  public:
-  exchange_stats(telemetry::metric_catalogue& m, std::string_view api) : metrics_(m), api_(api) {}
+  // `source`: proxy, or api (the offload service): offloads and page-ins say which.
+  exchange_stats(telemetry::metric_catalogue& m, std::string_view api, std::string_view source = "proxy")
+      : metrics_(m), api_(api), source_(source) {}
 
   std::string_view api() const { return api_; }
   void set_api(std::string_view api) { api_ = api; }
@@ -88,6 +90,7 @@ class exchange_stats {
  private:
   telemetry::metric_catalogue& metrics_;
   std::string_view api_;
+  std::string_view source_;
 };
 
 }  // namespace gistproxy::proxy

@@ -27,6 +27,7 @@ struct received {
   std::string tenant;                           // with a dialect: whose blobs and turns (tenant.cpp)
   std::optional<rewrite::request_facts> facts;  // set when the body parsed
   std::string_view api = "other";               // metric label
+  std::string_view source = "proxy";            // metric label: proxy, or api (the offload service, proxy/service/)
   std::optional<telemetry::trace_parent> client_parent;
   std::uint64_t bytes_in = 0;
   bool body_encoded = false;  // a Content-Encoding we could not decode: forwarded as is

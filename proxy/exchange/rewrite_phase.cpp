@@ -21,7 +21,7 @@ constexpr std::size_t inline_rewrite_limit = 8 * 1024;
 
 // Turns the engine's report into metrics and one compaction span per offload.
 void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
-  exchange_stats stats(svc.metrics, ctx.in.api);
+  exchange_stats stats(svc.metrics, ctx.in.api, ctx.in.source);
   switch (report.outcome) {
     case rewrite::rewrite_outcome::rewritten: stats.rewrite_outcome(rewrite_outcome_label::rewritten); break;
     case rewrite::rewrite_outcome::unchanged: stats.rewrite_outcome(rewrite_outcome_label::unchanged); break;
@@ -71,7 +71,7 @@ void restore_as_sent(received& in) {
 
 }  // namespace
 
-awaitable<void> rewrite(services& svc, request_context& ctx) {
+awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
   if (ctx.in.control()) {
     restore_as_sent(ctx.in);
     co_return;
@@ -135,6 +135,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx) {
   record_rewrite(svc, ctx, result.report);
   if (result.report.tool_injected || result.report.tool_already_ours) ctx.rw.intercept_tool = result.report.tool_name;
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
+  if (report) *report = std::move(result.report);
 }
 
 }  // namespace gistproxy::proxy

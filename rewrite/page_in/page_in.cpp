@@ -274,6 +274,7 @@ std::string_view page_mode_name(page_mode m) {
     case page_mode::pattern: return "pattern";
     case page_mode::range: return "range";
     case page_mode::query: return "query";
+    case page_mode::raw: return "raw";
   }
   return "full";
 }
@@ -339,11 +340,31 @@ page_result page_in(blob_store& store, std::string_view tenant, const page_reque
     }
   }
   switch (r.mode) {
+    case page_mode::raw:  // never chosen above
     case page_mode::full: return page_bytes(std::move(r), bytes, std::uint64_t(std::max<std::int64_t>(0, req.offset.value_or(0))), limits);
     case page_mode::range: return page_range(std::move(r), bytes, req, limits);
     case page_mode::pattern: return page_pattern(std::move(r), bytes, req, limits);
     case page_mode::query: return page_query(std::move(r), bytes, req, limits);
   }
+  return r;
+}
+
+page_result read_raw(blob_store& store, std::string_view tenant, std::string_view handle) {
+  page_result r;
+  r.mode = page_mode::raw;
+  auto got = store.get(tenant, handle);
+  if (got.error != blob_error::none) {
+    r.error = got.error;
+    r.integrity_ok = got.error != blob_error::integrity;
+    r.text = error_text(got.error, handle, got.message);
+    if (got.error == blob_error::integrity) r.hash = got.meta.hash.empty() ? std::string(handle) : got.meta.hash;
+    return r;
+  }
+  r.ok = true;
+  r.hash = got.meta.hash;
+  r.tool_name = got.meta.tool_name;
+  r.bytes_returned = got.bytes.size();
+  r.text = std::move(got.bytes);
   return r;
 }
 

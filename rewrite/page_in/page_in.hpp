@@ -50,7 +50,8 @@ struct page_limits {
   std::function<bool()> out_of_time;
 };
 
-enum class page_mode { full, pattern, range, query };
+// raw: the exact bytes, unpaged (the offload service's GET /v1/blobs/{handle}?raw=1).
+enum class page_mode { full, pattern, range, query, raw };
 std::string_view page_mode_name(page_mode m);
 
 struct page_result {
@@ -65,5 +66,9 @@ struct page_result {
 };
 
 page_result page_in(blob_store& store, std::string_view tenant, const page_request& request, const page_limits& limits);
+
+// A blob's exact bytes in `text` (binary as stored, never re-encoded), after
+// the same tenant-scoped lookup and re-hash as a page-in; errors as page_in's.
+page_result read_raw(blob_store& store, std::string_view tenant, std::string_view handle);
 
 }  // namespace gistproxy::rewrite

@@ -81,7 +81,7 @@ TEST_CASE("clouds: a line in an offloaded output comes back through read_blob, i
   const std::map<std::string, std::string> providers = {{"azure", "azure.ai.openai"}, {"vertex", "gcp.vertex_ai"},
                                                         {"bedrock", "aws.bedrock"}};
   CHECK(attributes["gen_ai.provider.name"] == providers.at(api.substr(0, api.find('-'))));
-  const std::string page_ins = "gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\"} 1";
+  const std::string page_ins = "gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\",source=\"proxy\"} 1";
   CHECK(metrics_with(s.proxy.admin_port(), {page_ins}).find(page_ins) != std::string::npos);
 }
 

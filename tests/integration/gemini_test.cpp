@@ -111,8 +111,8 @@ TEST_CASE("gemini: a line buried in an offloaded output comes back through read_
       CHECK(sp["attributes"]["gen_ai.request.model"] == "gemini-2.5-flash");
       CHECK(sp["attributes"]["gen_ai.usage.input_tokens"] == 200);
     }
-  auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_page_ins_total{api=\"gemini\",mode=\"pattern\",result=\"ok\"} 1"});
-  CHECK(metrics.find("gistproxy_page_ins_total{api=\"gemini\",mode=\"pattern\",result=\"ok\"} 1") != std::string::npos);
+  auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_page_ins_total{api=\"gemini\",mode=\"pattern\",result=\"ok\",source=\"proxy\"} 1"});
+  CHECK(metrics.find("gistproxy_page_ins_total{api=\"gemini\",mode=\"pattern\",result=\"ok\",source=\"proxy\"} 1") != std::string::npos);
 }
 
 TEST_CASE("gemini: at the hop limit the last hop sets function calling to NONE") {

@@ -79,7 +79,7 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
   CHECK(page_ins == 1);
   CHECK(upstreams == 2);
   auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_paging_churn_total{api=\"" + api + "\"} 1"});
-  CHECK(metrics.find("gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\"} 1") != std::string::npos);
+  CHECK(metrics.find("gistproxy_page_ins_total{api=\"" + api + "\",mode=\"pattern\",result=\"ok\",source=\"proxy\"} 1") != std::string::npos);
   CHECK(metrics.find("gistproxy_paging_churn_total{api=\"" + api + "\"} 1") != std::string::npos);
 }
 

@@ -268,5 +268,5 @@ test("Gemini on Vertex AI (@google/genai, vertexai: true): generateContent and g
 test("every cloud's page-ins are counted under its own api label", async () => {
   const metrics = await (await fetch(`${proxy.adminUrl}/metrics`)).text();
   for (const api of ["azure-chat", "azure-responses", "vertex-messages", "vertex-gemini", "bedrock-messages", "bedrock-converse"])
-    assert.match(metrics, new RegExp(`gistproxy_page_ins_total\\{api="${api}",mode="pattern",result="ok"\\} [1-9]`), api);
+    assert.match(metrics, new RegExp(`gistproxy_page_ins_total\\{api="${api}",mode="pattern",result="ok",source="proxy"\\} [1-9]`), api);
 });

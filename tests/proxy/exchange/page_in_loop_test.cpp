@@ -187,7 +187,7 @@ TEST_CASE("read_blob calls past the hop limit are taken out of the client's JSON
   auto answer = njson::parse(h.body());
   CHECK(h.body().find("read_blob") == std::string::npos);
   CHECK(answer["choices"][0]["finish_reason"] == "stop");
-  CHECK(h.counter(R"(gistproxy_page_ins_total{api="chat",mode="full",result="hop_limit"})") == 1);
+  CHECK(h.counter(R"(gistproxy_page_ins_total{api="chat",mode="full",result="hop_limit",source="proxy"})") == 1);
 }
 
 TEST_CASE("a JSON answer that is not an object reaches the client byte for byte") {

@@ -1,0 +1,146 @@
+// POST /v1/offload/{api}: the rewrite phase of the proxy path, on a body a
+// framework sends instead of routing its call through gistproxy. The body is
+// received as if it had come to the API's own path (same decoding, tenant,
+// conversation trace, control headers), rewritten by the same phase, and
+// answered as JSON instead of being forwarded: the forwarded body
+// byte for byte, whether read_blob is on offer, and each offload.
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/service/service.hpp"
+#include "telemetry/access_log.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::size_t max_model_bytes = 256;
+
+// A model id that can stand in a path: cloud ids and ARNs, never a query or
+// a path step of its own.
+bool usable_model(std::string_view m) {
+  if (m.size() > max_model_bytes || m.find("..") != std::string_view::npos) return false;
+  for (char c : m)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("._:@/-").find(c) == std::string_view::npos)
+      return false;
+  return true;
+}
+
+std::string known_apis() {
+  std::string out;
+  for (const auto* d : rewrite::all_dialects()) out += (out.empty() ? "" : ", ") + std::string(d->name());
+  return out;
+}
+
+// Why the request cannot be served, before anything is read; empty if it can.
+// On success the request's target becomes the API's own path (the query kept:
+// Gemini's ?key= names a tenant).
+std::optional<proxy_error> retarget(client_request& req, std::string_view api) {
+  if (req.method() != http::verb::post)
+    return proxy_error{error_kind::method_not_allowed, "/v1/offload/{api} takes POST"};
+  const auto* dialect = rewrite::dialect_named(api);
+  if (!dialect)
+    return proxy_error{error_kind::not_found, "no API named '" + std::string(api.substr(0, 64)) + "': one of " + known_apis()};
+  const std::string target(req.target());
+  if (!query_decodes(target)) return proxy_error{error_kind::bad_request, "the query string is not percent-encoded correctly"};
+  const auto model = query_parameter(target, "model").value_or("");
+  if (!usable_model(model)) return proxy_error{error_kind::bad_request, "model= is not a model id"};
+  auto path = dialect->request_path(model);
+  if (auto q = target.find('?'); q != std::string::npos) path += (path.find('?') == std::string::npos ? "?" : "&") + target.substr(q + 1);
+  req.target(path);
+  return std::nullopt;
+}
+
+std::string answer_of(const request_context& ctx, const rewrite::rewrite_report* report, std::string_view outcome) {
+  std::string out = "{\"api\":";
+  telemetry::append_json_string(out, ctx.in.api);
+  out += ",\"model\":";
+  telemetry::append_json_string(out, ctx.in.facts ? std::string_view(ctx.in.facts->model) : std::string_view());
+  out += ",\"trace_id\":";
+  telemetry::append_json_string(out, ctx.span.trace.hex());
+  out += ",\"outcome\":";
+  telemetry::append_json_string(out, outcome);
+  out += ",\"read_blob\":";
+  if (ctx.offers_read_blob()) {
+    out += "{\"offered\":true,\"tool_name\":";
+    telemetry::append_json_string(out, ctx.rw.intercept_tool);
+    out += "}";
+  } else {
+    out += "{\"offered\":false}";
+  }
+  out += ",\"tokens_saved\":" + std::to_string(ctx.rw.tokens_saved) + ",\"offloads\":[";
+  if (report)
+    for (std::size_t i = 0; i < report->offloads.size(); ++i) {
+      const auto& o = report->offloads[i];
+      out += i ? ",{\"handle\":" : "{\"handle\":";
+      telemetry::append_json_string(out, o.hash);
+      out += ",\"bytes\":" + std::to_string(o.bytes) + ",\"kind\":";
+      telemetry::append_json_string(out, o.kind);
+      out += ",\"tool\":";
+      telemetry::append_json_string(out, o.tool_name);
+      out += ",\"call_id\":";
+      telemetry::append_json_string(out, o.call_id);
+      out += ",\"tokens_before\":" + std::to_string(o.tokens_before) + ",\"tokens_after\":" + std::to_string(o.tokens_after) +
+             ",\"deduplicated\":" + (o.deduplicated ? "true" : "false") + "}";
+    }
+  out += "],\"body\":";
+  telemetry::append_json_string(out, ctx.forwarded_body());
+  out += "}";
+  return out;
+}
+
+// The outcome label of the answer: what the proxy path would have done.
+std::string_view outcome_of(const request_context& ctx) {
+  if (ctx.in.controls.bypass) return "bypass";
+  if (ctx.in.control()) return "control";
+  return ctx.rw.body ? "rewritten" : "unchanged";
+}
+
+}  // namespace
+
+awaitable<void> serve_offload(services& svc, request_context& ctx, std::string_view api_in_target) {
+  const std::string api(api_in_target);  // the target is about to change
+  ctx.in.source = "api";
+  const std::string sent_target(ctx.in.request.target());
+  auto refused = retarget(ctx.in.request, api);
+  receive(svc, ctx);
+  // Logs, spans and metrics name the service's path, not the API's it stood in for.
+  ctx.in.request.target(sent_target);
+  ctx.span.set_text("url.path", std::string_view(sent_target).substr(0, sent_target.find('?')));
+  if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
+  if (!refused && ctx.in.dialect != rewrite::dialect_named(api))
+    refused = proxy_error{error_kind::bad_request, "model= does not fit the " + api + " API's path"};
+  if (!refused && ctx.in.body_encoded)
+    refused = proxy_error{error_kind::unsupported_encoding, "the body's Content-Encoding cannot be decoded"};
+  if (!refused && !ctx.in.facts)
+    refused = proxy_error{error_kind::bad_request, "the body is not a " + api + " request body"};
+  if (refused) {
+    co_await ctx.out.error(*refused);
+    finish(svc, ctx);
+    co_return;
+  }
+  // A control-group conversation is forwarded as sent: its answer is the
+  // body as received (decoded), nothing offloaded.
+  ctx.in.sent_body.reset();
+  rewrite::rewrite_report report;
+  try {
+    co_await rewrite(svc, ctx, &report);
+  } catch (const std::exception&) {
+    // As on the proxy path: what could not be rewritten goes on as sent.
+    ctx.rw.body.reset();
+    ctx.rw.intercept_tool.clear();
+    report = {};
+    exchange_stats(svc.metrics, ctx.in.api, ctx.in.source).degraded_mode(degraded::internal);
+  }
+  std::string answer = answer_of(ctx, &report, outcome_of(ctx));
+  co_await answer_json(ctx, 200, std::move(answer));
+  finish(svc, ctx);
+  remember_turn(svc, ctx);  // the next call of this conversation reuses this one's work
+}
+
+awaitable<void> answer_json(request_context& ctx, unsigned status, std::string body) {
+  http::response_header<> head;
+  head.result(status);
+  head.set(http::field::content_type, "application/json");
+  co_await ctx.out.whole(head, body);
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,48 @@
+// Offload as a service: the proxy's own work for frameworks that own their
+// model calls and do not route them through gistproxy.
+//
+//   POST /v1/offload/{api}     a request body of that API → the body exactly as
+//                              the proxy path would forward it, and what was
+//                              offloaded (offload_endpoint.cpp); no upstream call
+//   GET  /v1/blobs/{handle}    read_blob's page for query-string arguments, or
+//   HEAD                       ?raw=1 the exact bytes (blob_endpoint.cpp)
+//
+// Both run on the proxy listener with the proxy path's phases (receive,
+// rewrite, finish) and its tenant rules, so an offload made here pages in
+// through the proxy and the reverse; metrics say source="api".
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "proxy/exchange/request_context.hpp"
+#include "proxy/services.hpp"
+
+namespace gistproxy::proxy {
+
+struct service_route {
+  enum class kind { none, offload, blob };
+  kind what = kind::none;
+  std::string_view name;  // offload: the API named in the path; blob: the handle as sent
+};
+
+// Which service endpoint a request target names (none: proxy it).
+service_route service_route_of(std::string_view target);
+
+// A query parameter, percent- and '+'-decoded; nullopt when absent or not
+// decodable. The target is bounded by the header limits.
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name);
+
+// Whether every parameter of the target's query string decodes (a value the
+// service cannot read is refused, never taken as absent).
+bool query_decodes(std::string_view target);
+
+// Answers the request in full (receive, the endpoint, finish).
+awaitable<void> serve_offload(services& svc, request_context& ctx, std::string_view api);
+awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view handle);
+
+// A JSON answer from the service with its status (Content-Type application/json).
+awaitable<void> answer_json(request_context& ctx, unsigned status, std::string body);
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,70 @@
+#include "proxy/service/service.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::string_view offload_prefix = "/v1/offload/";
+constexpr std::string_view blobs_prefix = "/v1/blobs/";
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<std::string> decoded(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '+') {
+      out += ' ';
+    } else if (v[i] != '%') {
+      out += v[i];
+    } else {
+      if (i + 2 >= v.size()) return std::nullopt;  // a cut escape
+      const int hi = hex_value(v[i + 1]), lo = hex_value(v[i + 2]);
+      if (hi < 0 || lo < 0) return std::nullopt;
+      out += char(hi * 16 + lo);
+      i += 2;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+service_route service_route_of(std::string_view target) {
+  const auto path = target.substr(0, target.find('?'));
+  if (path.starts_with(offload_prefix)) return {service_route::kind::offload, path.substr(offload_prefix.size())};
+  if (path.starts_with(blobs_prefix)) return {service_route::kind::blob, path.substr(blobs_prefix.size())};
+  return {};
+}
+
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return std::nullopt;
+  auto query = target.substr(q + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    const auto eq = pair.find('=');
+    if (pair.substr(0, eq) == name) return decoded(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+  }
+  return std::nullopt;
+}
+
+bool query_decodes(std::string_view target) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return true;
+  auto query = target.substr(q + 1);
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    if (!decoded(query.substr(0, amp))) return false;
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+  }
+  return true;
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,227 @@
+// Offload as a service through the real binary: POST /v1/offload/{api}
+// answers the body the proxy path would forward (byte for byte) without
+// calling the upstream; GET/HEAD /v1/blobs/{handle} answers what read_blob
+// would page in, or the exact bytes; blobs stored by one path page in
+// through the other; tenants stay apart; every bad input is a 4xx JSON error
+// that stores nothing.
+#include <catch2/catch.hpp>
+
+#include "rewrite/blob/digest.hpp"
+#include "tests/integration/harness.hpp"
+#include "tests/support/api_scenarios.hpp"
+
+using namespace gistproxy::testing;
+using njson = nlohmann::json;
+
+namespace {
+
+const std::string needle_answer = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+
+struct service_stack {
+  mock_upstream upstream;
+  std::filesystem::path spans = temp_path("spans.jsonl");
+  proxy_process proxy;
+  explicit service_stack(std::vector<std::string> extra = {})
+      : proxy([&] {
+          std::vector<std::string> a{"--upstream", upstream.url(), "--span-log", spans.string()};
+          a.insert(a.end(), extra.begin(), extra.end());
+          return a;
+        }()) {}
+
+  http_result offload(const std::string& api, const std::string& body, std::map<std::string, std::string> headers) {
+    std::string target = "/v1/offload/" + api;
+    if (wire_api(api) == "gemini" || api.starts_with("bedrock") || api.starts_with("vertex") || api == "azure-chat")
+      target += "?model=" + model_for(api);
+    return http_request(proxy.port(), "POST", target, body, headers);
+  }
+  http_result blob(const std::string& method, const std::string& target, std::map<std::string, std::string> headers) {
+    return http_request(proxy.port(), method, target, {}, headers);
+  }
+};
+
+std::size_t stored_blobs(const std::filesystem::path& store) {
+  std::size_t n = 0;
+  if (!std::filesystem::exists(store)) return 0;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(store)) n += e.path().extension() == ".blob";
+  return n;
+}
+
+std::string error_type(const http_result& r) {
+  auto j = njson::parse(r.body, nullptr, false);
+  return j.is_object() && j.contains("error") ? j["error"].value("type", "") : "";
+}
+
+}  // namespace
+
+TEST_CASE("the offload service answers the body the proxy path forwards, byte for byte, and calls no upstream") {
+  auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini", "azure-chat", "azure-responses",
+                      "vertex-messages", "vertex-gemini", "bedrock-messages", "bedrock-converse");
+  CAPTURE(api);
+  service_stack s;
+  const auto body = request_for(api, "plain question", haystack()).dump();
+  auto res = s.offload(api, body, key_header(api));
+  REQUIRE(res.status == 200);
+  CHECK(res.headers["content-type"] == "application/json");
+  CHECK(s.upstream.llm_bodies().empty());  // no upstream call
+  auto answer = njson::parse(res.body);
+  CHECK(answer["api"] == api);
+  CHECK(answer["outcome"] == "rewritten");
+  CHECK(answer["read_blob"]["offered"] == true);
+  REQUIRE(answer["offloads"].size() == 1);
+  const auto& o = answer["offloads"][0];
+  CHECK(o["handle"] == gistproxy::rewrite::sha256_hex(haystack()));
+  CHECK(o["bytes"] == haystack().size());
+  CHECK(o["tokens_before"].get<std::uint64_t>() > o["tokens_after"].get<std::uint64_t>());
+  const std::string forwarded = answer["body"];
+  CHECK(forwarded.find("NEEDLE") == std::string::npos);
+
+  // The same body through the proxy path: the upstream gets exactly those bytes.
+  REQUIRE(http_request(s.proxy.port(), "POST", path_for(api), body, key_header(api)).status == 200);
+  REQUIRE(!s.upstream.llm_bodies().empty());
+  CHECK(s.upstream.llm_bodies()[0] == forwarded);
+
+  const std::string counted = "gistproxy_offloads_total{api=\"" + api + "\",kind=\"text\",source=\"api\"} 1";
+  CHECK(metrics_with(s.proxy.admin_port(), {counted}).find(counted) != std::string::npos);
+  auto spans = read_spans_until(s.spans, [](const auto& all) { return count_named(all, "compaction") >= 2; });
+  REQUIRE(count_named(spans, "compaction") >= 2);  // one per path: every API offload is a compaction span
+}
+
+TEST_CASE("offloaded through the service, paged in by the model through the proxy path") {
+  service_stack s;
+  const auto headers = key_header("chat");
+  auto res = s.offload("chat", request_for("chat", "find the needle", haystack()).dump(), headers);
+  REQUIRE(res.status == 200);
+  const std::string forwarded = njson::parse(res.body)["body"];
+  auto through_proxy = http_request(s.proxy.port(), "POST", "/v1/chat/completions", forwarded, headers);
+  REQUIRE(through_proxy.status == 200);
+  CHECK(answer_text("chat", njson::parse(through_proxy.body)) == needle_answer);
+}
+
+TEST_CASE("offloaded by the proxy path, read through /v1/blobs exactly as read_blob pages it in") {
+  service_stack s;
+  const auto headers = key_header("chat");
+  auto res = http_request(s.proxy.port(), "POST", "/v1/chat/completions",
+                          request_for("chat", "find the needle", haystack()).dump(), headers);
+  REQUIRE(res.status == 200);
+  auto seen = s.upstream.llm_bodies();
+  REQUIRE(seen.size() == 2);  // the model's read_blob call was answered and the model asked again
+  const auto continued = njson::parse(seen[1]);
+  const std::string paged_for_model = continued["messages"].back()["content"];
+  const auto handle = gistproxy::rewrite::sha256_hex(haystack());
+
+  auto page = s.blob("GET", "/v1/blobs/" + handle + "?pattern=NEEDLE", headers);
+  REQUIRE(page.status == 200);
+  CHECK(page.headers["content-type"] == "text/plain; charset=utf-8");
+  CHECK(page.body == paged_for_model);
+
+  auto range = s.blob("GET", "/v1/blobs/" + handle.substr(0, 16) + "?start_line=2&end_line=3", headers);
+  REQUIRE(range.status == 200);
+  CHECK(range.body.find("[lines 2-3 of ") == 0);
+  CHECK(range.body.find("config line 1: key_1=") != std::string::npos);
+
+  auto raw = s.blob("GET", "/v1/blobs/" + handle + "?raw=1", headers);
+  REQUIRE(raw.status == 200);
+  CHECK(raw.body == haystack());
+  CHECK(raw.headers["content-type"] == "application/octet-stream");
+  CHECK(raw.headers["etag"] == "\"" + handle + "\"");
+  CHECK(raw.headers["digest"].starts_with("sha-256="));
+
+  auto head = s.blob("HEAD", "/v1/blobs/" + handle, headers);
+  CHECK(head.status == 200);
+  CHECK(head.body.empty());
+  CHECK(head.headers["content-length"] == std::to_string(haystack().size()));
+
+  const std::string counted = "gistproxy_page_ins_total{api=\"blobs\",mode=\"pattern\",result=\"ok\",source=\"api\"} 1";
+  CHECK(metrics_with(s.proxy.admin_port(), {counted}).find(counted) != std::string::npos);
+}
+
+TEST_CASE("another tenant's handle is 404 on every read, exactly like a handle nobody stored") {
+  service_stack s;
+  auto res = s.offload("chat", request_for("chat", "find the needle", haystack()).dump(), {{"Authorization", "Bearer sk-owner"}});
+  REQUIRE(res.status == 200);
+  const auto handle = gistproxy::rewrite::sha256_hex(haystack());
+  const std::map<std::string, std::string> other = {{"Authorization", "Bearer sk-other"}};
+  const std::string nobody(64, 'a');
+  for (const auto& h : {handle, nobody}) {
+    for (const auto& q : {std::string(), std::string("?raw=1"), std::string("?pattern=NEEDLE")}) {
+      auto r = s.blob("GET", "/v1/blobs/" + h + q, other);
+      CHECK(r.status == 404);
+      CHECK(error_type(r) == "not_found");
+      CHECK(r.body.find("NEEDLE") == std::string::npos);
+    }
+    CHECK(s.blob("HEAD", "/v1/blobs/" + h, other).status == 404);
+  }
+  CHECK(s.blob("HEAD", "/v1/blobs/" + handle, {{"Authorization", "Bearer sk-owner"}}).status == 200);
+
+  // Through the proxy path too: the owner's forwarded body, sent with another
+  // key, pages in nothing: that tenant's model gets a tool error, not the bytes.
+  const std::string forwarded = njson::parse(res.body)["body"];
+  auto stolen = http_request(s.proxy.port(), "POST", "/v1/chat/completions", forwarded, other);
+  REQUIRE(stolen.status == 200);
+  CHECK(stolen.body.find("NEEDLE") == std::string::npos);
+  CHECK(stolen.body.find("read_blob") == std::string::npos);  // the call was the proxy's to answer
+  auto owned = http_request(s.proxy.port(), "POST", "/v1/chat/completions", forwarded, {{"Authorization", "Bearer sk-owner"}});
+  CHECK(answer_text("chat", njson::parse(owned.body)) == needle_answer);
+}
+
+TEST_CASE("x-gistproxy-bypass on the service answers the body as sent, nothing offloaded; control headers are read") {
+  service_stack s({"--allow-request-overrides", "100-500000"});
+  const auto body = request_for("chat", "q", haystack()).dump();
+  auto headers = key_header("chat");
+  headers["x-gistproxy-bypass"] = "1";
+  auto bypassed = njson::parse(s.offload("chat", body, headers).body);
+  CHECK(bypassed["outcome"] == "bypass");
+  CHECK(bypassed["offloads"].empty());
+  CHECK(bypassed["body"] == body);
+
+  headers.erase("x-gistproxy-bypass");
+  headers["x-gistproxy-threshold"] = "400000";  // above the output: kept inline
+  auto kept = njson::parse(s.offload("chat", body, headers).body);
+  CHECK(kept["offloads"].empty());
+  headers["x-gistproxy-threshold"] = "lots";
+  auto refused = s.offload("chat", body, headers);
+  CHECK(refused.status == 400);
+  CHECK(s.upstream.llm_bodies().empty());
+  CHECK(stored_blobs(s.proxy.store_dir()) == 0);
+}
+
+TEST_CASE("bad input to the service is a 4xx JSON error that says why, and stores nothing") {
+  service_stack s({"--max-body", "1MiB"});
+  const auto headers = key_header("chat");
+  const auto good = request_for("chat", "q", haystack()).dump();
+  struct bad {
+    std::string method, target, body;
+    int status;
+    std::string type;
+  };
+  const std::vector<bad> cases = {
+      {"POST", "/v1/offload/chat", "{\"messages\": [ {\"role\": \"tool\", \"content\": \"" + std::string(50000, 'x'), 400, "bad_request"},
+      {"POST", "/v1/offload/chat", "[1, 2, 3]", 400, "bad_request"},
+      {"POST", "/v1/offload/nosuchapi", good, 404, "not_found"},
+      {"POST", "/v1/offload/", good, 404, "not_found"},
+      {"GET", "/v1/offload/chat", "", 405, "method_not_allowed"},
+      {"POST", "/v1/offload/chat?model=..%2F..%2Fadmin", good, 400, "bad_request"},
+      {"POST", "/v1/offload/chat", std::string(2 << 20, ' '), 413, "body_too_large"},
+      {"GET", "/v1/blobs/..%2F..%2Fetc%2Fpasswd", "", 400, "bad_request"},
+      {"GET", "/v1/blobs/" + std::string(15, 'a'), "", 400, "bad_request"},
+      {"GET", "/v1/blobs/" + std::string(65, 'a'), "", 400, "bad_request"},
+      {"GET", "/v1/blobs/" + std::string(64, 'g'), "", 400, "bad_request"},
+      {"GET", "/v1/blobs/" + std::string(64, 'A'), "", 400, "bad_request"},
+      {"GET", "/v1/blobs/" + std::string(64, 'a') + "?start_line=two", "", 400, "bad_request"},
+      {"GET", "/v1/blobs/" + std::string(64, 'a') + "?pattern=%zz", "", 400, "bad_request"},
+      {"DELETE", "/v1/blobs/" + std::string(64, 'a'), "", 405, "method_not_allowed"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.method, c.target.substr(0, 80));
+    auto r = http_request(s.proxy.port(), c.method, c.target, c.body, headers);
+    CHECK(r.status == c.status);
+    CHECK(r.headers["content-type"] == "application/json");
+    CHECK(error_type(r) == c.type);
+  }
+  auto gzipped = headers;
+  gzipped["Content-Encoding"] = "br";
+  auto unsupported = http_request(s.proxy.port(), "POST", "/v1/offload/chat", good, gzipped);
+  CHECK(unsupported.status == 415);
+  CHECK(stored_blobs(s.proxy.store_dir()) == 0);
+  CHECK(s.upstream.llm_bodies().empty());
+}
