@@ -164,7 +164,7 @@ TEST_CASE("another tenant's handle is 404 on every read, exactly like a handle n
   CHECK(answer_text("chat", njson::parse(owned.body)) == needle_answer);
 }
 
-TEST_CASE("x-gistproxy-bypass on the service answers the body as sent, nothing offloaded; control headers are read") {
+TEST_CASE("x-gistproxy-bypass on the service answers the body as sent, nothing offloaded, and control headers are read") {
   service_stack s({"--allow-request-overrides", "100-500000"});
   const auto body = request_for("chat", "q", haystack()).dump();
   auto headers = key_header("chat");

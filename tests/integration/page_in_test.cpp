@@ -123,8 +123,8 @@ TEST_CASE("an unknown handle goes back to the model as a tool error it can act o
   auto res = s.ask(api, "unknown handle", haystack());
   REQUIRE(res.status == 200);
   CHECK(answer_text(api, nlohmann::json::parse(res.body)).find("no stored output has handle") != std::string::npos);
-  auto metrics = metrics_with(s.proxy.admin_port(), {"result=\"not_found\"} 1"});
-  CHECK(metrics.find("result=\"not_found\"} 1") != std::string::npos);
+  auto metrics = metrics_with(s.proxy.admin_port(), {"result=\"not_found\",source=\"proxy\"} 1"});
+  CHECK(metrics.find("result=\"not_found\",source=\"proxy\"} 1") != std::string::npos);
 }
 
 TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error and it is counted") {
