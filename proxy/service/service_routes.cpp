@@ -1,4 +1,4 @@
-#include "proxy/service/service.hpp"
+#include "proxy/service/service_routes.hpp"
 
 namespace gistproxy::proxy {
 namespace {
