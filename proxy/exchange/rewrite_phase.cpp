@@ -115,19 +115,30 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   // The conversation's previous turn: what both bodies share is not scanned,
   // decoded or hashed again (turn_reuse.cpp).
   const auto& reuse = ctx.turns.reuse;
-  auto run = [&] {
-    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold)
+  auto run = [&](bool may_store) {
+    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold, may_store)
                  : engine->rewrite(dialect, body, tenant, read_ratio, threshold);
   };
-  if (body.size() < inline_rewrite_limit && !svc.store_is_remote) {
-    result = run();
-  } else {
+  bool done = false;
+  if (!svc.store_is_remote) {
+    if (body.size() < inline_rewrite_limit) {
+      result = run(true);
+      done = true;
+    } else if (reuse && reuse->new_bytes(body) < inline_rewrite_limit) {
+      // A turn that adds little to its conversation mostly re-sends what is
+      // stored: it is tried here, and goes to the store pool (run again) only
+      // if it must store something, so most turns never leave this thread.
+      result = run(false);
+      done = !result.report.store_needed;
+    }
+  }
+  if (!done) {
     // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
         [&]() -> asio::awaitable<rewrite::rewrite_result> {
           store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
-          co_return run();
+          co_return run(true);
         },
         use_awaitable);
   }

@@ -501,8 +501,12 @@ class offload_engine::pass {
   // Stores a chosen output. Bytes the previous turn offloaded are usually
   // stored already: keep() confirms it (and refreshes the TTL as a put
   // would) without decoding them; a blob gone since is stored again.
-  put_result store(candidate& c, const offload_record& rec) const {
+  put_result store(candidate& c, const offload_record& rec) {
     if (c.known && !c.hash.empty() && e_.store_.keep(tenant_, c.hash)) return {blob_error::none, true, {}};
+    if (!reuse_.may_store) {
+      report_.store_needed = true;
+      return {blob_error::io, false, "not stored: this pass may not block"};
+    }
     return e_.store_.put(content(c), blob_meta{rec.hash, c.size, rec.kind, 0, std::string(tenant_), rec.tool_name});
   }
 
@@ -589,6 +593,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
     p.apply_age();
   }
   p.store_and_replace();
+  if (result.report.store_needed) return result;  // run again where the store may block
   p.offer_read_blob();
   p.splice();
   p.report_fates();

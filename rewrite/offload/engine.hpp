@@ -63,6 +63,7 @@ struct rewrite_report {
   std::size_t skipped_too_large = 0;  // over --max-blob-bytes: left inline, never truncated
   std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
+  bool store_needed = false;          // output_reuse::may_store was false and a put was needed: run again
   bool tool_injected = false;
   // The request already declares read_blob exactly as gistproxy defines it
   // (forwarded by another gistproxy, or replayed): the model's calls to it are ours.
@@ -114,6 +115,11 @@ struct output_reuse {
   std::vector<output_memo>* learn = nullptr;
   const conversation_items* previous_items = nullptr;  // the dialect's scan of the previous turn's items
   conversation_items* learn_items = nullptr;
+  // A pass that may not block on the store: an output that must be stored
+  // (not merely kept) ends it with report.store_needed; the caller runs it
+  // again where blocking is allowed. Turns that only re-send what is stored
+  // then never leave the I/O thread.
+  bool may_store = true;
 };
 
 struct rewrite_result {

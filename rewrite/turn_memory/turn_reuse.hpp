@@ -26,8 +26,13 @@ class turn_reuse {
   turn_reuse(turn_match previous, const dialect& api, std::string_view body);
 
   std::optional<request_facts> inspect(std::string_view body) const;
+  // `may_store`: false for a pass on a thread that must not block (see
+  // output_reuse::may_store); such a pass can be run again, with true.
   rewrite_result rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
-                         std::optional<double> read_ratio, std::optional<std::uint64_t> threshold_tokens) const;
+                         std::optional<double> read_ratio, std::optional<std::uint64_t> threshold_tokens,
+                         bool may_store = true) const;
+  // Bytes of the body the previous turn did not send (all of it without one).
+  std::size_t new_bytes(std::string_view body) const { return body.size() - shared_with(body); }
   // The client's body, and what goes upstream when it differs from it.
   std::optional<prefix_fingerprint> fingerprint_client(std::string_view body, const prefix_layout& layout) const;
   std::optional<prefix_fingerprint> fingerprint_forwarded(std::string_view forwarded, const prefix_layout& layout) const;

@@ -38,14 +38,28 @@ struct path_result {
   std::optional<prefix_fingerprint> client, upstream;
 };
 
+// How the incremental path's rewrite ran: as the proxy runs a turn with a
+// short new tail, first on a thread that may not block on the store.
+struct attempts {
+  bool first_without_store = false;
+  int refused = 0, kept_inline = 0;  // first passes that needed the store / did not
+};
+
 // The proxy's order: inspect, rewrite, fingerprint what was sent and what goes.
 path_result run(turn_reuse* reuse, const dialect& d, const offload_engine& engine, const std::string& body,
-                const std::string& tenant) {
+                const std::string& tenant, attempts* tried = nullptr) {
   path_result r;
   const auto layout = d.cache_prefix();
   r.facts = reuse ? reuse->inspect(body) : d.inspect(body);
-  r.rewritten = reuse ? reuse->rewrite(engine, body, tenant, std::nullopt, std::nullopt)
-                      : engine.rewrite(d, body, tenant);
+  bool done = false;
+  if (reuse && tried && tried->first_without_store) {
+    r.rewritten = reuse->rewrite(engine, body, tenant, std::nullopt, std::nullopt, false);
+    done = !r.rewritten.report.store_needed;
+    ++(done ? tried->kept_inline : tried->refused);
+  }
+  if (!done)
+    r.rewritten = reuse ? reuse->rewrite(engine, body, tenant, std::nullopt, std::nullopt)
+                        : engine.rewrite(d, body, tenant);
   const bool changed = r.rewritten.report.outcome == rewrite_outcome::rewritten;
   r.forwarded = changed ? r.rewritten.body : body;
   r.client = reuse ? reuse->fingerprint_client(body, layout) : fingerprint_prefix(body, layout);
@@ -96,7 +110,9 @@ void check_conversation(const std::string& api, std::uint32_t seed, int turns) {
   std::string tenant = "tenant-a";
   std::string previous_body;
   int reused = 0;  // turns that shared most of their bytes with the previous one: the path under test
+  attempts tried;
   for (int t = 0; t < turns; ++t) {
+    tried.first_without_store = t % 3 != 0;
     const std::string edit = conv.grow_or_edit(rng);
     if (rng() % 17 == 0) tenant = tenant == "tenant-a" ? "tenant-b" : "tenant-a";
     const std::string body = rng() % 13 == 0 && !previous_body.empty() ? previous_body : conv.body();
@@ -104,13 +120,18 @@ void check_conversation(const std::string& api, std::uint32_t seed, int turns) {
     const auto full = run(nullptr, d, full_engine, body, tenant);
     turn_reuse reuse(memory.find(tenant, d, body), d, body);
     if (reuse.same_bytes() > body.size() / 2) ++reused;
-    const auto inc = run(&reuse, d, inc_engine, body, tenant);
+    const auto inc = run(&reuse, d, inc_engine, body, tenant, &tried);
     same(full, inc);
     const std::string forwarded = inc.rewritten.report.outcome == rewrite_outcome::rewritten ? inc.forwarded : "";
-    memory.remember(tenant, "conversation", reuse.finish(body, forwarded));
+    auto turn = reuse.finish(body, forwarded);
+    const auto& items = turn->items.items;  // ascending, each once, however many passes ran
+    for (std::size_t i = 1; i < items.size(); ++i) REQUIRE(items[i - 1]->at.begin < items[i]->at.begin);
+    memory.remember(tenant, "conversation", std::move(turn));
     previous_body = body;
   }
   CHECK(reused > turns / 2);
+  CHECK(tried.refused > 0);      // first passes that had to be run again, where storing is allowed
+  CHECK(tried.kept_inline > 0);  // and first passes that were the turn's only one
 }
 
 }  // namespace
