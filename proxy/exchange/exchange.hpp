@@ -15,6 +15,7 @@
 #pragma once
 
 #include "proxy/exchange/request_context.hpp"
+#include "proxy/service/service_routes.hpp"
 #include "proxy/services.hpp"
 
 namespace gistproxy::proxy {
@@ -25,6 +26,8 @@ class exchange {
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);
+  // The offload service's endpoints (proxy/service/): answered, never forwarded.
+  awaitable<bool> serve(request_context& ctx, const service_route& route);
   // Writes an error response for a request that never reached the phases (400, 413, …).
   awaitable<void> reject(client_request& request, proxy_error e);
 

@@ -123,7 +123,6 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   }
   if (refused) {
     co_await ctx.out.error(*refused);
-    finish(svc, ctx);
     co_return;
   }
   ctx.in.dialect = rule;
@@ -137,7 +136,6 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   if (auto failed = failure_of(page, handle)) co_await ctx.out.error(*failed);
   else if (raw) co_await answer_raw(ctx, page);
   else co_await answer_page(ctx, page);
-  finish(svc, ctx);
 }
 
 }  // namespace gistproxy::proxy

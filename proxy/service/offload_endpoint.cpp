@@ -96,7 +96,7 @@ std::string_view outcome_of(const request_context& ctx) {
 
 }  // namespace
 
-awaitable<void> serve_offload(services& svc, request_context& ctx, std::string_view api_in_target) {
+awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_view api_in_target) {
   const std::string api(api_in_target);  // the target is about to change
   ctx.in.source = "api";
   const std::string sent_target(ctx.in.request.target());
@@ -114,8 +114,7 @@ awaitable<void> serve_offload(services& svc, request_context& ctx, std::string_v
     refused = proxy_error{error_kind::bad_request, "the body is not a " + api + " request body"};
   if (refused) {
     co_await ctx.out.error(*refused);
-    finish(svc, ctx);
-    co_return;
+    co_return false;
   }
   // A control-group conversation is forwarded as sent: its answer is the
   // body as received (decoded), nothing offloaded.
@@ -132,8 +131,7 @@ awaitable<void> serve_offload(services& svc, request_context& ctx, std::string_v
   }
   std::string answer = answer_of(ctx, &report, outcome_of(ctx));
   co_await answer_json(ctx, 200, std::move(answer));
-  finish(svc, ctx);
-  remember_turn(svc, ctx);  // the next call of this conversation reuses this one's work
+  co_return true;  // a turn to remember: the conversation's next call reuses its work
 }
 
 awaitable<void> answer_json(request_context& ctx, unsigned status, std::string body) {

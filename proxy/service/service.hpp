@@ -18,8 +18,9 @@
 
 namespace gistproxy::proxy {
 
-// Answers the request in full (receive, the endpoint, finish).
-awaitable<void> serve_offload(services& svc, request_context& ctx, std::string_view api);
+// Answer the request (receive, then the endpoint); the caller finishes the
+// exchange. serve_offload: true when a turn was rewritten (to remember).
+awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_view api);
 awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view handle);
 
 // A JSON answer from the service with its status (Content-Type application/json).
