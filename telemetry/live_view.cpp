@@ -132,18 +132,14 @@ std::optional<nlohmann::json> conversation_ledger::conversation_json(const std::
 
 void minute_series::observe(std::uint64_t unix_ms, const series_totals& now) {
   if (buckets_.empty()) return;
-  if (!last_) {
-    last_ = now;  // the baseline: what came before the first sample is not this minute's
-    return;
-  }
   auto delta = [](std::uint64_t cur, std::uint64_t prev) { return cur >= prev ? cur - prev : cur; };
   const std::uint64_t minute = unix_ms / 60000;
   auto& b = buckets_[minute % buckets_.size()];
   if (b.minute != minute) b = bucket{minute, {}};
-  b.sum.sent += delta(now.sent, last_->sent);
-  b.sum.saved += delta(now.saved, last_->saved);
-  b.sum.page_ins += delta(now.page_ins, last_->page_ins);
-  b.sum.churn += delta(now.churn, last_->churn);
+  b.sum.sent += delta(now.sent, last_.sent);
+  b.sum.saved += delta(now.saved, last_.saved);
+  b.sum.page_ins += delta(now.page_ins, last_.page_ins);
+  b.sum.churn += delta(now.churn, last_.churn);
   last_ = now;
 }
 

@@ -108,8 +108,8 @@ class conversation_ledger {
 };
 
 // Tokens sent and saved, page-ins and churn per minute over the last
-// `minutes`, from samples of running totals (deltas; a total that goes down
-// is read as a restart of that total, not a negative minute).
+// `minutes`, from samples of totals counted since start (deltas; a total
+// that goes down is read as a restart of that total, not a negative minute).
 struct series_totals {
   std::uint64_t sent = 0, saved = 0, page_ins = 0, churn = 0;
 };
@@ -127,7 +127,7 @@ class minute_series {
     series_totals sum;
   };
   std::vector<bucket> buckets_;
-  std::optional<series_totals> last_;
+  series_totals last_;  // totals are counted since start: the first sample's delta is from zero
 };
 
 // Totals since start, read from the metric registry by the owner: the page's

@@ -35,7 +35,7 @@ constexpr std::string_view page = R"html(<!doctype html>
   td.num, th.num { text-align:right; }
   tbody tr.pick { cursor:pointer; }
   tbody tr.pick:hover, tbody tr.selected { background:#22303d; }
-  code { font-family: ui-monospace, monospace; font-size:12px; }
+  code { font-family: ui-monospace, monospace; font-size:12px; text-transform:none; }
   canvas { width:100%; height:160px; display:block; }
   .legend { display:flex; gap:14px; font-size:12px; color:var(--dim); margin-top:6px; }
   .legend i { display:inline-block; width:10px; height:10px; margin-right:4px; vertical-align:-1px; }

@@ -159,7 +159,7 @@ TEST_CASE("the ledger ignores events whose trace id is not 32 lowercase hex") {
 TEST_CASE("the minute series turns samples of totals into per-minute deltas over the last hour") {
   minute_series s(60);
   const std::uint64_t t0 = 100 * 60000;  // minute 100
-  s.observe(t0, {500, 50, 1, 0});        // baseline: nothing before start is counted
+  s.observe(t0 - 60000, {500, 50, 1, 0});  // minute 99: totals since start, counted from zero
   s.observe(t0 + 10000, {700, 80, 3, 1});
   s.observe(t0 + 61000, {1000, 100, 3, 1});  // minute 101
   auto j = s.to_json(t0 + 61000);
@@ -170,7 +170,10 @@ TEST_CASE("the minute series turns samples of totals into per-minute deltas over
   CHECK(j[58]["sent"] == 200);
   CHECK(j[58]["page_ins"] == 2);
   CHECK(j[58]["churn"] == 1);
+  CHECK(j[57]["sent"] == 500);
   CHECK(j[0]["sent"] == 0);
+  s.observe(t0 + 62000, {40, 100, 3, 1});  // a total that went down restarted: 40 in this minute, not -960
+  CHECK(s.to_json(t0 + 62000)[59]["sent"] == 340);
   // An hour later the old minutes are gone, not folded into new ones.
   auto later = s.to_json(t0 + 61 * 60000);
   std::uint64_t sum = 0;
