@@ -1,4 +1,6 @@
 #include "proxy/config.hpp"
+
+#include "proxy/net/admin_auth.hpp"
 #include "proxy/exchange/request_controls.hpp"
 
 #include <cmath>
@@ -88,8 +90,12 @@ const std::vector<option>& options() {
        }},
       {"upstream-ca", "FILE", "PEM file of an extra CA to trust for upstream TLS (besides the system store)",
        [](config& c, const std::string& v) { return c.upstream_ca = v, true; }},
-      {"admin-listen", "HOST:PORT", "admin listener: /metrics, /healthz, /readyz (default 127.0.0.1:9464)",
+      {"admin-listen", "HOST:PORT", "admin listener: the live view (GET /, /api/*), /metrics, /healthz, /readyz "
+                                    "(default 127.0.0.1:9464)",
        [](config& c, const std::string& v) { return c.admin_listen = v, true; }},
+      {"admin-token", "TOKEN", "the live view (GET /, /api/*) answers 401 without it (Authorization: Bearer TOKEN "
+                               "or ?token=TOKEN); required when --admin-listen is not loopback (env GISTPROXY_ADMIN_TOKEN)",
+       [](config& c, const std::string& v) { return c.admin_token = v, !v.empty(); }},
       {"span-log", "FILE", "append one JSON line per finished span to FILE",
        [](config& c, const std::string& v) { return c.span_log = v, true; }},
       {"otlp-endpoint", "URL", "export spans as OTLP/HTTP JSON to URL/v1/traces (env OTEL_EXPORTER_OTLP_ENDPOINT)",
@@ -424,6 +430,7 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
   }
   if (auto v = env_value(environ, "OTEL_EXPORTER_OTLP_ENDPOINT")) c.otlp_endpoint = v;
   if (auto v = env_value(environ, "OTEL_SERVICE_NAME")) c.service_name = v;
+  if (auto v = env_value(environ, "GISTPROXY_ADMIN_TOKEN")) c.admin_token = v;
   read_egress_environment(c.egress, environ);
   // Pass 2: flags.
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -454,6 +461,12 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
     for (const auto& f : rewrite::upstream_families())
       if (f.name != rewrite::upstream_families().front().name) c.family_upstreams.try_emplace(std::string(f.name), c.upstream);
   if (!telemetry::parse_log_level(c.log_level)) return {std::nullopt, "bad value for --log-level: '" + c.log_level + "'", 2};
+  // The live view shows which conversations run and what they page: off
+  // loopback, only to whoever holds the token.
+  if (!is_loopback_listen(c.admin_listen) && c.admin_token.empty())
+    return {std::nullopt, "--admin-listen " + c.admin_listen +
+                              " is not loopback: set --admin-token (or GISTPROXY_ADMIN_TOKEN) to protect the live view",
+            2};
   r.cfg = std::move(c);
   return r;
 }

@@ -25,6 +25,8 @@ struct threshold_range {
 struct config {
   std::string listen = "127.0.0.1:8080";
   std::string admin_listen = "127.0.0.1:9464";
+  // The live view's (GET /, /api/*) bearer token; required when admin_listen is not loopback.
+  std::string admin_token;
   // The default upstream family's base URL (requests no dialect serves go there too).
   std::string upstream = "https://api.openai.com";
   // --NAME-upstream of the other families (anthropic, ...), where given; an

@@ -11,6 +11,7 @@
 
 #include "proxy/config.hpp"
 #include "proxy/exchange/aws_signing.hpp"
+#include "proxy/live/live_feed.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/net/upstream_pool.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
@@ -50,6 +51,7 @@ struct services {
   rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause
   rewrite::turn_memory* turns = nullptr;        // each conversation's last turn (--turn-memory; null: off)
   const aws_signer* aws = nullptr;              // --sign-bedrock: signs credential-less Bedrock requests
+  live_feed* live = nullptr;                    // the admin listener's live view (null: off)
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };

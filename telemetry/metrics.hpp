@@ -112,6 +112,13 @@ class family final : public family_base {
   M& labels(std::initializer_list<std::string_view> values);
   M& get() { return labels({}); }
   void render(std::string& out) const override;
+  // Each series' label values (in the family's label order) and metric, under
+  // the family's lock: for readers off the hot path (the admin live view).
+  template <class F>
+  void for_each(F&& f) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, series] : series_) f(series.first, *series.second);
+  }
 
  private:
   M& find_or_create(std::initializer_list<std::string_view> values, std::string_view series_key);

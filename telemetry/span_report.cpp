@@ -86,43 +86,61 @@ span_report span_report_builder::build() const {
     c.first_start_ns = t.requests.empty() ? UINT64_MAX : t.requests.front()->start_ns;
     c.counts.requests = t.requests.size();
 
-    // handle → (first offload turn, tool)
-    std::unordered_map<std::string, std::pair<std::uint64_t, std::string>> first_offload;
-    for (const auto* s : t.compactions) {
+    // Fed to the join in turn order, as the live view feeds it: offloads of a
+    // turn before its page-ins; unknown turns (0): offloads first, page-ins last.
+    auto by_turn = [&](bool unknown_last) {
+      return [&, unknown_last](const span_row* a, const span_row* b) {
+        auto key = [&](const span_row* s) {
+          auto n = turn(s);
+          return n == 0 ? (unknown_last ? UINT64_MAX : 0) : n;
+        };
+        return key(a) < key(b);
+      };
+    };
+    std::stable_sort(t.compactions.begin(), t.compactions.end(), by_turn(false));
+    std::vector<std::pair<std::size_t, const span_row*>> page_ins;  // (log order, span)
+    for (std::size_t i = 0; i < t.page_ins.size(); ++i) page_ins.emplace_back(i, t.page_ins[i]);
+    std::stable_sort(page_ins.begin(), page_ins.end(),
+                     [cmp = by_turn(true)](const auto& a, const auto& b) { return cmp(a.second, b.second); });
+    conversation_join join(options_.churn_turns);
+    std::size_t next = 0;
+    auto offloads_up_to = [&](std::uint64_t limit) {
+      for (; next < t.compactions.size() && turn(t.compactions[next]) <= limit; ++next) {
+        const auto* s = t.compactions[next];
+        auto tool = string_attr(s->attributes, "gen_ai.tool.name");
+        report_counts one;
+        one.offloads = 1;
+        one.tokens_before = uint_attr(s->attributes, "gistproxy.tokens_before");
+        one.tokens_after = uint_attr(s->attributes, "gistproxy.tokens_after");
+        c.counts.add(one);
+        r.by_tool[tool.empty() ? "(unknown)" : tool].add(one);
+        join.offload(string_attr(s->attributes, "gistproxy.handle"), tool, turn(s));
+      }
+    };
+    std::vector<std::pair<std::size_t, integrity_failure>> failures;
+    for (const auto& [order, s] : page_ins) {
+      const auto t1 = turn(s);
+      offloads_up_to(t1 ? t1 : UINT64_MAX);
       auto handle = string_attr(s->attributes, "gistproxy.handle");
-      auto tool = string_attr(s->attributes, "gen_ai.tool.name");
-      report_counts one;
-      one.offloads = 1;
-      one.tokens_before = uint_attr(s->attributes, "gistproxy.tokens_before");
-      one.tokens_after = uint_attr(s->attributes, "gistproxy.tokens_after");
-      c.counts.add(one);
-      r.by_tool[tool.empty() ? "(unknown)" : tool].add(one);
-      auto t0 = turn(s);
-      auto [it, inserted] = first_offload.try_emplace(handle, t0, tool);
-      if (!inserted && t0 && (it->second.first == 0 || t0 < it->second.first)) it->second.first = t0;
-    }
-    for (const auto* s : t.page_ins) {
-      auto handle = string_attr(s->attributes, "gistproxy.handle");
-      auto tool = string_attr(s->attributes, "gen_ai.tool.name");
-      auto off = first_offload.find(handle);
-      if (tool.empty() && off != first_offload.end()) tool = off->second.second;
+      auto joined = join.page_in(handle, string_attr(s->attributes, "gen_ai.tool.name"), t1);
       report_counts one;
       one.page_ins = 1;
       if (string_attr(s->attributes, "gistproxy.result") != "ok") one.page_in_errors = 1;
       auto integrity = s->attributes.find("gistproxy.integrity_ok");
       if (integrity != s->attributes.end() && *integrity == false) {
         one.integrity_failures = 1;
-        c.failures.push_back({handle, tool, turn(s), s->id});
+        failures.push_back({order, {handle, joined.tool, t1, s->id}});
       }
-      auto t1 = turn(s);
-      if (off != first_offload.end() && off->second.first && t1 >= off->second.first &&
-          t1 - off->second.first <= options_.churn_turns) {
+      if (joined.churn) {
         one.churn = 1;
-        c.churn.push_back({handle, tool, off->second.first, t1});
+        c.churn.push_back(std::move(*joined.churn));
       }
       c.counts.add(one);
-      r.by_tool[tool.empty() ? "(unknown)" : tool].add(one);
+      r.by_tool[joined.tool.empty() ? "(unknown)" : joined.tool].add(one);
     }
+    offloads_up_to(UINT64_MAX);
+    std::sort(failures.begin(), failures.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& f : failures) c.failures.push_back(std::move(f.second));
     r.total.add(c.counts);
     r.conversations.push_back(std::move(c));
   }

@@ -2,7 +2,8 @@
 // and page_in spans of span logs on trace id (one trace = one conversation),
 // orders each conversation's request spans into turns, and finds churn pairs
 // (a blob paged back within `churn_turns` turns of its first offload) and
-// integrity failures. Pure logic: lines in, a report out.
+// integrity failures through conversation_join, the live view's join too.
+// Pure logic: lines in, a report out.
 #pragma once
 
 #include <cstdint>
@@ -13,15 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace gistproxy::telemetry {
+#include "telemetry/conversation_join.hpp"
 
-struct churn_pair {
-  std::string handle;
-  std::string tool;
-  std::uint64_t offload_turn = 0;  // 1-based turn of the first offload in this conversation
-  std::uint64_t page_in_turn = 0;
-  std::uint64_t turns_between() const { return page_in_turn - offload_turn; }
-};
+namespace gistproxy::telemetry {
 
 struct integrity_failure {
   std::string handle;

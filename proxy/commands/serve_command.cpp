@@ -110,6 +110,14 @@ class offload_services {
 };
 
 void log_listening(telemetry::logger& log, const server& srv, const services& svc, unsigned threads) {
+  auto ep = srv.listen_endpoint(), admin = srv.admin_endpoint();
+  // First, so `make run` shows where to look. The token is never logged.
+  if (svc.live) {
+    const auto host = admin.address().is_v6() ? "[" + admin.address().to_string() + "]" : admin.address().to_string();
+    log.log(telemetry::log_level::warn, "live view",
+            "\"url\":\"http://" + host + ":" + std::to_string(admin.port()) + "/\",\"token\":" +
+                (svc.cfg.admin_token.empty() ? "false" : "true"));
+  }
   // Which upstreams go through an egress proxy (its host:port, never its
   // credentials); before "listening", so whoever waits for that has them.
   for (const auto& u : svc.upstreams)
@@ -117,7 +125,6 @@ void log_listening(telemetry::logger& log, const server& srv, const services& sv
       log.log(telemetry::log_level::warn, "egress proxy",
               "\"family\":\"" + u.family + "\",\"upstream\":\"" + u.url.host_header() + "\",\"proxy\":\"" +
                   u.via->name() + "\"");
-  auto ep = srv.listen_endpoint(), admin = srv.admin_endpoint();
   log.log(telemetry::log_level::warn, "listening",
           "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +
               admin.address().to_string() + ":" + std::to_string(admin.port()) + "\",\"upstream\":\"" +
@@ -147,6 +154,8 @@ int run(const config& cfg, telemetry::logger& log) {
   svc.prefixes = &prefixes;
   rewrite::turn_memory turns({std::size_t(cfg.turn_memory_bytes), 64});
   if (cfg.turn_memory_bytes) svc.turns = &turns;
+  live_feed live(metrics, [&clock] { return clock.now_unix_nano() / 1'000'000; });
+  svc.live = &live;
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
   offload_services offload(cfg, svc, store_pool, clock);

@@ -34,6 +34,7 @@ blob_pager::answered_page blob_pager::page_of(const std::string& arguments) {
 awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vector<rewrite::blob_call>& calls) {
   std::vector<rewrite::call_result> results;
   std::vector<answered_page> pages;
+  ++hop_;
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<void> {
@@ -102,6 +103,14 @@ void blob_pager::record(const answered_page& p) {
     }
   }
   exchange_stats(svc_.metrics, ctx_.in.api, ctx_.in.source).page_in(r, churn, p.tokens);
+  if (svc_.live) {
+    auto& live = ctx_.live;
+    if (live.page_ins.size() < svc_.live->details_per_turn())
+      live.page_ins.push_back({r.hash, r.tool_name, std::string(rewrite::page_mode_name(r.mode)), std::string(result), hop_,
+                               r.integrity_ok, r.bytes_returned, r.ok ? p.tokens : 0});
+    else
+      ++live.page_ins_dropped;
+  }
   if (r.ok) {
     s.set("gistproxy.tokens", p.tokens);
     ctx_.upstream.paged_in_tokens += p.tokens;

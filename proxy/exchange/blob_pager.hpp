@@ -37,6 +37,7 @@ class blob_pager {
   services& svc_;
   request_context& ctx_;
   std::map<std::string, rewrite::call_result> answered_;  // arguments → first answer
+  std::uint64_t hop_ = 0;  // answer() calls so far: the upstream hop whose calls are answered
 };
 
 }  // namespace gistproxy::proxy

@@ -106,6 +106,28 @@ void record(services& svc, request_context& ctx, int status, const std::string& 
   svc.recorder->submit(std::move(r));
 }
 
+// One event for the live view: a bounded queue push (live_feed).
+void tell_live_view(services& svc, request_context& ctx, int status, const std::string& trace_hex) {
+  if (!svc.live || !ctx.in.dialect) return;  // a conversation is a request in an API we know
+  telemetry::live::turn_event e;
+  e.trace_id = trace_hex;
+  e.api = std::string(ctx.in.api);
+  if (ctx.in.facts) e.model = ctx.in.facts->model.substr(0, 64);
+  e.group = std::string(rewrite::group_label(ctx.in.group));
+  e.unix_ms = svc.tracer.now() / 1'000'000;
+  e.status = status;
+  e.input_tokens = ctx.upstream.usage.input_tokens > 0 ? std::uint64_t(ctx.upstream.usage.input_tokens) : 0;
+  auto& live = ctx.live;
+  e.offloads = live.offloads;
+  e.tokens_before = live.tokens_before;
+  e.tokens_after = live.tokens_after;
+  e.new_offloads = std::move(live.new_offloads);
+  e.new_offloads_dropped = live.new_offloads_dropped;
+  e.page_ins = std::move(live.page_ins);
+  e.page_ins_dropped = live.page_ins_dropped;
+  svc.live->submit(std::move(e));
+}
+
 }  // namespace
 
 void finish(services& svc, request_context& ctx) {
@@ -116,6 +138,7 @@ void finish(services& svc, request_context& ctx) {
   const std::string trace_hex = ctx.span.trace.hex();
   end_span(svc, ctx, status);
   log_access(svc, ctx, status, trace_hex, total);
+  tell_live_view(svc, ctx, status, trace_hex);
   // The recording is LLM traffic, for replay: the offload service's calls are not.
   if (svc.recorder && ctx.in.source == "proxy") record(svc, ctx, status, trace_hex, total);  // last: it takes the bodies
 }

@@ -14,6 +14,7 @@
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
+#include "telemetry/live_view.hpp"
 #include "telemetry/span.hpp"
 #include "telemetry/trace_context.hpp"
 
@@ -80,6 +81,16 @@ struct connection_memo {
   std::optional<rewrite::model_price> price;
 };
 
+// What the live view is told of this request (live_feed): only what is new
+// to the conversation, capped per request; the rest is counted.
+struct live_notes {
+  std::uint64_t offloads = 0, tokens_before = 0, tokens_after = 0;
+  std::vector<telemetry::live::offload_detail> new_offloads;
+  std::uint64_t new_offloads_dropped = 0;
+  std::vector<telemetry::live::page_in_detail> page_ins;
+  std::uint64_t page_ins_dropped = 0;
+};
+
 struct request_context {
   request_context(client_request& r, client_channel& channel, bool keep_alive, bool record, connection_memo& m)
       : in(r), out(channel, r, keep_alive, record), memo(m) {}
@@ -88,6 +99,7 @@ struct request_context {
   recalled turns;
   rewritten rw;
   upstream_tally upstream;
+  live_notes live;
   client_writer out;  // respond: every byte to the client, and what it got
   connection_memo& memo;
   telemetry::span span;  // gistproxy.request, ended by finish

@@ -19,6 +19,17 @@ namespace {
 // thresholds, so the engine runs inline instead of hopping to the store pool.
 constexpr std::size_t inline_rewrite_limit = 8 * 1024;
 
+// An output offloaded for the first time in its conversation, for the live
+// view: only these are detailed (a long conversation re-offloads hundreds of
+// outputs every turn), and at most a few per request.
+void note_new_offload(const live_feed& feed, live_notes& live, const rewrite::offload_record& o) {
+  if (live.new_offloads.size() >= feed.details_per_turn()) {
+    ++live.new_offloads_dropped;
+    return;
+  }
+  live.new_offloads.push_back({o.hash, o.tool_name, o.kind, o.bytes, o.tokens_before, o.tokens_after});
+}
+
 // Turns the engine's report into metrics and one compaction span per offload.
 void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
   exchange_stats stats(svc.metrics, ctx.in.api, ctx.in.source);
@@ -37,11 +48,16 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   std::uint64_t saved = 0;
   stats.offloads(report.offloads);
   const auto trace = svc.churn ? ctx.span.trace.hex() : std::string();
+  auto& live = ctx.live;
   for (const auto& o : report.offloads) {
-    if (svc.churn) svc.churn->offloaded(trace, o.hash, ctx.rw.turn);
+    const bool first = svc.churn && svc.churn->offloaded(trace, o.hash, ctx.rw.turn);
+    if (first && svc.live) note_new_offload(*svc.live, live, o);
+    live.tokens_before += o.tokens_before;
+    live.tokens_after += o.tokens_after;
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
     if (ctx.span.recording) emit_compaction_span(svc.tracer, ctx.span, o);  // spans go nowhere without an exporter
   }
+  live.offloads += report.offloads.size();
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget

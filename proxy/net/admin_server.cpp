@@ -2,36 +2,76 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "proxy/live/live_page.hpp"
+#include "proxy/net/admin_auth.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-http::response<http::string_body> route(services& svc, const http::request<http::string_body>& req) {
-  http::response<http::string_body> res{http::status::ok, req.version()};
+using response = http::response<http::string_body>;
+
+void json_body(response& res, http::status status, std::string body) {
+  res.result(status);
+  res.set(http::field::content_type, "application/json");
+  res.body() = std::move(body);
+}
+
+// The live view: the page and the JSON behind it (live_feed). The page's own
+// scripts and styles are inline and it fetches nothing but /api/* here; the
+// policy says so to the browser too.
+bool route_live(services& svc, const http::request<http::string_body>& req, std::string_view path, response& res) {
+  const bool page = path == "/" || path == "/index.html";
+  if (!page && path.substr(0, 5) != "/api/") return false;
+  if (!svc.live) {
+    json_body(res, http::status::not_found, R"({"error":"the live view is off"})");
+    return true;
+  }
+  if (!admin_authorized(svc.cfg.admin_token, req[http::field::authorization], req.target())) {
+    json_body(res, http::status::unauthorized, R"({"error":"the live view needs --admin-token: Authorization: Bearer TOKEN or ?token=TOKEN"})");
+    res.set(http::field::www_authenticate, "Bearer");
+    return true;
+  }
+  res.set(http::field::cache_control, "no-store");
+  if (page) {
+    res.set(http::field::content_type, "text/html; charset=utf-8");
+    res.set("Content-Security-Policy",
+            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src data:");
+    res.body() = std::string(live_page_html());
+    return true;
+  }
+  svc.live->tick();  // what finished before this request is in its answer
+  constexpr std::string_view one = "/api/conversations/";
+  if (path == "/api/summary") json_body(res, http::status::ok, svc.live->summary_json());
+  else if (path == "/api/conversations") json_body(res, http::status::ok, svc.live->conversations_json());
+  else if (path.substr(0, one.size()) == one && telemetry::live::valid_trace_id(path.substr(one.size()))) {
+    auto j = svc.live->conversation_json(std::string(path.substr(one.size())));
+    if (j) json_body(res, http::status::ok, std::move(*j));
+    else json_body(res, http::status::not_found, R"j({"error":"no such conversation (not seen, or no longer kept)"})j");
+  } else {
+    json_body(res, http::status::not_found, R"({"error":"not found; try /api/summary, /api/conversations or /api/conversations/{32 hex trace id}"})");
+  }
+  return true;
+}
+
+response route(services& svc, const http::request<http::string_body>& req) {
+  response res{http::status::ok, req.version()};
   auto path = std::string_view(req.target());
   path = path.substr(0, path.find('?'));
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
-    res.result(http::status::method_not_allowed);
-    res.set(http::field::content_type, "application/json");
-    res.body() = R"({"error":"only GET"})";
+    json_body(res, http::status::method_not_allowed, R"({"error":"only GET"})");
+  } else if (route_live(svc, req, path, res)) {
   } else if (path == "/metrics") {
     res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
     res.body() = svc.registry.render();
   } else if (path == "/healthz") {
-    res.set(http::field::content_type, "application/json");
-    res.body() = R"({"status":"ok"})";
+    json_body(res, http::status::ok, R"({"status":"ok"})");
   } else if (path == "/readyz") {
-    res.set(http::field::content_type, "application/json");
-    if (svc.draining) {
-      res.result(http::status::service_unavailable);
-      res.body() = R"({"status":"draining"})";
-    } else {
-      res.body() = R"({"status":"ready"})";
-    }
+    if (svc.draining) json_body(res, http::status::service_unavailable, R"({"status":"draining"})");
+    else json_body(res, http::status::ok, R"({"status":"ready"})");
   } else {
-    res.result(http::status::not_found);
-    res.set(http::field::content_type, "application/json");
-    res.body() = R"({"error":"not found; try /metrics, /healthz or /readyz"})";
+    json_body(res, http::status::not_found, R"({"error":"not found; try /, /api/summary, /metrics, /healthz or /readyz"})");
   }
   res.keep_alive(req.keep_alive());
   res.prepare_payload();
@@ -55,9 +95,22 @@ awaitable<void> admin_session(services& svc, tcp_socket socket) {
   stream.socket().shutdown(tcp_socket::shutdown_both, ignored);
 }
 
+// Every second: the live view drains its queue and samples the totals for
+// its per-minute chart, whether or not a page is open.
+awaitable<void> live_ticker(services& svc, tcp_acceptor& acceptor) {
+  asio::steady_timer timer(acceptor.get_executor());
+  while (acceptor.is_open()) {
+    timer.expires_after(std::chrono::seconds(1));
+    auto [ec] = co_await timer.async_wait(use_nothrow);
+    if (ec || !acceptor.is_open()) break;
+    svc.live->tick();
+  }
+}
+
 }  // namespace
 
 awaitable<void> run_admin(services& svc, tcp_acceptor& acceptor) {
+  if (svc.live) asio::co_spawn(acceptor.get_executor(), live_ticker(svc, acceptor), asio::detached);
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;

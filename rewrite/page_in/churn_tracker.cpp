@@ -8,10 +8,10 @@ std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
   return ++traces_[trace].turns;
 }
 
-void churn_tracker::offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn) {
+bool churn_tracker::offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn) {
   std::lock_guard lock(mutex_);
   auto& t = traces_[trace];
-  if (t.first_offload.size() < 10000) t.first_offload.emplace(hash, turn);
+  return t.first_offload.size() < 10000 && t.first_offload.emplace(hash, turn).second;
 }
 
 std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::string& trace, const std::string& hash,

@@ -18,7 +18,8 @@ class churn_tracker {
   // A new request (turn) of this trace; returns its 1-based turn number.
   std::uint64_t begin_turn(const std::string& trace);
   // Notes an offload; the first turn a handle was offloaded in is kept.
-  void offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn);
+  // True when the handle is new to the trace (the live view details only those).
+  bool offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn);
   // Turns between the handle's first offload and `turn`, if it was offloaded in this trace.
   std::optional<std::uint64_t> turns_since_offload(const std::string& trace, const std::string& hash,
                                                    std::uint64_t turn);

@@ -1,0 +1,191 @@
+#include "telemetry/live_view.hpp"
+
+#include <algorithm>
+
+namespace gistproxy::telemetry::live {
+namespace {
+
+std::uint64_t saved(std::uint64_t before, std::uint64_t after) { return before > after ? before - after : 0; }
+
+nlohmann::json offload_json(const offload_detail& o) {
+  return {{"handle", o.handle}, {"tool", o.tool}, {"kind", o.kind}, {"bytes", o.bytes},
+          {"tokens_before", o.tokens_before}, {"tokens_after", o.tokens_after}};
+}
+
+}  // namespace
+
+bool valid_trace_id(std::string_view s) {
+  return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+conversation_ledger::conversation& conversation_ledger::touch(const turn_event& e) {
+  if (auto it = index_.find(e.trace_id); it != index_.end()) {
+    recent_.splice(recent_.begin(), recent_, it->second);  // most recently seen first
+    return recent_.front();
+  }
+  if (limits_.conversations == 0 || index_.size() >= limits_.conversations) {
+    if (!recent_.empty()) {
+      index_.erase(recent_.back().trace_id);
+      recent_.pop_back();
+      ++drops_.conversations;
+    }
+  }
+  recent_.push_front(conversation{e.trace_id, e.api, e.model.substr(0, limits_.max_model_chars), e.group, 0, e.unix_ms,
+                                  e.unix_ms, 0, 0, 0, 0, 0, {}, conversation_join(1, limits_.handles)});
+  index_.emplace(e.trace_id, recent_.begin());
+  return recent_.front();
+}
+
+void conversation_ledger::add(turn_event e) {
+  if (!valid_trace_id(e.trace_id)) return;
+  auto& c = touch(e);
+  turn_row t;
+  t.n = ++c.turns;
+  t.unix_ms = e.unix_ms;
+  t.status = e.status;
+  t.input_tokens = e.input_tokens;
+  t.offloads = e.offloads;
+  t.tokens_saved = saved(e.tokens_before, e.tokens_after);
+  c.last_ms = std::max(c.last_ms, e.unix_ms);
+  if (!e.model.empty()) c.model = e.model.substr(0, limits_.max_model_chars);
+  c.offloads += e.offloads;
+  c.tokens_saved += t.tokens_saved;
+
+  // This turn's offloads join before its page-ins: a blob paged back in the
+  // turn that offloaded it churned (conversation_join, as `gistproxy report`).
+  const auto handles_before = c.join.handles_dropped();
+  for (auto& o : e.new_offloads) {
+    c.join.offload(o.handle, o.tool, t.n);
+    if (t.offloads_kept.size() < limits_.details_per_turn) t.offloads_kept.push_back(std::move(o));
+    else ++t.offloads_not_kept;
+  }
+  t.offloads_not_kept += e.new_offloads_dropped;
+  for (auto& p : e.page_ins) {
+    auto joined = c.join.page_in(p.handle, p.tool, t.n);
+    if (p.tool.empty()) p.tool = joined.tool;
+    ++c.page_ins;
+    if (joined.churn) ++c.churn;
+    if (!p.integrity_ok) ++c.integrity_failures;
+    if (t.page_ins.size() < limits_.details_per_turn) t.page_ins.push_back({std::move(p), std::move(joined.churn)});
+    else ++t.page_ins_not_kept;
+  }
+  c.page_ins += e.page_ins_dropped;
+  t.page_ins_not_kept += e.page_ins_dropped;
+  drops_.handles += c.join.handles_dropped() - handles_before;
+  drops_.details += t.offloads_not_kept + t.page_ins_not_kept;
+
+  c.kept.push_back(std::move(t));
+  while (c.kept.size() > limits_.turns) {
+    c.kept.pop_front();
+    ++drops_.turns;
+  }
+}
+
+nlohmann::json conversation_ledger::summary_of(const conversation& c) const {
+  return {{"trace_id", c.trace_id}, {"api", c.api},           {"model", c.model},
+          {"group", c.group},       {"turns", c.turns},       {"first_seen_unix_ms", c.first_ms},
+          {"last_seen_unix_ms", c.last_ms}, {"offloads", c.offloads}, {"tokens_saved", c.tokens_saved},
+          {"page_ins", c.page_ins}, {"churn", c.churn},       {"integrity_failures", c.integrity_failures}};
+}
+
+nlohmann::json conversation_ledger::conversations_json(std::size_t max) const {
+  auto out = nlohmann::json::array();
+  for (const auto& c : recent_) {
+    if (out.size() >= max) break;
+    out.push_back(summary_of(c));
+  }
+  return out;
+}
+
+std::optional<nlohmann::json> conversation_ledger::conversation_json(const std::string& trace_id) const {
+  auto it = index_.find(trace_id);
+  if (it == index_.end()) return std::nullopt;
+  const auto& c = *it->second;
+  auto j = summary_of(c);
+  auto turns = nlohmann::json::array();
+  for (const auto& t : c.kept) {
+    auto offloads = nlohmann::json::array();
+    for (const auto& o : t.offloads_kept) offloads.push_back(offload_json(o));
+    auto page_ins = nlohmann::json::array();
+    for (const auto& p : t.page_ins) {
+      nlohmann::json pj = {{"handle", p.d.handle}, {"tool", p.d.tool}, {"shape", p.d.shape},
+                           {"result", p.d.result}, {"hop", p.d.hop},   {"integrity_ok", p.d.integrity_ok},
+                           {"bytes", p.d.bytes},   {"tokens", p.d.tokens}, {"churn", p.churn.has_value()}};
+      if (p.churn) pj["offload_turn"] = p.churn->offload_turn;
+      page_ins.push_back(std::move(pj));
+    }
+    turns.push_back({{"turn", t.n},
+                     {"unix_ms", t.unix_ms},
+                     {"status", t.status},
+                     {"input_tokens", t.input_tokens},
+                     {"offloads", t.offloads},
+                     {"tokens_saved", t.tokens_saved},
+                     {"new_offloads", std::move(offloads)},
+                     {"new_offloads_not_shown", t.offloads_not_kept},
+                     {"page_ins", std::move(page_ins)},
+                     {"page_ins_not_shown", t.page_ins_not_kept}});
+  }
+  j["turns_not_shown"] = c.turns - c.kept.size();
+  j["turns_detail"] = std::move(turns);
+  return j;
+}
+
+void minute_series::observe(std::uint64_t unix_ms, const series_totals& now) {
+  if (buckets_.empty()) return;
+  auto delta = [](std::uint64_t cur, std::uint64_t prev) { return cur >= prev ? cur - prev : cur; };
+  const std::uint64_t minute = unix_ms / 60000;
+  auto& b = buckets_[minute % buckets_.size()];
+  if (b.minute != minute) b = bucket{minute, {}};
+  b.sum.sent += delta(now.sent, last_.sent);
+  b.sum.saved += delta(now.saved, last_.saved);
+  b.sum.page_ins += delta(now.page_ins, last_.page_ins);
+  b.sum.churn += delta(now.churn, last_.churn);
+  last_ = now;
+}
+
+nlohmann::json minute_series::to_json(std::uint64_t unix_ms) const {
+  auto out = nlohmann::json::array();
+  const std::uint64_t now = unix_ms / 60000;
+  const std::uint64_t n = buckets_.size();
+  for (std::uint64_t i = 0; i < n; ++i) {
+    if (now + 1 < n - i) continue;  // before the epoch: only in tests with tiny clocks
+    const std::uint64_t minute = now + 1 + i - n;
+    const auto& b = buckets_[minute % n];
+    const auto s = b.minute == minute ? b.sum : series_totals{};
+    out.push_back({{"unix_ms", minute * 60000}, {"sent", s.sent}, {"saved", s.saved}, {"page_ins", s.page_ins}, {"churn", s.churn}});
+  }
+  return out;
+}
+
+nlohmann::json summary_json(const totals& t, const minute_series& series, const drops& d, std::uint64_t unix_ms,
+                            std::uint64_t started_unix_ms) {
+  const auto saved_tokens = t.tokens_saved();
+  const double would_send = double(t.input_tokens) + double(saved_tokens);
+  auto groups = nlohmann::json::object();
+  for (const auto& [name, g] : t.groups)
+    groups[name] = {{"requests", g.requests}, {"input_tokens", g.input_tokens}, {"cost_usd", g.cost_usd}};
+  return {
+      {"unix_ms", unix_ms},
+      {"started_unix_ms", started_unix_ms},
+      {"requests", t.requests},
+      {"input_tokens", t.input_tokens},
+      {"tokens_saved", saved_tokens},
+      // Of what the requests would have sent without offloading.
+      {"saved_share", would_send > 0 ? double(saved_tokens) / would_send : 0.0},
+      {"saved_usd", t.saved_usd},
+      {"offload_overhead_usd", t.overhead_usd},
+      {"net_saved_usd", t.saved_usd - t.overhead_usd},
+      {"cache_read_share", t.cache_reported_tokens ? double(t.cache_read_tokens) / double(t.cache_reported_tokens) : 0.0},
+      {"offloads", t.offloads},
+      {"page_ins", t.page_ins},
+      {"churn", t.churn},
+      {"integrity_failures", t.integrity_failures},
+      {"rewrite_failures", t.rewrite_failures},
+      {"groups", groups},
+      {"per_minute", series.to_json(unix_ms)},
+      {"dropped", {{"events", d.events}, {"conversations", d.conversations}, {"turns", d.turns},
+                   {"details", d.details}, {"handles", d.handles}}},
+  };
+}
+
+}  // namespace gistproxy::telemetry::live

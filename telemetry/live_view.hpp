@@ -1,0 +1,155 @@
+// The admin listener's live view, as pure logic: the recent conversations
+// (their turns' offloads and page-ins, joined by conversation_join as
+// `gistproxy report` joins spans), a per-minute series of the totals, and the
+// JSON the page and scripts read. Everything is bounded: a fixed number of
+// conversations, of turns per conversation and of details per turn; what
+// does not fit is counted. Only handles, sizes, kinds, tool names and shapes
+// are kept: never an output's bytes, a prompt, a key or a tenant.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <list>
+#include <map>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "telemetry/conversation_join.hpp"
+
+namespace gistproxy::telemetry::live {
+
+struct offload_detail {
+  std::string handle, tool, kind;
+  std::uint64_t bytes = 0, tokens_before = 0, tokens_after = 0;
+};
+
+struct page_in_detail {
+  std::string handle, tool;
+  std::string shape;   // the arguments' shape: full, pattern or range
+  std::string result;  // ok, not_found, integrity, bad_request, …
+  std::uint64_t hop = 0;  // the upstream hop whose read_blob call it answered (1-based)
+  bool integrity_ok = true;
+  std::uint64_t bytes = 0, tokens = 0;
+};
+
+// One finished request of a conversation, as the hot path hands it over.
+struct turn_event {
+  std::string trace_id;  // 32 lowercase hex
+  std::string api, model, group;
+  std::uint64_t unix_ms = 0;
+  int status = 0;
+  std::uint64_t input_tokens = 0;  // as the upstream reported (all hops)
+  std::uint64_t offloads = 0, tokens_before = 0, tokens_after = 0;  // every offload of the turn
+  std::vector<offload_detail> new_offloads;  // those new to the conversation, at most details_per_turn
+  std::uint64_t new_offloads_dropped = 0;
+  std::vector<page_in_detail> page_ins;  // at most details_per_turn
+  std::uint64_t page_ins_dropped = 0;
+};
+
+struct limits {
+  std::size_t conversations = 200;       // kept, least recently seen evicted first
+  std::size_t turns = 64;                // kept per conversation, oldest evicted first
+  std::size_t handles = 4096;            // joined per conversation
+  std::size_t details_per_turn = 32;     // offloads and page-ins kept per turn (the hot path caps too)
+  std::size_t max_model_chars = 64;
+};
+
+struct drops {
+  std::uint64_t events = 0;          // not queued (queue full): set by the owner
+  std::uint64_t conversations = 0;   // evicted
+  std::uint64_t turns = 0;           // evicted from a kept conversation
+  std::uint64_t details = 0;         // offloads or page-ins counted but not kept
+  std::uint64_t handles = 0;         // not joined (handles limit)
+};
+
+class conversation_ledger {
+ public:
+  explicit conversation_ledger(limits l = {}) : limits_(l) {}
+  // Events arrive in the order their requests finished.
+  void add(turn_event e);
+  // Newest first, at most `max`.
+  nlohmann::json conversations_json(std::size_t max) const;
+  // One conversation's turns (oldest first); nullopt when not kept.
+  std::optional<nlohmann::json> conversation_json(const std::string& trace_id) const;
+  drops dropped() const { return drops_; }
+  std::size_t size() const { return index_.size(); }
+
+ private:
+  struct page_in_row {
+    page_in_detail d;
+    std::optional<churn_pair> churn;
+  };
+  struct turn_row {
+    std::uint64_t n = 0, unix_ms = 0, input_tokens = 0, offloads = 0, tokens_saved = 0;
+    int status = 0;
+    std::vector<offload_detail> offloads_kept;
+    std::uint64_t offloads_not_kept = 0, page_ins_not_kept = 0;
+    std::vector<page_in_row> page_ins;
+  };
+  struct conversation {
+    std::string trace_id, api, model, group;
+    std::uint64_t turns = 0, first_ms = 0, last_ms = 0;
+    std::uint64_t offloads = 0, tokens_saved = 0, page_ins = 0, churn = 0, integrity_failures = 0;
+    std::deque<turn_row> kept;
+    conversation_join join;
+  };
+  using lru = std::list<conversation>;
+  conversation& touch(const turn_event& e);
+  nlohmann::json summary_of(const conversation& c) const;
+
+  limits limits_;
+  drops drops_;
+  lru recent_;  // most recently seen first
+  std::unordered_map<std::string, lru::iterator> index_;
+};
+
+// Tokens sent and saved, page-ins and churn per minute over the last
+// `minutes`, from samples of totals counted since start (deltas; a total
+// that goes down is read as a restart of that total, not a negative minute).
+struct series_totals {
+  std::uint64_t sent = 0, saved = 0, page_ins = 0, churn = 0;
+};
+
+class minute_series {
+ public:
+  explicit minute_series(std::size_t minutes = 60) : buckets_(minutes) {}
+  void observe(std::uint64_t unix_ms, const series_totals& totals);
+  // Oldest first, one entry per minute ending at `unix_ms`'s minute.
+  nlohmann::json to_json(std::uint64_t unix_ms) const;
+
+ private:
+  struct bucket {
+    std::uint64_t minute = UINT64_MAX;
+    series_totals sum;
+  };
+  std::vector<bucket> buckets_;
+  series_totals last_;  // totals are counted since start: the first sample's delta is from zero
+};
+
+// Totals since start, read from the metric registry by the owner: the page's
+// numbers are /metrics' numbers.
+struct totals {
+  std::uint64_t requests = 0, input_tokens = 0, tokens_before = 0, tokens_after = 0;
+  std::uint64_t cache_read_tokens = 0, cache_reported_tokens = 0;  // the input tokens whose cache split was reported
+  double saved_usd = 0, overhead_usd = 0;
+  std::uint64_t offloads = 0, page_ins = 0, churn = 0, integrity_failures = 0;
+  std::map<std::string, std::uint64_t> rewrite_failures;  // by reason
+  struct group_totals {
+    std::uint64_t requests = 0, input_tokens = 0;
+    double cost_usd = 0;
+  };
+  std::map<std::string, group_totals> groups;  // treated, control
+  std::uint64_t tokens_saved() const { return tokens_before > tokens_after ? tokens_before - tokens_after : 0; }
+};
+
+nlohmann::json summary_json(const totals& t, const minute_series& series, const drops& d, std::uint64_t unix_ms,
+                            std::uint64_t started_unix_ms);
+
+// A trace id as the URL names it: exactly 32 lowercase hex digits.
+bool valid_trace_id(std::string_view s);
+
+}  // namespace gistproxy::telemetry::live

@@ -1,0 +1,154 @@
+// The admin listener's live view against the real binary under the planted
+// operators' workload: its totals are /metrics' totals, its conversations
+// show the churn and the integrity failure `gistproxy report` finds, and
+// neither page nor API ever carries a tool output's bytes, a prompt, an API
+// key or a tenant hash; the token rule holds.
+#include <catch2/catch.hpp>
+#include <regex>
+#include <thread>
+
+#include "rewrite/offload/engine.hpp"
+#include "tests/integration/operators_workload.hpp"
+#include "tests/support/child_process.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+// The sum of every series of a metric in Prometheus text.
+double metric_sum(const std::string& text, const std::string& name) {
+  double sum = 0;
+  std::regex line("^" + name + R"((\{[^}]*\})? ([0-9.e+-]+)$)");
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line)) sum += std::stod(m[2]);
+  }
+  return sum;
+}
+
+nlohmann::json get_json(std::uint16_t port, const std::string& target) {
+  auto r = http_request(port, "GET", target);
+  INFO(target << ": " << r.status << " " << r.body);
+  REQUIRE(r.status == 200);
+  return nlohmann::json::parse(r.body);
+}
+
+// Waits (bounded) until the live view has taken in every finished request.
+nlohmann::json summary_caught_up(std::uint16_t admin) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    auto s = get_json(admin, "/api/summary");
+    auto metrics = http_request(admin, "GET", "/metrics").body;
+    if (s["requests"].get<double>() == metric_sum(metrics, "gistproxy_requests_total") || std::chrono::steady_clock::now() > deadline)
+      return s;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the live view's totals are /metrics' totals and its conversations show the planted churn and integrity failure") {
+  operators_workload w;
+  REQUIRE(w.run().empty());
+  const auto admin = w.proxy.admin_port();
+  auto s = summary_caught_up(admin);
+  const auto metrics = http_request(admin, "GET", "/metrics").body;
+  CHECK(s["requests"].get<double>() == metric_sum(metrics, "gistproxy_requests_total"));
+  CHECK(s["offloads"].get<double>() == metric_sum(metrics, "gistproxy_offloads_total"));
+  CHECK(s["page_ins"].get<double>() == metric_sum(metrics, "gistproxy_page_ins_total"));
+  CHECK(s["churn"].get<double>() == metric_sum(metrics, "gistproxy_paging_churn_total"));
+  CHECK(s["integrity_failures"].get<double>() == metric_sum(metrics, "gistproxy_integrity_failures_total"));
+  CHECK(s["input_tokens"].get<double>() == metric_sum(metrics, "gistproxy_input_tokens_total"));
+  CHECK(s["tokens_saved"].get<double>() == metric_sum(metrics, "gistproxy_offload_tokens_before_total") -
+                                               metric_sum(metrics, "gistproxy_offload_tokens_after_total"));
+  CHECK(s["rewrite_failures"]["unparsable"].get<double>() > 0);
+  CHECK(s["groups"].contains("control"));
+  CHECK(s["churn"].get<double>() >= 2);
+  CHECK(s["integrity_failures"].get<double>() >= 1);
+
+  // The join: the churned blob is marked in its conversation, the corrupted one fails integrity.
+  auto list = get_json(admin, "/api/conversations")["conversations"];
+  REQUIRE(list.size() >= 5);
+  std::uint64_t churn_marked = 0, integrity_marked = 0, churn_total = 0;
+  for (const auto& c : list) {
+    churn_total += c["churn"].get<std::uint64_t>();
+    auto detail = get_json(admin, "/api/conversations/" + c["trace_id"].get<std::string>());
+    for (const auto& t : detail["turns_detail"])
+      for (const auto& p : t["page_ins"]) {
+        if (p["churn"] == true && p["handle"] == w.churned_handle) ++churn_marked;
+        if (p["integrity_ok"] == false && p["handle"] == w.corrupted_handle) ++integrity_marked;
+      }
+  }
+  CHECK(churn_marked == 2);  // the turn that offloaded it and the next
+  CHECK(integrity_marked == 1);
+  CHECK(double(churn_total) == s["churn"].get<double>());
+  CHECK(list[0]["last_seen_unix_ms"] >= list[list.size() - 1]["last_seen_unix_ms"]);  // newest first
+
+  // Hostile paths: 404, never a file or another route.
+  CHECK(http_request(admin, "GET", "/api/conversations/" + std::string(32, 'A')).status == 404);
+  CHECK(http_request(admin, "GET", "/api/conversations/../../etc/passwd").status == 404);
+  CHECK(http_request(admin, "GET", "/api/conversations/" + std::string(32, '0')).status == 404);
+}
+
+TEST_CASE("the live view's page and API never carry a tool output's bytes, a prompt, an API key or a tenant hash") {
+  operators_workload w;
+  REQUIRE(w.run().empty());
+  const auto admin = w.proxy.admin_port();
+  summary_caught_up(admin);
+  std::string everything = http_request(admin, "GET", "/").body + http_request(admin, "GET", "/api/summary").body;
+  auto list = http_request(admin, "GET", "/api/conversations").body;
+  everything += list;
+  const auto parsed = nlohmann::json::parse(list);
+  for (const auto& c : parsed["conversations"])
+    everything += http_request(admin, "GET", "/api/conversations/" + c["trace_id"].get<std::string>()).body;
+  REQUIRE(everything.find(w.churned_handle) != std::string::npos);  // handles are shown: the probe reads real answers
+  const std::vector<std::string> planted = {
+      "NEEDLE port=48213",                                  // inside every planted tool output
+      "alpha1 line 7: key_7=",                               // the churned output's bytes
+      "delta1 line 1500",                                    // the corrupted one's
+      "find the needle in the config",                       // a prompt
+      "control conversation",                                // another prompt
+      "sk-ops",                                              // the API key
+      gistproxy::rewrite::tenant_of("Bearer sk-ops"),       // its tenant hash
+      gistproxy::rewrite::tenant_of("Bearer sk-ops").substr(0, 16),
+      gistproxy::rewrite::tenant_of("sk-ops").substr(0, 16),
+  };
+  for (const auto& p : planted) {
+    INFO(p);
+    CHECK(everything.find(p) == std::string::npos);
+  }
+}
+
+TEST_CASE("with an admin token the page and API answer 401 without it, and /metrics stays open") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url(), "--admin-token", "t0k-live"});
+  const auto admin = proxy.admin_port();
+  for (const std::string& target : std::vector<std::string>{"/", "/api/summary", "/api/conversations",
+                                                             "/api/conversations/" + std::string(32, 'a')}) {
+    INFO(target);
+    CHECK(http_request(admin, "GET", target).status == 401);
+    CHECK(http_request(admin, "GET", target, {}, {{"Authorization", "Bearer wrong"}}).status == 401);
+  }
+  CHECK(http_request(admin, "GET", "/", {}, {{"Authorization", "Bearer t0k-live"}}).status == 200);
+  CHECK(http_request(admin, "GET", "/?token=t0k-live").status == 200);
+  CHECK(http_request(admin, "GET", "/api/summary", {}, {{"Authorization", "Bearer t0k-live"}}).status == 200);
+  CHECK(http_request(admin, "GET", "/metrics").status == 200);
+  CHECK(proxy.log().find("t0k-live") == std::string::npos);  // the token is never logged
+}
+
+TEST_CASE("serve refuses to start with a non-loopback admin listener and no admin token") {
+  auto out = run_command({gistproxy_binary(), "serve", "--listen", "127.0.0.1:0", "--admin-listen", "0.0.0.0:0"});
+  CHECK(out.exit_code == 2);
+  CHECK(out.output.find("--admin-token") != std::string::npos);
+}
+
+TEST_CASE("make run's first log line names the live view's URL") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  auto log = proxy.log();
+  auto first = log.substr(0, log.find('\n'));
+  INFO(first);
+  CHECK(first.find("\"msg\":\"live view\"") != std::string::npos);
+  CHECK(first.find("\"url\":\"http://127.0.0.1:" + std::to_string(proxy.admin_port()) + "/\"") != std::string::npos);
+}
