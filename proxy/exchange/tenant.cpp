@@ -3,6 +3,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include "proxy/exchange/exchange.hpp"
+#include "proxy/net/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -11,20 +12,6 @@ std::string_view trimmed(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
   while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
   return v;
-}
-
-std::string_view query_value(std::string_view target, std::string_view name) {
-  auto q = target.find('?');
-  if (q == std::string_view::npos) return {};
-  auto query = target.substr(q + 1);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
-      return pair.substr(name.size() + 1);
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
-  return {};
 }
 
 // The credential that names the request's tenant: the first of the fields

@@ -2,27 +2,13 @@
 
 #include <openssl/crypto.h>
 
+#include "proxy/net/request_target.hpp"
+
 namespace gistproxy::proxy {
 namespace {
 
 bool same(std::string_view a, std::string_view b) {
   return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
-}
-
-// The value of `name` in the target's query string (as sent: a token is URL-safe text).
-std::string_view query_value(std::string_view target, std::string_view name) {
-  auto q = target.find('?');
-  if (q == std::string_view::npos) return {};
-  auto query = target.substr(q + 1);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.substr(0, name.size()) == name && pair[name.size()] == '=')
-      return pair.substr(name.size() + 1);
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return {};
 }
 
 }  // namespace

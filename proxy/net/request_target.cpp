@@ -105,4 +105,17 @@ std::optional<std::string> host_field_problem(unsigned version, std::size_t host
   return std::nullopt;
 }
 
+std::string_view query_value(std::string_view target, std::string_view name) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos) return {};
+  auto query = target.substr(q + 1);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    auto pair = query.substr(0, amp);
+    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') return pair.substr(name.size() + 1);
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+  }
+  return {};
+}
+
 }  // namespace gistproxy::proxy
