@@ -73,7 +73,10 @@ span_report span_report_builder::build() const {
     (row.name == "gistproxy.request" ? t.requests : row.name == "compaction" ? t.compactions : t.page_ins).push_back(&row);
   }
 
-  for (auto& [trace, t] : traces) {
+  for (auto& entry : traces) {
+    // Plain references, not a structured binding: lambdas below capture them.
+    const auto& trace = entry.first;
+    auto& t = entry.second;
     conversation_report c;
     c.trace_id = trace;
     std::sort(t.requests.begin(), t.requests.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
