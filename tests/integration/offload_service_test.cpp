@@ -6,6 +6,8 @@
 // that stores nothing.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "rewrite/blob/digest.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
@@ -224,4 +226,41 @@ TEST_CASE("bad input to the service is a 4xx JSON error that says why, and store
   CHECK(unsupported.status == 415);
   CHECK(stored_blobs(s.proxy.store_dir()) == 0);
   CHECK(s.upstream.llm_bodies().empty());
+}
+
+TEST_CASE("a stored blob that fails its re-hash is a 502 integrity error on every read, never its bytes, and counted") {
+  service_stack s;
+  const auto headers = key_header("chat");
+  REQUIRE(s.offload("chat", request_for("chat", "q", haystack()).dump(), headers).status == 200);
+  std::size_t damaged = 0;
+  for (auto& e : std::filesystem::recursive_directory_iterator(s.proxy.store_dir())) {
+    if (e.path().extension() != ".blob") continue;
+    std::fstream f(e.path(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-3, std::ios::end);
+    f.put('\x7f');
+    ++damaged;
+  }
+  REQUIRE(damaged == 1);
+  const auto handle = gistproxy::rewrite::sha256_hex(haystack());
+  for (const auto& q : {std::string("?raw=1"), std::string("?pattern=NEEDLE"), std::string()}) {
+    auto r = s.blob("GET", "/v1/blobs/" + handle + q, headers);
+    CHECK(r.status == 502);
+    CHECK(error_type(r) == "integrity");
+    CHECK(r.body.find("NEEDLE") == std::string::npos);
+  }
+  const std::string counted = "gistproxy_integrity_failures_total{api=\"blobs\"} 3";
+  CHECK(metrics_with(s.proxy.admin_port(), {counted}).find(counted) != std::string::npos);
+}
+
+TEST_CASE("with offloading off there is no blob store: /v1/blobs is a 503 and /v1/offload answers the body unchanged") {
+  service_stack s({"--offload", "off"});
+  const auto body = request_for("chat", "q", haystack()).dump();
+  auto offloaded = s.offload("chat", body, key_header("chat"));
+  REQUIRE(offloaded.status == 200);
+  auto answer = njson::parse(offloaded.body);
+  CHECK(answer["outcome"] == "unchanged");
+  CHECK(answer["body"] == body);
+  auto r = s.blob("GET", "/v1/blobs/" + std::string(64, 'a'), key_header("chat"));
+  CHECK(r.status == 503);
+  CHECK(error_type(r) == "store_unavailable");
 }
