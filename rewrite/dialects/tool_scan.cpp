@@ -199,12 +199,24 @@ bool collect_output_content(json::cursor& c, std::string_view tool_name, std::st
 
 void call_directory::declare(std::string id, std::string tool) {
   if (log_) log_->emplace_back(id, tool);
-  names_[std::move(id)] = std::move(tool);
+  const auto& kept = owned_.emplace_back(std::move(id), std::move(tool));
+  declared_.emplace_back(kept.first, kept.second);
 }
 
-std::string_view call_directory::tool_of(const std::string& id) const {
-  auto it = names_.find(id);
-  return it == names_.end() ? std::string_view{} : std::string_view(it->second);
+void call_directory::declare_remembered(std::string_view id, std::string_view tool) {
+  if (log_) log_->emplace_back(id, tool);
+  declared_.emplace_back(id, tool);
+}
+
+std::string_view call_directory::tool_of(std::string_view id) const {
+  const std::size_t newest = declared_.size();
+  for (std::size_t i = newest; i > indexed_ && newest - i < recent; --i)
+    if (declared_[i - 1].first == id) return declared_[i - 1].second;
+  if (newest - indexed_ > recent) {  // older declarations not yet indexed: index them, in order
+    for (; indexed_ < newest; ++indexed_) index_[declared_[indexed_].first] = declared_[indexed_].second;
+  }
+  auto it = index_.find(id);
+  return it == index_.end() ? std::string_view{} : it->second;
 }
 
 const std::shared_ptr<const remembered_item>* known_item(const request_scan& out, std::size_t begin,
@@ -223,7 +235,7 @@ const std::shared_ptr<const remembered_item>* known_item(const request_scan& out
 }
 
 void replay_item(const remembered_item& item, std::string_view doc, request_scan& out, call_directory& calls) {
-  for (const auto& [id, tool] : item.calls) calls.declare(id, tool);
+  for (const auto& [id, tool] : item.calls) calls.declare_remembered(id, tool);
   for (const auto& r : item.outputs) {
     tool_output o;
     o.order = out.outputs.size();

@@ -1,7 +1,8 @@
 // Scanning helpers the dialects share to find tool outputs and tools.
 #pragma once
 
-#include <map>
+#include <deque>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,14 +39,26 @@ bool collect_tools(json::cursor& c, request_scan& out);
 // declaration of an id wins; an unknown id names no tool). What each item
 // declares is logged while it is walked, so a remembered item can declare it
 // again without being walked.
+//
+// Declarations are kept in order and looked up from the newest: a tool result
+// names a call made just before it. Only a lookup that misses the newest
+// `recent` declarations indexes them all, so a long conversation replayed from
+// the turn memory costs one append per call, not a map insertion.
 class call_directory {
  public:
+  // Walked now: the directory keeps the strings.
   void declare(std::string id, std::string tool);
-  std::string_view tool_of(const std::string& id) const;
+  // A remembered item's strings, which outlive the walk (replay_item).
+  void declare_remembered(std::string_view id, std::string_view tool);
+  std::string_view tool_of(std::string_view id) const;
   void log_to(std::vector<std::pair<std::string, std::string>>* log) { log_ = log; }
 
  private:
-  std::map<std::string, std::string> names_;
+  static constexpr std::size_t recent = 64;
+  std::deque<std::pair<std::string, std::string>> owned_;  // a deque: its elements never move
+  std::vector<std::pair<std::string_view, std::string_view>> declared_;  // oldest first
+  mutable std::unordered_map<std::string_view, std::string_view> index_;  // declared_[0, indexed_), the latest wins
+  mutable std::size_t indexed_ = 0;
   std::vector<std::pair<std::string, std::string>>* log_ = nullptr;
 };
 
@@ -73,6 +86,9 @@ bool walk_conversation(json::cursor& v, request_scan& out, F&& on_item) {
     out.learn_items->text_results_from = out.text_results_from;
     out.learn_items->items.clear();
   }
+  // A turn holds about as many outputs as the previous one had items: one
+  // allocation, instead of a vector of outputs regrown (and moved) while replaying.
+  if (out.previous_items) out.outputs.reserve(out.outputs.size() + out.previous_items->items.size());
   auto list = v.array([&](std::size_t index, json::cursor& item) {
     item.peek();  // past whitespace: the item starts here
     const std::size_t begin = item.pos();
