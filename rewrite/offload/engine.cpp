@@ -338,6 +338,9 @@ class offload_engine::pass {
   // 3. Store each chosen output and build the reference that replaces it.
   //    A store failure leaves the output inline (fail-open).
   void store_and_replace() {
+    const auto chosen = std::count_if(cands_.begin(), cands_.end(), [](const candidate& c) { return c.chosen; });
+    report_.offloads.reserve(std::size_t(chosen));
+    edits_.reserve(std::size_t(chosen) + 1);  // and read_blob's definition
     for (auto& c : cands_) {
       if (!c.chosen) continue;
       if (c.size > cfg_.max_blob_bytes) {
@@ -389,6 +392,7 @@ class offload_engine::pass {
     if (!reuse_.learn) return;
     auto& out = *reuse_.learn;
     out.clear();
+    out.reserve(cands_.size());
     for (const auto& c : cands_)
       if (c.decoded) out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash, c.gist, c.gist ? ref_cfg_.tool_name : std::string()});
     std::sort(out.begin(), out.end(), [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; });

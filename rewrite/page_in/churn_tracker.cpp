@@ -11,7 +11,8 @@ std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
 bool churn_tracker::offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn) {
   std::lock_guard lock(mutex_);
   auto& t = traces_[trace];
-  return t.first_offload.size() < 10000 && t.first_offload.emplace(hash, turn).second;
+  // try_emplace: a hash seen before (most, every turn) costs a lookup, not a node built and thrown away.
+  return t.first_offload.size() < 10000 && t.first_offload.try_emplace(hash, turn).second;
 }
 
 std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::string& trace, const std::string& hash,
