@@ -49,6 +49,14 @@ class cursor {
 
   // True when only whitespace is left.
   bool at_end();
+  // Steps from here to `end`, over bytes the caller knows hold whole values
+  // (where they ended when identical bytes were walked before: the turn
+  // memory). Never backwards and never past the document: that fails.
+  bool step_to(std::size_t end) {
+    if (end < pos_ || end > doc_.size()) return fail();
+    pos_ = end;
+    return true;
+  }
 
  private:
   void skip_ws();

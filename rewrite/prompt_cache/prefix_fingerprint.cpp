@@ -1,5 +1,6 @@
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 
+#include <algorithm>
 #include <functional>
 
 #include "rewrite/json/walk_reuse.hpp"
@@ -99,13 +100,15 @@ std::uint64_t chain_hash(std::uint64_t previous, std::uint64_t item) { return mi
 namespace {
 
 // One walk of a body's prefix for both readers: on_head(slot, part) for each
-// head member, on_items_reset() when the conversation member starts (a
-// repeated member: the last one counts, as parsers take it), on_item(part)
-// per item. Whether the provider holds the conversation; nullopt when the
-// body is not a JSON object that scans.
-template <class OnHead, class OnReset, class OnItem>
+// head member, on_items_reset(list_begin) when the conversation member starts
+// (a repeated member: the last one counts, as parsers take it; list_begin is
+// npos when it is not a list), on_item(part) per item. take_items(list_begin,
+// cursor) may step over the list's first items instead (the turn memory) and
+// says whether it did. Whether the provider holds the conversation; nullopt
+// when the body is not a JSON object that scans.
+template <class OnHead, class OnReset, class OnItem, class TakeItems>
 std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layout, OnHead on_head, OnReset on_items_reset,
-                                OnItem on_item) {
+                                OnItem on_item, TakeItems take_items) {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return std::nullopt;
   bool provider_held = false;
@@ -116,9 +119,17 @@ std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layo
     return true;
   };
   auto conversation = [&](json::cursor& v) {
-    on_items_reset();
-    if (v.peek() != json::kind::array) return item(v);  // Responses' input may be one string: one item
-    return v.array([&](std::size_t, json::cursor& m) { return item(m); }).has_value();
+    if (v.peek() != json::kind::array) {  // Responses' input may be one string: one item
+      on_items_reset(std::string_view::npos);
+      return item(v);
+    }
+    const std::size_t list_begin = v.pos();
+    on_items_reset(list_begin);
+    return v.array([&](std::size_t index, json::cursor& m) {
+             if (index == 0 && take_items(list_begin, m)) return !m.failed();
+             return item(m);
+           })
+        .has_value();
   };
   auto ok = c.object([&](std::string_view key, json::cursor& v) {
     if (auto slot = head_slot(layout, key)) {
@@ -144,29 +155,66 @@ std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_lay
   prefix_parts out;
   auto held = walk_prefix(
       body, layout, [&](std::size_t slot, const prefix_part& p) { out.head[slot] = p; },
-      [&] {
+      [&](std::size_t) {
         out.has_conversation = true;
         out.items.clear();
       },
-      [&](const prefix_part& p) { out.items.push_back(p); });
+      [&](const prefix_part& p) { out.items.push_back(p); }, [](std::size_t, json::cursor&) { return false; });
   if (!held) return std::nullopt;
   out.provider_held = *held;
   return out;
 }
 
+namespace {
+
+// How many of the previous body's items lie wholly in the bytes both bodies
+// share, when its list opened where this one does (0: none to take).
+std::size_t items_to_take(const prefix_reuse& reuse, std::size_t list_begin) {
+  const auto* prev = reuse.previous;
+  if (!prev || prev->list_begin != list_begin || list_begin >= reuse.same_bytes) return 0;
+  if (prev->item_ends.size() != prev->cumulative.size()) return 0;
+  const auto& ends = prev->item_ends;
+  return std::size_t(std::upper_bound(ends.begin(), ends.end(), reuse.same_bytes) - ends.begin());
+}
+
+}  // namespace
+
 // The serve path's reader: hashes only, no parts kept.
-std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout) {
+std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout,
+                                                     const prefix_reuse& reuse) {
   std::array<std::uint64_t, prefix_layout::max_head> head{};
   prefix_fingerprint fp;
   std::uint64_t running = 0;
+  prefix_memo ignored;
+  auto& learn = reuse.learn ? *reuse.learn : ignored;
+  learn.clear();
   auto held = walk_prefix(
       body, layout, [&](std::size_t slot, const prefix_part& p) { head[slot] = p.hash; },
-      [&] {
+      [&](std::size_t list_begin) {
         fp.cumulative.clear();
         running = 0;
+        learn.clear();
+        learn.list_begin = list_begin;
       },
-      [&](const prefix_part& p) { fp.cumulative.push_back(running = chain_hash(running, p.hash)); });
-  if (!held || *held) return std::nullopt;
+      [&](const prefix_part& p) {
+        fp.cumulative.push_back(running = chain_hash(running, p.hash));
+        learn.item_ends.push_back(p.at.end);
+      },
+      [&](std::size_t list_begin, json::cursor& c) {
+        const std::size_t taken = items_to_take(reuse, list_begin);
+        if (taken == 0) return false;
+        const auto& prev = *reuse.previous;
+        c.step_to(prev.item_ends[taken - 1]);
+        fp.cumulative.assign(prev.cumulative.begin(), prev.cumulative.begin() + std::ptrdiff_t(taken));
+        learn.item_ends.assign(prev.item_ends.begin(), prev.item_ends.begin() + std::ptrdiff_t(taken));
+        running = fp.cumulative.back();
+        return true;
+      });
+  if (!held || *held) {
+    learn.clear();
+    return std::nullopt;
+  }
+  learn.cumulative = fp.cumulative;
   fp.head = 1;
   for (const auto h : head) fp.head = mix(fp.head, h);
   return fp;

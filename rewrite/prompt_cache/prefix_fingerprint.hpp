@@ -79,9 +79,33 @@ struct prefix_summary {
   std::uint64_t all = 0;  // cumulative hash of every item (0 when none)
 };
 
+// What fingerprinting one body learned for the next turn's: where the
+// conversation list opened, where each of its items ended and the running
+// hashes. The next body, sharing its first bytes with this one, takes every
+// item lying wholly in those bytes from here instead of walking them: the same
+// bytes at the same offsets hold the same items with the same hashes.
+struct prefix_memo {
+  std::size_t list_begin = std::string_view::npos;  // npos: no list remembered
+  std::vector<std::size_t> item_ends;
+  std::vector<std::uint64_t> cumulative;
+  void clear() {
+    list_begin = std::string_view::npos;
+    item_ends.clear();
+    cumulative.clear();
+  }
+  std::size_t bytes() const { return item_ends.capacity() * sizeof(std::size_t) + cumulative.capacity() * 8; }
+};
+
+struct prefix_reuse {
+  const prefix_memo* previous = nullptr;  // the previous body's memo (may be null)
+  std::size_t same_bytes = 0;             // bytes this body shares with that one, compared byte for byte
+  prefix_memo* learn = nullptr;           // where this body's memo goes (may be null)
+};
+
 // nullopt when the body is not a JSON object of that layout's shape, or when
 // the provider holds the conversation.
-std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout);
+std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout,
+                                                     const prefix_reuse& reuse = {});
 
 prefix_summary summary_of(const prefix_fingerprint& fp);
 // Whether `cur` keeps everything `prev` had, unchanged, at its start.

@@ -7,7 +7,7 @@ namespace gistproxy::rewrite {
 
 std::size_t remembered_turn::bytes() const {
   std::size_t n = body.capacity() + forwarded.capacity() + body_walks.bytes() + forwarded_walks.bytes() +
-                  outputs.size() * sizeof(output_memo);
+                  outputs.size() * sizeof(output_memo) + client_prefix.bytes() + forwarded_prefix.bytes();
   for (const auto& o : outputs) {
     n += o.hash.capacity() + o.gist_for.capacity();
     if (o.gist) n += o.gist->reference.capacity() + o.gist->escaped.capacity();  // shared, so counted as if owned

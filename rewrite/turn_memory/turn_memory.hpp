@@ -28,6 +28,7 @@
 #include "rewrite/dialect.hpp"
 #include "rewrite/json/walk_reuse.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -40,6 +41,9 @@ struct remembered_turn {
   conversation_items items;  // what the offload scan found in each conversation item
   std::string forwarded;  // what went upstream, when it was not `body` itself
   json::walk_record forwarded_walks;
+  // The prefix check's items, as the client sent them and as forwarded
+  // (a turn forwarded as received has only the first).
+  prefix_memo client_prefix, forwarded_prefix;
   std::size_t bytes() const;
 };
 

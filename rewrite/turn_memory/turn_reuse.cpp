@@ -35,7 +35,9 @@ rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_vie
 std::optional<prefix_fingerprint> turn_reuse::fingerprint_client(std::string_view body,
                                                                  const prefix_layout& layout) const {
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
-  return fingerprint_prefix(body, layout);
+  const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
+  return fingerprint_prefix(body, layout,
+                            {prev ? &prev->client_prefix : nullptr, shared_with(body), &next_->client_prefix});
 }
 
 std::optional<prefix_fingerprint> turn_reuse::fingerprint_forwarded(std::string_view forwarded,
@@ -44,14 +46,16 @@ std::optional<prefix_fingerprint> turn_reuse::fingerprint_forwarded(std::string_
   // (a turn forwarded as received: its forwarded bytes are its body).
   const auto* prev = previous_.turn.get();
   const json::walk_record* walks = nullptr;
+  const prefix_memo* items = nullptr;
   std::size_t same = 0;
   if (prev) {
     const bool as_received = prev->forwarded.empty();
     walks = as_received ? &prev->body_walks : &prev->forwarded_walks;
+    items = as_received ? &prev->client_prefix : &prev->forwarded_prefix;
     same = json::common_prefix(as_received ? prev->body : prev->forwarded, forwarded);
   }
   json::reuse_scope scope(forwarded, walks, same, &next_->forwarded_walks);
-  return fingerprint_prefix(forwarded, layout);
+  return fingerprint_prefix(forwarded, layout, {items, same, &next_->forwarded_prefix});
 }
 
 std::shared_ptr<const remembered_turn> turn_reuse::finish(std::string body, std::string forwarded) {
