@@ -234,6 +234,16 @@ const std::shared_ptr<const remembered_item>* known_item(const request_scan& out
   return item->at.end <= out.same_bytes ? &item : nullptr;
 }
 
+std::size_t known_leading_items(const request_scan& out, std::size_t begin) {
+  const auto* prev = out.previous_items;
+  if (!prev || prev->text_results_from != out.text_results_from || begin >= out.same_bytes) return 0;
+  const auto& items = prev->items;
+  if (items.empty() || items.front()->at.begin != begin) return 0;
+  return std::size_t(std::upper_bound(items.begin(), items.end(), out.same_bytes,
+                                      [](std::size_t same, const auto& i) { return same < i->at.end; }) -
+                     items.begin());
+}
+
 void replay_item(const remembered_item& item, std::string_view doc, request_scan& out, call_directory& calls) {
   for (const auto& [id, tool] : item.calls) calls.declare_remembered(id, tool);
   for (const auto& r : item.outputs) {

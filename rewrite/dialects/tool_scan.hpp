@@ -67,6 +67,11 @@ class call_directory {
 // bodies share; `hint` speeds up the forward walk.
 const std::shared_ptr<const remembered_item>* known_item(const request_scan& out, std::size_t begin,
                                                          std::size_t& hint);
+// How many of the previous turn's items, from the list's first, lie wholly
+// within the bytes both turns share, when its first item began at `begin`.
+// They are the list's first items now: a walk records a list's items in
+// order and stops at its first failure, and these bytes are the same.
+std::size_t known_leading_items(const request_scan& out, std::size_t begin);
 // Adds a remembered item's outputs (pointing into `doc`) and declarations.
 void replay_item(const remembered_item& item, std::string_view doc, request_scan& out, call_directory& calls);
 // Records what walking one item found: outputs from index `first` on.
@@ -89,10 +94,24 @@ bool walk_conversation(json::cursor& v, request_scan& out, F&& on_item) {
   // A turn holds about as many outputs as the previous one had items: one
   // allocation, instead of a vector of outputs regrown (and moved) while replaying.
   if (out.previous_items) out.outputs.reserve(out.outputs.size() + out.previous_items->items.size());
-  auto list = v.array([&](std::size_t index, json::cursor& item) {
+  std::size_t index = 0;  // of the list's items; the array's callbacks count less where items were taken whole
+  auto list = v.array([&](std::size_t, json::cursor& item) {
     item.peek();  // past whitespace: the item starts here
     const std::size_t begin = item.pos();
-    if (index == 1) out.second_item_begin = begin;
+    if (index == 0)
+      if (const std::size_t taken = known_leading_items(out, begin)) {
+        // The shared start of the conversation, replayed item by item but stepped over in one go.
+        const auto& items = out.previous_items->items;
+        for (std::size_t i = 0; i < taken; ++i) {
+          replay_item(*items[i], v.doc(), out, calls);
+          if (out.learn_items) out.learn_items->items.push_back(items[i]);
+        }
+        if (taken > 1) out.second_item_begin = items[1]->at.begin;
+        index = taken;
+        hint = taken;
+        return item.step_to(items[taken - 1]->at.end);
+      }
+    if (index++ == 1) out.second_item_begin = begin;
     if (const auto* known = known_item(out, begin, hint)) {
       auto r = item.skip_value();  // the same bytes: the same extent
       if (!r || r->end != (*known)->at.end) return false;
