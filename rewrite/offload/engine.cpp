@@ -38,7 +38,7 @@ struct candidate {
   bool exact = false;
   bool materialized = false;
   bool chosen = false;
-  std::string hash;  // computed once, when needed
+  std::shared_ptr<const std::string> hash;  // computed once, when needed (or the previous turn's)
   output_fate fate = output_fate::below_threshold;
 };
 
@@ -395,7 +395,8 @@ class offload_engine::pass {
     out.reserve(cands_.size());
     for (const auto& c : cands_)
       if (c.decoded) out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash, c.gist, c.gist ? ref_cfg_.tool_name : std::string()});
-    std::sort(out.begin(), out.end(), [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; });
+    auto by_place = [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; };
+    if (!std::is_sorted(out.begin(), out.end(), by_place)) std::sort(out.begin(), out.end(), by_place);
   }
 
   // What became of each output, in scan order.
@@ -488,8 +489,8 @@ class offload_engine::pass {
   }
 
   static const std::string& hash_of(candidate& c) {
-    if (c.hash.empty()) c.hash = sha256_hex(content(c));
-    return c.hash;
+    if (!c.hash) c.hash = std::make_shared<const std::string>(sha256_hex(content(c)));
+    return *c.hash;
   }
 
   // The output's gist: the previous turn's for the same bytes (and the same
@@ -506,7 +507,7 @@ class offload_engine::pass {
   // stored already: keep() confirms it (and refreshes the TTL as a put
   // would) without decoding them; a blob gone since is stored again.
   put_result store(candidate& c, const offload_record& rec) {
-    if (c.known && !c.hash.empty() && e_.store_.keep(tenant_, c.hash)) return {blob_error::none, true, {}};
+    if (c.known && c.hash && e_.store_.keep(tenant_, *c.hash)) return {blob_error::none, true, {}};
     if (!reuse_.may_store) {
       report_.store_needed = true;
       return {blob_error::io, false, "not stored: this pass may not block"};

@@ -98,7 +98,9 @@ struct output_memo {
   bool image = false;
   bool exact = false;       // decoded losslessly (text: valid UTF-8, no lone surrogate)
   std::uint64_t bytes = 0;  // decoded size
-  std::string hash;         // SHA-256 hex; empty when the engine never needed it
+  // SHA-256 hex; null when the engine never needed it. Shared: every later
+  // turn of the conversation carries the same string on, never a copy.
+  std::shared_ptr<const std::string> hash;
   // Its gist, when the engine made or found one, and the read_blob name its
   // reference was rendered for (a gist also depends on the output's tool name,
   // the same for the same bytes at the same place of the same conversation).

@@ -9,7 +9,7 @@ std::size_t remembered_turn::bytes() const {
   std::size_t n = body.capacity() + forwarded.capacity() + body_walks.bytes() + forwarded_walks.bytes() +
                   outputs.size() * sizeof(output_memo) + client_prefix.bytes() + forwarded_prefix.bytes();
   for (const auto& o : outputs) {
-    n += o.hash.capacity() + o.gist_for.capacity();
+    n += (o.hash ? o.hash->capacity() : 0) + o.gist_for.capacity();
     if (o.gist) n += o.gist->reference.capacity() + o.gist->escaped.capacity();  // shared, so counted as if owned
   }
   for (const auto& i : items.items) {  // counted in full by every turn that shares it: an upper bound
