@@ -118,6 +118,7 @@ struct remembered_item {
   json::range at;
   std::vector<remembered_output> outputs;
   std::vector<std::pair<std::string, std::string>> calls;  // call id → tool name, in the order declared
+  std::size_t bytes = 0;  // its memory, counted once when recorded (the turn memory's bound)
 };
 struct conversation_items {
   text_results text_results_from = text_results::none;  // what the scan was asked to find

@@ -268,6 +268,9 @@ void record_item(request_scan& out, std::string_view doc, json::range at, std::s
     item.outputs.push_back({o.value, std::size_t(o.raw.data() - doc.data()), o.raw.size(), o.tool_name, o.call_id,
                             o.media_type, o.image, o.inner});
   }
+  item.bytes = sizeof(item) + item.outputs.capacity() * sizeof(remembered_output);
+  for (const auto& o : item.outputs) item.bytes += o.tool_name.capacity() + o.call_id.capacity() + o.media_type.capacity();
+  for (const auto& [id, tool] : item.calls) item.bytes += id.capacity() + tool.capacity() + sizeof(id) * 2;
   out.learn_items->items.push_back(std::make_shared<const remembered_item>(std::move(item)));
 }
 

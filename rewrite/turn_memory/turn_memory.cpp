@@ -12,11 +12,7 @@ std::size_t remembered_turn::bytes() const {
     n += (o.hash ? o.hash->capacity() : 0) + o.gist_for.capacity();
     if (o.gist) n += o.gist->reference.capacity() + o.gist->escaped.capacity();  // shared, so counted as if owned
   }
-  for (const auto& i : items.items) {  // counted in full by every turn that shares it: an upper bound
-    n += sizeof(*i) + i->outputs.size() * sizeof(remembered_output);
-    for (const auto& o : i->outputs) n += o.tool_name.capacity() + o.call_id.capacity() + o.media_type.capacity();
-    for (const auto& [id, tool] : i->calls) n += id.capacity() + tool.capacity() + sizeof(id) * 2;
-  }
+  for (const auto& i : items.items) n += i->bytes;  // counted in full by every turn that shares it: an upper bound
   return n + sizeof(remembered_turn);
 }
 
