@@ -199,7 +199,7 @@ bool collect_output_content(json::cursor& c, std::string_view tool_name, std::st
 
 void call_directory::declare(std::string id, std::string tool) {
   if (log_) log_->emplace_back(id, tool);
-  const auto& kept = owned_.emplace_back(std::move(id), std::move(tool));
+  const auto& kept = owned_.emplace_front(std::move(id), std::move(tool));
   declared_.emplace_back(kept.first, kept.second);
 }
 

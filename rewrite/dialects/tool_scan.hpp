@@ -1,7 +1,7 @@
 // Scanning helpers the dialects share to find tool outputs and tools.
 #pragma once
 
-#include <deque>
+#include <forward_list>
 #include <unordered_map>
 #include <string>
 #include <string_view>
@@ -55,7 +55,7 @@ class call_directory {
 
  private:
   static constexpr std::size_t recent = 64;
-  std::deque<std::pair<std::string, std::string>> owned_;  // a deque: its elements never move
+  std::forward_list<std::pair<std::string, std::string>> owned_;  // nodes never move; empty costs nothing
   std::vector<std::pair<std::string_view, std::string_view>> declared_;  // oldest first
   mutable std::unordered_map<std::string_view, std::string_view> index_;  // declared_[0, indexed_), the latest wins
   mutable std::size_t indexed_ = 0;

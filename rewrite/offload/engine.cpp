@@ -338,9 +338,10 @@ class offload_engine::pass {
   // 3. Store each chosen output and build the reference that replaces it.
   //    A store failure leaves the output inline (fail-open).
   void store_and_replace() {
-    const auto chosen = std::count_if(cands_.begin(), cands_.end(), [](const candidate& c) { return c.chosen; });
-    report_.offloads.reserve(std::size_t(chosen));
-    edits_.reserve(std::size_t(chosen) + 1);  // and read_blob's definition
+    if (const auto chosen = std::count_if(cands_.begin(), cands_.end(), [](const candidate& c) { return c.chosen; })) {
+      report_.offloads.reserve(std::size_t(chosen));
+      edits_.reserve(std::size_t(chosen) + 1);  // and read_blob's definition
+    }
     for (auto& c : cands_) {
       if (!c.chosen) continue;
       if (c.size > cfg_.max_blob_bytes) {

@@ -185,20 +185,21 @@ std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, cons
   std::array<std::uint64_t, prefix_layout::max_head> head{};
   prefix_fingerprint fp;
   std::uint64_t running = 0;
-  prefix_memo ignored;
-  auto& learn = reuse.learn ? *reuse.learn : ignored;
-  learn.clear();
+  auto* learn = reuse.learn;  // null: nothing recorded (no allocation for it either)
+  if (learn) learn->clear();
   auto held = walk_prefix(
       body, layout, [&](std::size_t slot, const prefix_part& p) { head[slot] = p.hash; },
       [&](std::size_t list_begin) {
         fp.cumulative.clear();
         running = 0;
-        learn.clear();
-        learn.list_begin = list_begin;
+        if (learn) {
+          learn->clear();
+          learn->list_begin = list_begin;
+        }
       },
       [&](const prefix_part& p) {
         fp.cumulative.push_back(running = chain_hash(running, p.hash));
-        learn.item_ends.push_back(p.at.end);
+        if (learn) learn->item_ends.push_back(p.at.end);
       },
       [&](std::size_t list_begin, json::cursor& c) {
         const std::size_t taken = items_to_take(reuse, list_begin);
@@ -206,15 +207,15 @@ std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, cons
         const auto& prev = *reuse.previous;
         c.step_to(prev.item_ends[taken - 1]);
         fp.cumulative.assign(prev.cumulative.begin(), prev.cumulative.begin() + std::ptrdiff_t(taken));
-        learn.item_ends.assign(prev.item_ends.begin(), prev.item_ends.begin() + std::ptrdiff_t(taken));
+        if (learn) learn->item_ends.assign(prev.item_ends.begin(), prev.item_ends.begin() + std::ptrdiff_t(taken));
         running = fp.cumulative.back();
         return true;
       });
   if (!held || *held) {
-    learn.clear();
+    if (learn) learn->clear();
     return std::nullopt;
   }
-  learn.cumulative = fp.cumulative;
+  if (learn) learn->cumulative = fp.cumulative;
   fp.head = 1;
   for (const auto h : head) fp.head = mix(fp.head, h);
   return fp;
