@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <forward_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -90,13 +91,16 @@ struct token_usage {
 // One tool output found in a request body, in conversation order.
 struct tool_output {
   std::size_t order = 0;     // 0 = oldest
-  std::string tool_name;     // from the matching tool call; empty if not found
-  std::string call_id;
+  // Views: into the scan's own copies (request_scan::keep) or into the
+  // previous turn's record the output was replayed from, which the turn's
+  // reuse holds for as long as the scan is used.
+  std::string_view tool_name;  // from the matching tool call; empty if not found
+  std::string_view call_id;
   json::range value;         // the JSON value a reference replaces
   std::string_view raw;      // text outputs: the string's escaped contents;
                              // images: the base64 data
   bool image = false;        // value is a whole image block (Anthropic)
-  std::string media_type;    // images only
+  std::string_view media_type;  // images only
   bool inner = false;        // value is raw only, inside a string that keeps a header (Cline text results)
 };
 
@@ -127,6 +131,16 @@ struct conversation_items {
 };
 
 struct request_scan {
+  request_scan() = default;
+  // Not copyable: its outputs view strings it keeps (a copy's would still
+  // point into the original).
+  request_scan(const request_scan&) = delete;
+  request_scan& operator=(const request_scan&) = delete;
+  request_scan(request_scan&&) = default;  // a forward_list's nodes stay where they are
+  request_scan& operator=(request_scan&&) = default;
+  // A copy of `s` that lives as long as this scan (outputs view it).
+  std::string_view keep(std::string_view s) { return s.empty() ? s : kept_.emplace_front(s); }
+
   text_results text_results_from = text_results::none;  // input: which text-carried results to find
   // Input: the previous turn's items, reused within its first `same_bytes`
   // bytes; and where this scan's items are recorded (both may be null).
@@ -145,6 +159,9 @@ struct request_scan {
   // where its second item starts (0 with fewer than two items).
   std::optional<json::range> conversation;
   std::size_t second_item_begin = 0;
+
+ private:
+  std::forward_list<std::string> kept_;
 };
 
 // A read_blob call the model made, as found in an upstream response.

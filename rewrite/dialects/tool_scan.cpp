@@ -29,8 +29,8 @@ bool collect_part(json::cursor& e, std::string_view tool_name, std::string_view 
   if (is_text_type(type) && text) {
     tool_output o;
     o.order = out.outputs.size();
-    o.tool_name = std::string(tool_name);
-    o.call_id = std::string(call_id);
+    o.tool_name = out.keep(tool_name);
+    o.call_id = out.keep(call_id);
     o.value = *text;
     o.raw = doc.substr(text->begin + 1, text->size() - 2);
     out.outputs.push_back(std::move(o));
@@ -48,12 +48,12 @@ bool collect_part(json::cursor& e, std::string_view tool_name, std::string_view 
     if (ok && source_type == "base64" && data) {
       tool_output o;
       o.order = out.outputs.size();
-      o.tool_name = std::string(tool_name);
-      o.call_id = std::string(call_id);
+      o.tool_name = out.keep(tool_name);
+      o.call_id = out.keep(call_id);
       o.value = *block;
       o.raw = doc.substr(data->begin + 1, data->size() - 2);
       o.image = true;
-      o.media_type = media_type;
+      o.media_type = out.keep(media_type);
       out.outputs.push_back(std::move(o));
     }
   }
@@ -74,7 +74,7 @@ std::optional<text_part> string_at(std::string_view doc, const json::range& r) {
 void add_text_output(request_scan& out, std::string tool, const json::range& value, std::string_view raw, bool inner) {
   tool_output o;
   o.order = out.outputs.size();
-  o.tool_name = std::move(tool);
+  o.tool_name = out.keep(tool);
   o.value = value;
   o.raw = raw;
   o.inner = inner;
@@ -182,8 +182,8 @@ bool collect_output_content(json::cursor& c, std::string_view tool_name, std::st
       if (!r) return false;
       tool_output o;
       o.order = out.outputs.size();
-      o.tool_name = std::string(tool_name);
-      o.call_id = std::string(call_id);
+      o.tool_name = out.keep(tool_name);
+      o.call_id = out.keep(call_id);
       o.value = *r;
       o.raw = c.doc().substr(r->begin + 1, r->size() - 2);
       out.outputs.push_back(std::move(o));
@@ -265,8 +265,8 @@ void record_item(request_scan& out, std::string_view doc, json::range at, std::s
   remembered_item item{at, {}, std::move(calls)};
   for (std::size_t i = first; i < out.outputs.size(); ++i) {
     const auto& o = out.outputs[i];
-    item.outputs.push_back({o.value, std::size_t(o.raw.data() - doc.data()), o.raw.size(), o.tool_name, o.call_id,
-                            o.media_type, o.image, o.inner});
+    item.outputs.push_back({o.value, std::size_t(o.raw.data() - doc.data()), o.raw.size(), std::string(o.tool_name),
+                            std::string(o.call_id), std::string(o.media_type), o.image, o.inner});
   }
   item.bytes = sizeof(item) + item.outputs.capacity() * sizeof(remembered_output);
   for (const auto& o : item.outputs) item.bytes += o.tool_name.capacity() + o.call_id.capacity() + o.media_type.capacity();

@@ -24,7 +24,7 @@ enum class inject_mode { always, when_referenced, cost };
 
 struct offload_config {
   std::uint64_t threshold_tokens = 2500;
-  std::map<std::string, tool_rule> tool_rules;  // --tool-policy NAME=never|always|TOKENS
+  std::map<std::string, tool_rule, std::less<>> tool_rules;  // --tool-policy NAME=never|always|TOKENS
   // Budget mode: when the request exceeds budget, offload further outputs,
   // oldest first, until it is under floor (hysteresis: few, large steps).
   std::uint64_t budget_tokens = 0;  // 0: off

@@ -103,7 +103,7 @@ void replay_session::replay_one(const recorded_request& req) {
   if (d->scan(body, scan))
     for (const auto& o : scan.outputs) {
       keys.push_back(sha256_hex(o.raw));
-      s.seen_outputs[o.tool_name.empty() ? "(unknown)" : o.tool_name].insert(keys.back());
+      s.seen_outputs[o.tool_name.empty() ? std::string("(unknown)") : std::string(o.tool_name)].insert(keys.back());
     }
 
   std::optional<double> read_ratio;
