@@ -1,5 +1,9 @@
 #include "rewrite/tokens/bpe_tokenizer.hpp"
 
+#include <array>
+#include <cstring>
+#include <functional>
+
 #include "rewrite/tokens/bpe_merge.hpp"
 #include "rewrite/tokens/embedded_ranks.hpp"
 
@@ -40,6 +44,51 @@ std::uint64_t count_long_piece(const rank_table& ranks, std::string_view piece, 
   return count + count_piece_tokens(ranks, piece, scratch);
 }
 
+// Counts of short pieces this thread merged before. Text repeats its words
+// and a tool output its identifiers: a hit costs a hash and a memcmp where a
+// merge costs a heap over the piece's bytes. Direct-mapped and fixed in size
+// (bounded, no allocation after the first use); each entry holds the piece's
+// bytes and its table, so a hit is the count a merge would give.
+class piece_counts {
+ public:
+  static constexpr std::size_t longest = 24;
+
+  const std::uint32_t* find(const rank_table* table, std::string_view piece) const {
+    const auto& e = slots_[slot_of(piece)];
+    return e.table == table && e.size == piece.size() && std::memcmp(e.bytes, piece.data(), piece.size()) == 0
+               ? &e.count
+               : nullptr;
+  }
+  void put(const rank_table* table, std::string_view piece, std::uint32_t count) {
+    auto& e = slots_[slot_of(piece)];
+    e.table = table;
+    e.size = static_cast<std::uint8_t>(piece.size());
+    std::memcpy(e.bytes, piece.data(), piece.size());
+    e.count = count;
+  }
+
+ private:
+  static constexpr std::size_t slots = 8192;
+  struct entry {
+    const rank_table* table = nullptr;
+    std::uint32_t count = 0;
+    std::uint8_t size = 0;
+    char bytes[longest];
+  };
+  static std::size_t slot_of(std::string_view piece) { return std::hash<std::string_view>{}(piece) % slots; }
+  std::array<entry, slots> slots_{};
+};
+
+std::uint64_t count_piece(const rank_table& ranks, std::string_view piece, merge_scratch& scratch) {
+  if (piece.size() < 2 || piece.size() > piece_counts::longest) return count_long_piece(ranks, piece, scratch);
+  thread_local std::unique_ptr<piece_counts> cache;
+  if (!cache) cache = std::make_unique<piece_counts>();
+  if (const auto* known = cache->find(&ranks, piece)) return *known;
+  const auto count = count_piece_tokens(ranks, piece, scratch);
+  cache->put(&ranks, piece, static_cast<std::uint32_t>(count));  // at most 24: a token is at least a byte
+  return count;
+}
+
 }  // namespace
 
 std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind) const {
@@ -47,7 +96,7 @@ std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind)
   pretokenizer::cursor pieces(*split_, bytes);
   std::uint64_t count = 0;
   std::string_view piece;
-  while (pieces.next(piece)) count += count_long_piece(*ranks_, piece, scratch);
+  while (pieces.next(piece)) count += count_piece(*ranks_, piece, scratch);
   if (pieces.failed()) {
     fallbacks_.fetch_add(1, std::memory_order_relaxed);
     count += char_ratio_estimator().estimate(pieces.rest(), kind);

@@ -211,3 +211,48 @@ TEST_CASE("a pathological piece is merged in bounded chunks, within one token pe
   CHECK(o200k().estimate(std::string(4 * 64 * 1024, 'A'), content_kind::text) ==
         4 * o200k().estimate(std::string(64 * 1024, 'A'), content_kind::text));
 }
+
+TEST_CASE("counts remembered per piece give what merging every piece gives, both encodings on one thread") {
+  // The reference: the same split, each piece merged afresh (no memory of earlier pieces).
+  struct reference {
+    std::unique_ptr<rank_table> ranks;
+    std::unique_ptr<pretokenizer> split;
+    std::uint64_t count(std::string_view text) const {
+      merge_scratch scratch;
+      pretokenizer::cursor pieces(*split, text);
+      std::uint64_t n = 0;
+      std::string_view piece;
+      while (pieces.next(piece)) n += count_piece_tokens(*ranks, piece, scratch);
+      REQUIRE_FALSE(pieces.failed());
+      return n;
+    }
+  };
+  auto make = [](std::string_view name) {
+    reference r;
+    r.ranks = rank_table::parse_static(*embedded_rank_data(name, nullptr), nullptr);
+    REQUIRE(r.ranks);
+    r.split = pretokenizer::compile(r.ranks->pattern(), nullptr);
+    REQUIRE(r.split);
+    return r;
+  };
+  const auto o200k_ref = make("o200k_base"), cl100k_ref = make("cl100k_base");
+  // Words that repeat (hits), many of them (slots reused), pieces of every length up to past the
+  // longest remembered one, and bytes that are not UTF-8.
+  std::mt19937 rng(11);
+  std::vector<std::string> words;
+  for (int i = 0; i < 3000; ++i) {
+    std::string w;
+    const auto len = 1 + rng() % 30;
+    for (std::size_t j = 0; j < len; ++j) w += char(rng() % 4 == 0 ? 'a' + rng() % 26 : 33 + rng() % 222);
+    words.push_back(std::move(w));
+  }
+  for (int round = 0; round < 40; ++round) {
+    std::string text;
+    for (int i = 0; i < 400; ++i) {
+      text += words[rng() % (round % 2 ? 50 : words.size())];
+      text += " \n\t"[rng() % 3];
+    }
+    CHECK(o200k().estimate(text, content_kind::text) == o200k_ref.count(text));
+    CHECK(cl100k().estimate(text, content_kind::text) == cl100k_ref.count(text));
+  }
+}
