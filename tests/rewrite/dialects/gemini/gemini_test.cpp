@@ -59,7 +59,8 @@ TEST_CASE("gemini: generateContent and streamGenerateContent under any version p
 
 TEST_CASE("gemini: a function response holding one string is the tool output, other shapes stay inline") {
   request_scan scan;
-  REQUIRE(gemini().scan(request_with_output(R"({"result":"the bytes"})"), scan));
+  const auto body = request_with_output(R"({"result":"the bytes"})");  // outputs point into it
+  REQUIRE(gemini().scan(body, scan));
   REQUIRE(scan.outputs.size() == 1);
   CHECK(scan.outputs[0].tool_name == "read_file");
   CHECK(scan.outputs[0].raw == "the bytes");
