@@ -128,3 +128,29 @@ TEST_CASE("parse_tree is as strict as nlohmann about strings") {
     CHECK_FALSE(json::parse_tree(bad));
   }
 }
+
+TEST_CASE("step_to moves over known whole values inside an array, and never backwards or past the document") {
+  const std::string doc = R"([{"a":1}, "two", 3, [4]])";
+  // Stepping over the first two elements lands where a walk of them ends: the walk goes on from there.
+  json::cursor c(doc);
+  std::vector<std::string> seen;
+  auto r = c.array([&](std::size_t index, json::cursor& e) {
+    if (index == 0) return e.step_to(doc.find(", 3"));
+    auto v = e.skip_value();
+    if (v) seen.emplace_back(doc.substr(v->begin, v->size()));
+    return v.has_value();
+  });
+  REQUIRE(r);
+  CHECK(seen == std::vector<std::string>{"3", "[4]"});
+  CHECK_FALSE(c.failed());
+
+  json::cursor back(doc, 5);
+  CHECK_FALSE(back.step_to(4));
+  CHECK(back.failed());
+  json::cursor past(doc);
+  CHECK_FALSE(past.step_to(doc.size() + 1));
+  CHECK(past.failed());
+  json::cursor end(doc);
+  CHECK(end.step_to(doc.size()));
+  CHECK_FALSE(end.failed());
+}
