@@ -3,6 +3,8 @@
 // worth storing), and turn its report into compaction spans and metrics.
 // Every failure here is fail-open: the client's bytes go upstream as sent.
 #include <algorithm>
+#include <string_view>
+#include <vector>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -47,11 +49,17 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
 
   std::uint64_t saved = 0;
   stats.offloads(report.offloads);
-  const auto trace = svc.churn ? ctx.span.trace.hex() : std::string();
+  std::vector<bool> first;
+  if (svc.churn) {
+    std::vector<std::string_view> hashes;
+    hashes.reserve(report.offloads.size());
+    for (const auto& o : report.offloads) hashes.push_back(o.hash);
+    svc.churn->offloaded(ctx.span.trace.hex(), hashes, ctx.rw.turn, first);
+  }
   auto& live = ctx.live;
-  for (const auto& o : report.offloads) {
-    const bool first = svc.churn && svc.churn->offloaded(trace, o.hash, ctx.rw.turn);
-    if (first && svc.live) note_new_offload(*svc.live, live, o);
+  for (std::size_t i = 0; i < report.offloads.size(); ++i) {
+    const auto& o = report.offloads[i];
+    if (svc.live && i < first.size() && first[i]) note_new_offload(*svc.live, live, o);
     live.tokens_before += o.tokens_before;
     live.tokens_after += o.tokens_after;
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;

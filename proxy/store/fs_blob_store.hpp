@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "rewrite/blob/blob_store.hpp"
+#include "rewrite/blob/digest.hpp"
 
 namespace gistproxy::store {
 
@@ -80,7 +81,7 @@ class fs_blob_store final : public blob_store {
   static constexpr std::size_t max_confirmed = 1 << 18;
   static constexpr std::int64_t keep_recheck_seconds = 10;
   std::mutex confirmed_mutex_;
-  std::unordered_map<std::string, std::int64_t> confirmed_;  // tenant/hash → when keep() last saw it
+  std::unordered_map<std::string, std::int64_t, rewrite::handle_key_hash, std::equal_to<>> confirmed_;  // tenant/hash → when keep() last saw it
   fs_store_options options_;
   std::mutex directories_mutex_;
   std::unordered_set<std::string> directories_;  // blob directories known to exist

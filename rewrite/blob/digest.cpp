@@ -3,6 +3,8 @@
 #include <openssl/evp.h>
 #include <openssl/sha.h>
 
+#include <cstring>
+#include <functional>
 #include <memory>
 
 namespace gistproxy::rewrite {
@@ -51,6 +53,15 @@ bool is_handle_prefix(std::string_view s) {
   for (char c : s)
     if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
   return true;
+}
+
+std::size_t handle_key_hash::operator()(std::string_view key) const noexcept {
+  if (key.size() < 16) return std::hash<std::string_view>{}(key);
+  std::uint64_t high, low;
+  std::memcpy(&high, key.data() + key.size() - 16, 8);
+  std::memcpy(&low, key.data() + key.size() - 8, 8);
+  // Hex digits carry 4 bits a byte: one multiply spreads them over the word.
+  return std::size_t((high * 0x9E3779B97F4A7C15ull) ^ low ^ (low >> 29) ^ key.size());
 }
 
 }  // namespace gistproxy::rewrite

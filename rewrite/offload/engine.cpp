@@ -342,6 +342,10 @@ class offload_engine::pass {
       report_.offloads.reserve(std::size_t(chosen));
       edits_.reserve(std::size_t(chosen) + 1);  // and read_blob's definition
     }
+    // One clock read per output actually stored: a blob keep() confirms
+    // (most of the few hundred a long conversation re-offloads every turn)
+    // gets an instant span at the pass's last reading.
+    std::uint64_t now = e_.now_ns_();
     for (auto& c : cands_) {
       if (!c.chosen) continue;
       if (c.size > cfg_.max_blob_bytes) {
@@ -349,9 +353,11 @@ class offload_engine::pass {
         c.fate = output_fate::too_large;
         continue;
       }
-      offload_record rec = record_of(c);
+      offload_record rec = record_of(c, now);
       auto replacement = replacement_for(c, rec);
-      auto put = store(c, rec);
+      bool confirmed = false;
+      auto put = store(c, rec, confirmed);
+      if (!confirmed) now = e_.now_ns_();
       if (put.error != blob_error::none) {
         if (put.error == blob_error::too_large) ++report_.skipped_too_large;
         else ++report_.store_failures;
@@ -362,7 +368,7 @@ class offload_engine::pass {
       rec.deduplicated = put.deduplicated;
       replacement.at = c.out->value;
       edits_.push_back(std::move(replacement));
-      rec.end_ns = e_.now_ns_();
+      rec.end_ns = now;
       report_.offloads.push_back(std::move(rec));
     }
   }
@@ -507,8 +513,9 @@ class offload_engine::pass {
   // Stores a chosen output. Bytes the previous turn offloaded are usually
   // stored already: keep() confirms it (and refreshes the TTL as a put
   // would) without decoding them; a blob gone since is stored again.
-  put_result store(candidate& c, const offload_record& rec) {
-    if (c.known && c.hash && e_.store_.keep(tenant_, *c.hash)) return {blob_error::none, true, {}};
+  put_result store(candidate& c, const offload_record& rec, bool& confirmed) {
+    confirmed = c.known && c.hash && e_.store_.keep(tenant_, *c.hash);
+    if (confirmed) return {blob_error::none, true, {}};
     if (!reuse_.may_store) {
       report_.store_needed = true;
       return {blob_error::io, false, "not stored: this pass may not block"};
@@ -532,9 +539,9 @@ class offload_engine::pass {
     return !c.chosen && rule_of(*c.out).what != tool_rule::action::never && c.out->raw.size() >= cfg_.min_offload_bytes;
   }
 
-  offload_record record_of(candidate& c) const {
+  offload_record record_of(candidate& c, std::uint64_t start_ns) const {
     offload_record rec;
-    rec.start_ns = e_.now_ns_();
+    rec.start_ns = start_ns;
     rec.hash = hash_of(c);
     rec.tool_name = c.out->tool_name;
     rec.call_id = c.out->call_id;

@@ -8,11 +8,27 @@ std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
   return ++traces_[trace].turns;
 }
 
-bool churn_tracker::offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn) {
+namespace {
+
+constexpr std::size_t max_handles_per_trace = 10000;
+
+// A hash seen before (most, every turn) costs a lookup, not a node built and thrown away.
+template <class Map>
+bool note_first(Map& first_offload, std::string_view hash, std::uint64_t turn) {
+  if (first_offload.find(hash) != first_offload.end() || first_offload.size() >= max_handles_per_trace) return false;
+  first_offload.emplace(std::string(hash), turn);
+  return true;
+}
+
+}  // namespace
+
+void churn_tracker::offloaded(const std::string& trace, std::span<const std::string_view> hashes, std::uint64_t turn,
+                              std::vector<bool>& first) {
+  first.assign(hashes.size(), false);
+  if (hashes.empty()) return;
   std::lock_guard lock(mutex_);
-  auto& t = traces_[trace];
-  // try_emplace: a hash seen before (most, every turn) costs a lookup, not a node built and thrown away.
-  return t.first_offload.size() < 10000 && t.first_offload.try_emplace(hash, turn).second;
+  auto& handles = traces_[trace].first_offload;
+  for (std::size_t i = 0; i < hashes.size(); ++i) first[i] = note_first(handles, hashes[i], turn);
 }
 
 std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::string& trace, const std::string& hash,

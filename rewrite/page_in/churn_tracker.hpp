@@ -7,8 +7,13 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
+
+#include "rewrite/blob/digest.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -17,9 +22,12 @@ class churn_tracker {
   explicit churn_tracker(std::size_t max_traces = 20000) : max_traces_(max_traces) {}
   // A new request (turn) of this trace; returns its 1-based turn number.
   std::uint64_t begin_turn(const std::string& trace);
-  // Notes an offload; the first turn a handle was offloaded in is kept.
-  // True when the handle is new to the trace (the live view details only those).
-  bool offloaded(const std::string& trace, const std::string& hash, std::uint64_t turn);
+  // Notes a turn's offloads; the first turn each handle was offloaded in is
+  // kept. first[i]: hashes[i] is new to the trace (the live view details only
+  // those). All at once, as a long conversation re-offloads a few hundred
+  // outputs every turn: one lock and one trace lookup.
+  void offloaded(const std::string& trace, std::span<const std::string_view> hashes, std::uint64_t turn,
+                 std::vector<bool>& first);
   // Turns between the handle's first offload and `turn`, if it was offloaded in this trace.
   std::optional<std::uint64_t> turns_since_offload(const std::string& trace, const std::string& hash,
                                                    std::uint64_t turn);
@@ -27,7 +35,7 @@ class churn_tracker {
  private:
   struct trace_state {
     std::uint64_t turns = 0;
-    std::unordered_map<std::string, std::uint64_t> first_offload;
+    std::unordered_map<std::string, std::uint64_t, handle_key_hash, std::equal_to<>> first_offload;
   };
   std::mutex mutex_;
   std::unordered_map<std::string, trace_state> traces_;
