@@ -49,17 +49,18 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
 
   std::uint64_t saved = 0;
   stats.offloads(report.offloads);
+  // Only offloads the conversation's previous turn did not make can be new
+  // to it: the churn tracker hears of those alone.
+  std::vector<const rewrite::offload_record*> fresh;
+  std::vector<std::string_view> hashes;
+  for (const auto& o : report.offloads)
+    if (!o.repeated) fresh.push_back(&o), hashes.push_back(o.hash);
   std::vector<bool> first;
-  if (svc.churn) {
-    std::vector<std::string_view> hashes;
-    hashes.reserve(report.offloads.size());
-    for (const auto& o : report.offloads) hashes.push_back(o.hash);
-    svc.churn->offloaded(ctx.span.trace.hex(), hashes, ctx.rw.turn, first);
-  }
+  if (svc.churn) svc.churn->offloaded(ctx.span.trace.hex(), hashes, ctx.rw.turn, first);
   auto& live = ctx.live;
-  for (std::size_t i = 0; i < report.offloads.size(); ++i) {
-    const auto& o = report.offloads[i];
-    if (svc.live && i < first.size() && first[i]) note_new_offload(*svc.live, live, o);
+  for (std::size_t i = 0; i < first.size(); ++i)
+    if (first[i] && svc.live) note_new_offload(*svc.live, live, *fresh[i]);
+  for (const auto& o : report.offloads) {
     live.tokens_before += o.tokens_before;
     live.tokens_after += o.tokens_after;
     saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;

@@ -114,6 +114,10 @@ bool fs_blob_store::contains(std::string_view tenant, std::string_view hash) {
 // without a stat, the trust the S3 store gives what it wrote. Only a blob
 // deleted from outside the process meanwhile (by hand, or by a `blob gc` with
 // a TTL shorter than a few seconds) goes unnoticed for that long.
+std::int64_t fs_blob_store::recheck_seconds() const {
+  return std::min<std::int64_t>(keep_recheck_seconds, refresh_interval(options_.ttl_seconds, touch_granularity) / 2);
+}
+
 bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
   if (!is_valid_tenant(tenant) || hash.size() != 64) return false;
   thread_local std::string key;  // asked a few hundred times a turn: no allocation each
@@ -121,7 +125,7 @@ bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
   key += '/';
   key += hash;
   const auto now = options_.now();
-  const auto recheck = std::min<std::int64_t>(keep_recheck_seconds, refresh_interval(options_.ttl_seconds, touch_granularity) / 2);
+  const auto recheck = recheck_seconds();
   {
     std::lock_guard lock(confirmed_mutex_);
     if (auto it = confirmed_.find(key); it != confirmed_.end() && now - it->second < recheck) return true;

@@ -52,6 +52,7 @@ class fs_blob_store final : public blob_store {
   put_result put_encoded(std::string_view bytes, std::string_view encoded, const blob_meta& meta) override;
   bool contains(std::string_view tenant, std::string_view hash) override;
   bool keep(std::string_view tenant, std::string_view hash) override;
+  std::uint64_t keep_trust_ns() const override { return std::uint64_t(recheck_seconds()) * 1'000'000'000u; }
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override;
   std::uint64_t gc(std::uint64_t max_removals) override;
@@ -80,6 +81,8 @@ class fs_blob_store final : public blob_store {
   static constexpr std::size_t max_known_directories = 65536;
   static constexpr std::size_t max_confirmed = 1 << 18;
   static constexpr std::int64_t keep_recheck_seconds = 10;
+  // How long keep() trusts a confirmation: well inside the TTL's refresh.
+  std::int64_t recheck_seconds() const;
   std::mutex confirmed_mutex_;
   std::unordered_map<std::string, std::int64_t, rewrite::handle_key_hash, std::equal_to<>> confirmed_;  // tenant/hash → when keep() last saw it
   fs_store_options options_;

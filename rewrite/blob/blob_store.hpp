@@ -72,6 +72,13 @@ class blob_store {
   // contains(), for a blob about to be referenced again: a store whose put()
   // of bytes it holds refreshes their TTL does the same here.
   virtual bool keep(std::string_view tenant, std::string_view hash) { return contains(tenant, hash); }
+  // How long a keep() or put() that succeeded may be taken as still true
+  // without asking again, in nanoseconds (0: ask every time). A store that
+  // trusts its own confirmations for a while says for how long; a caller
+  // that remembers one (the offload engine, from one turn of a conversation
+  // to the next) trusts it no longer, so it never asks less often than the
+  // store would look.
+  virtual std::uint64_t keep_trust_ns() const { return 0; }
   // Reads, decompresses (capped) and re-hashes; resolves a 16..64-hex prefix.
   // A successful read refreshes the TTL.
   virtual get_result get(std::string_view tenant, std::string_view handle_prefix) = 0;

@@ -40,6 +40,7 @@ struct candidate {
   bool chosen = false;
   std::shared_ptr<const std::string> hash;  // computed once, when needed (or the previous turn's)
   output_fate fate = output_fate::below_threshold;
+  std::uint64_t kept_ns = 0;  // when the store confirmed holding it (output_memo::kept_ns)
 };
 
 // The previous turn's memo of the output whose value lay exactly where this
@@ -356,8 +357,9 @@ class offload_engine::pass {
       offload_record rec = record_of(c, now);
       auto replacement = replacement_for(c, rec);
       bool confirmed = false;
-      auto put = store(c, rec, confirmed);
+      auto put = store(c, rec, now, confirmed);
       if (!confirmed) now = e_.now_ns_();
+      if (!confirmed && put.error == blob_error::none) c.kept_ns = now;
       if (put.error != blob_error::none) {
         if (put.error == blob_error::too_large) ++report_.skipped_too_large;
         else ++report_.store_failures;
@@ -401,7 +403,9 @@ class offload_engine::pass {
     out.clear();
     out.reserve(cands_.size());
     for (const auto& c : cands_)
-      if (c.decoded) out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash, c.gist, c.gist ? ref_cfg_.tool_name : std::string()});
+      if (c.decoded)
+        out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash, c.gist,
+                       c.gist ? ref_cfg_.tool_name : std::string(), c.fate == output_fate::offloaded ? c.kept_ns : 0});
     auto by_place = [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; };
     if (!std::is_sorted(out.begin(), out.end(), by_place)) std::sort(out.begin(), out.end(), by_place);
   }
@@ -513,14 +517,27 @@ class offload_engine::pass {
   // Stores a chosen output. Bytes the previous turn offloaded are usually
   // stored already: keep() confirms it (and refreshes the TTL as a put
   // would) without decoding them; a blob gone since is stored again.
-  put_result store(candidate& c, const offload_record& rec, bool& confirmed) {
-    confirmed = c.known && c.hash && e_.store_.keep(tenant_, *c.hash);
-    if (confirmed) return {blob_error::none, true, {}};
+  put_result store(candidate& c, const offload_record& rec, std::uint64_t now, bool& confirmed) {
+    confirmed = c.known && c.hash && (trusted(*c.known, now) || e_.store_.keep(tenant_, *c.hash));
+    if (confirmed) {
+      // A confirmation taken on trust keeps its time: the store is asked
+      // again once it would look again itself.
+      c.kept_ns = trusted(*c.known, now) ? c.known->kept_ns : now;
+      return {blob_error::none, true, {}};
+    }
     if (!reuse_.may_store) {
       report_.store_needed = true;
       return {blob_error::io, false, "not stored: this pass may not block"};
     }
     return e_.store_.put(content(c), blob_meta{rec.hash, c.size, rec.kind, 0, std::string(tenant_), rec.tool_name});
+  }
+
+  // The previous turn's confirmation that the store holds these bytes, while
+  // the store would trust its own: a long conversation re-offloads a few
+  // hundred outputs every turn, and asking the store for each costs a lock,
+  // a clock reading and a cold hash-table lookup.
+  bool trusted(const output_memo& m, std::uint64_t now) const {
+    return m.kept_ns && now >= m.kept_ns && now - m.kept_ns < e_.store_.keep_trust_ns();
   }
 
   tool_rule rule_of(const tool_output& o) const {
@@ -547,6 +564,7 @@ class offload_engine::pass {
     rec.call_id = c.out->call_id;
     rec.order = c.out->order;
     rec.bytes = c.size;
+    rec.repeated = c.known && c.known->kept_ns;
     return rec;
   }
 

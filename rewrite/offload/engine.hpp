@@ -39,6 +39,9 @@ struct offload_record {
   bool deduplicated = false;
   std::size_t order = 0;
   std::uint64_t start_ns = 0, end_ns = 0;  // from the injected clock
+  // Offloaded by this conversation's previous turn too (as remembered):
+  // not new to it.
+  bool repeated = false;
 };
 
 enum class rewrite_outcome { unchanged, rewritten, unparsable };
@@ -106,6 +109,9 @@ struct output_memo {
   // the same for the same bytes at the same place of the same conversation).
   std::shared_ptr<const offload_gist> gist;
   std::string gist_for;
+  // When the store last confirmed holding these bytes for this tenant (the
+  // engine's clock; 0: this turn did not offload them).
+  std::uint64_t kept_ns = 0;
 };
 
 // A previous turn's outputs for this rewrite to reuse where the two bodies

@@ -29,6 +29,9 @@ class conversation {
     }
   }
 
+  // Adds a call and its output at the end: the conversation only grows.
+  void grow() { add(calls_.size()); }
+
   std::string body() const {
     // A flipped bit can leave invalid UTF-8: written as U+FFFD, as a client's encoder would.
     const auto dump = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
