@@ -51,7 +51,8 @@ std::string with_explicit_white_space(std::string_view pattern) {
   return out;
 }
 
-std::unique_ptr<pretokenizer> pretokenizer::compile(std::string_view pattern, std::string* error) {
+std::unique_ptr<pretokenizer> pretokenizer::compile(std::string_view pattern, std::string* error,
+                                                   bool ascii_fast_path) {
   const auto translated = with_explicit_white_space(pattern);
   int code_error = 0;
   PCRE2_SIZE offset = 0;
@@ -71,6 +72,9 @@ std::unique_ptr<pretokenizer> pretokenizer::compile(std::string_view pattern, st
   auto* context = pcre2_match_context_create(nullptr);
   if (context) pcre2_set_match_limit(context, match_limit);
   p->context_ = context;
+  // The hand matcher is chosen by the pattern as written (before \s is made
+  // explicit): only the exact built-in patterns it reproduces.
+  p->grammar_ = ascii_fast_path ? ascii_grammar_of(pattern) : ascii_grammar::none;
   return p;
 }
 
@@ -89,6 +93,13 @@ pretokenizer::cursor::~cursor() { pcre2_match_data_free(static_cast<pcre2_match_
 bool pretokenizer::cursor::next(std::string_view& piece) {
   if (failed_ || pos_ >= text_.size()) return false;
   if (!have_match_) {
+    // ASCII where the hand matcher can decide: the piece PCRE2 would match
+    // here (which starts here: every ASCII byte starts a match). Else PCRE2.
+    if (const auto n = ascii_piece(p_.grammar_, text_, pos_)) {
+      piece = text_.substr(pos_, n);
+      pos_ += n;
+      return true;
+    }
     auto* md = static_cast<pcre2_match_data*>(match_data_);
     auto* context = static_cast<pcre2_match_context*>(p_.context_);
     auto subject = reinterpret_cast<PCRE2_SPTR>(text_.data());

@@ -7,12 +7,18 @@
 // tiktoken runs the pattern with Rust's regex engines, where \s is Unicode
 // White_Space; PCRE2's \s also matches U+180E (Mongolian vowel separator), so
 // \s and \S are rewritten to White_Space's explicit ranges before compiling.
+//
+// The built-in encodings' patterns (o200k_base, cl100k_base, byte for byte)
+// are matched by hand over ASCII text (ascii_pretokenizer.hpp), with the same
+// pieces as PCRE2 gives; PCRE2 matches wherever a non-ASCII byte would decide.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "rewrite/tokens/ascii_pretokenizer.hpp"
 
 namespace gistproxy::rewrite::tokens {
 
@@ -23,10 +29,16 @@ std::string with_explicit_white_space(std::string_view pattern);
 class pretokenizer {
  public:
   // Compiles the pattern; returns nullptr and says why in *error if it does not.
-  static std::unique_ptr<pretokenizer> compile(std::string_view pattern, std::string* error);
+  // ascii_fast_path false: PCRE2 matches every piece, whatever the pattern
+  // (the reference the fast path is tested against).
+  static std::unique_ptr<pretokenizer> compile(std::string_view pattern, std::string* error,
+                                               bool ascii_fast_path = true);
   ~pretokenizer();
   pretokenizer(const pretokenizer&) = delete;
   pretokenizer& operator=(const pretokenizer&) = delete;
+
+  // The hand matcher used over ASCII (none: PCRE2 alone).
+  ascii_grammar ascii_fast_path() const { return grammar_; }
 
   // Walks one text's pieces. Every byte lands in exactly one piece: bytes no
   // match covers (invalid UTF-8 only, with this pattern family) come out as
@@ -60,6 +72,7 @@ class pretokenizer {
   void* code_ = nullptr;     // pcre2_code_8
   void* context_ = nullptr;  // pcre2_match_context_8
   bool jit_ = false;
+  ascii_grammar grammar_ = ascii_grammar::none;
 };
 
 }  // namespace gistproxy::rewrite::tokens
