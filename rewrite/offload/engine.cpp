@@ -14,19 +14,7 @@ namespace {
 
 // What replaces the bytes at `at`: `owned`, or a gist's escaped reference
 // (`shared`, in quotes unless `bare`), which is not copied until the splice.
-struct edit {
-  json::range at;
-  std::string owned;
-  std::shared_ptr<const offload_engine::gist> shared;
-  bool bare = false;
-  std::size_t size() const { return shared ? shared->escaped.size() + (bare ? 0 : 2) : owned.size(); }
-  void append_to(std::string& out) const {
-    if (!shared) return void(out += owned);
-    if (!bare) out += '"';
-    out += shared->escaped;
-    if (!bare) out += '"';
-  }
-};
+using edit = splice_edit;
 
 struct candidate {
   const tool_output* out = nullptr;
@@ -432,6 +420,7 @@ class offload_engine::pass {
     }
     out.append(body_.substr(pos));
     report_.outcome = rewrite_outcome::rewritten;
+    result_.edits = std::move(edits_);
   }
 
  private:

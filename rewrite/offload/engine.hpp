@@ -130,9 +130,31 @@ struct output_reuse {
   bool may_store = true;
 };
 
+// One replacement the splice made: the client's bytes `at` became the text of
+// `shared` (a gist's reference, quoted unless bare) or `owned`. Two turns'
+// edits that are alike wrote the same bytes in place of the same bytes.
+struct splice_edit {
+  json::range at;
+  std::string owned;
+  std::shared_ptr<const offload_gist> shared;
+  bool bare = false;
+  std::size_t size() const { return shared ? shared->escaped.size() + (bare ? 0 : 2) : owned.size(); }
+  void append_to(std::string& out) const {
+    if (!shared) return void(out += owned);
+    if (!bare) out += '"';
+    out += shared->escaped;
+    if (!bare) out += '"';
+  }
+  bool alike(const splice_edit& o) const {
+    if (at.begin != o.at.begin || at.end != o.at.end || bare != o.bare || !shared != !o.shared) return false;
+    return shared ? shared == o.shared || shared->escaped == o.shared->escaped : owned == o.owned;
+  }
+};
+
 struct rewrite_result {
   std::string body;  // empty when outcome != rewritten: forward the original
   rewrite_report report;
+  std::vector<splice_edit> edits;  // what the splice replaced, in order (when rewritten)
 };
 
 class offload_engine {

@@ -12,6 +12,8 @@ std::size_t remembered_turn::bytes() const {
     n += (o.hash ? o.hash->capacity() : 0) + o.gist_for.capacity();
     if (o.gist) n += o.gist->reference.capacity() + o.gist->escaped.capacity();  // shared, so counted as if owned
   }
+  n += forwarded_edits.size() * sizeof(splice_edit);
+  for (const auto& e : forwarded_edits) n += e.owned.capacity();  // a gist is counted with its output's memo
   for (const auto& i : items.items) n += i->bytes;  // counted in full by every turn that shares it: an upper bound
   return n + sizeof(remembered_turn);
 }

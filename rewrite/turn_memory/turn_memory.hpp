@@ -40,6 +40,10 @@ struct remembered_turn {
   std::vector<output_memo> outputs;
   conversation_items items;  // what the offload scan found in each conversation item
   std::string forwarded;  // what went upstream, when it was not `body` itself
+  // How `forwarded` was made: `body` with these spliced in, when edits_known
+  // (the rewrite ran on the body that was compared and remembered).
+  std::vector<splice_edit> forwarded_edits;
+  bool edits_known = false;
   json::walk_record forwarded_walks;
   // The prefix check's items, as the client sent them and as forwarded
   // (a turn forwarded as received has only the first).

@@ -18,6 +18,14 @@
 
 namespace gistproxy::rewrite {
 
+// The bytes two forwarded bodies surely share, without reading them: each
+// is its client body with edits spliced in, and the client bodies share
+// `same_client` bytes. Up to the first edit either turn made there that the
+// other did not make alike (or that reaches past them), both hold the same
+// client bytes with the same replacements. Edits ascending, as spliced.
+std::size_t forwarded_in_common(const std::vector<splice_edit>& previous, const std::vector<splice_edit>& now,
+                                std::size_t same_client);
+
 class turn_reuse {
  public:
   // `previous`: what turn_memory::find gave for `body` (may hold no turn).
