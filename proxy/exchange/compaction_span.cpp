@@ -10,7 +10,7 @@ void emit_compaction_span(telemetry::tracer& tracer, const telemetry::span& requ
   s.set("gistproxy.tokens_before", o.tokens_before);
   s.set("gistproxy.tokens_after", o.tokens_after);
   s.set("gistproxy.bytes_offloaded", o.bytes);
-  s.set("gistproxy.handle", o.hash);
+  s.set_text("gistproxy.handle", o.hash);
   s.set("gistproxy.content_kind", o.kind);
   s.set("gistproxy.deduplicated", o.deduplicated);
   s.set("gen_ai.tool.name", o.tool_name);

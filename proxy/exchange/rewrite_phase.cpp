@@ -29,7 +29,7 @@ void note_new_offload(const live_feed& feed, live_notes& live, const rewrite::of
     ++live.new_offloads_dropped;
     return;
   }
-  live.new_offloads.push_back({o.hash, o.tool_name, o.kind, o.bytes, o.tokens_before, o.tokens_after});
+  live.new_offloads.push_back({std::string(o.hash), o.tool_name, o.kind, o.bytes, o.tokens_before, o.tokens_after});
 }
 
 // Turns the engine's report into metrics and one compaction span per offload.

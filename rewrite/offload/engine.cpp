@@ -518,7 +518,7 @@ class offload_engine::pass {
       report_.store_needed = true;
       return {blob_error::io, false, "not stored: this pass may not block"};
     }
-    return e_.store_.put(content(c), blob_meta{rec.hash, c.size, rec.kind, 0, std::string(tenant_), rec.tool_name});
+    return e_.store_.put(content(c), blob_meta{std::string(rec.hash), c.size, rec.kind, 0, std::string(tenant_), rec.tool_name});
   }
 
   // The previous turn's confirmation that the store holds these bytes, while
@@ -549,6 +549,7 @@ class offload_engine::pass {
     offload_record rec;
     rec.start_ns = start_ns;
     rec.hash = hash_of(c);
+    rec.hash_text = c.hash;
     rec.tool_name = c.out->tool_name;
     rec.call_id = c.out->call_id;
     rec.order = c.out->order;

@@ -29,7 +29,11 @@
 namespace gistproxy::rewrite {
 
 struct offload_record {
-  std::string hash;  // full SHA-256
+  // The full SHA-256 (hex): a view of `hash_text`, which the output's memo
+  // shares from turn to turn (a long conversation re-offloads a few hundred
+  // outputs every turn: no copy each). Set both, or neither.
+  std::string_view hash;
+  std::shared_ptr<const std::string> hash_text;
   std::string tool_name;
   std::string call_id;
   std::string kind;  // json, log, source, text, image/png, …

@@ -122,8 +122,8 @@ void replay_session::replay_one(const recorded_request& req) {
   for (const auto& o : out.report.offloads) {
     auto tool = o.tool_name.empty() ? std::string("(unknown)") : o.tool_name;
     ++st.offloads;
-    if (s.blobs.insert(o.hash).second) st.offloaded_bytes += o.bytes;
-    s.offloaded_outputs[tool].insert(o.hash);
+    if (s.blobs.insert(std::string(o.hash)).second) st.offloaded_bytes += o.bytes;
+    s.offloaded_outputs[tool].insert(std::string(o.hash));
     st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
   }
   measure_turn(*d, body, out, model, rewritten);

@@ -96,7 +96,7 @@ TEST_CASE("chat: the big log and source outputs are offloaded, the small one sta
   CHECK(r.tool_injected);
   auto j = nlohmann::json::parse(result.body);
   auto log_ref = j["messages"][3]["content"].get<std::string>();
-  CHECK(log_ref.find("read_blob(\"" + r.offloads[0].hash.substr(0, 16) + "\")") != std::string::npos);
+  CHECK(log_ref.find("read_blob(\"" + std::string(r.offloads[0].hash.substr(0, 16)) + "\")") != std::string::npos);
   CHECK(log_ref.find("ERROR") != std::string::npos);  // logs preview their tail, where errors are
   CHECK(j["messages"][4]["content"] == "04:00");
   CHECK(j["tools"].size() == 3);

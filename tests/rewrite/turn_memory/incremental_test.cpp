@@ -69,7 +69,7 @@ path_result run(turn_reuse* reuse, const dialect& d, const offload_engine& engin
 
 std::vector<std::string> hashes_of(const rewrite_report& r) {
   std::vector<std::string> out;
-  for (const auto& o : r.offloads) out.push_back(o.hash + "/" + o.kind + "/" + std::to_string(o.tokens_after));
+  for (const auto& o : r.offloads) out.push_back(std::string(o.hash) + "/" + o.kind + "/" + std::to_string(o.tokens_after));
   return out;
 }
 
