@@ -79,6 +79,7 @@ bool rank_table::build(std::string* error) {
   if (count == 0 || count > offset_mask) return fail(error, "bad count");
   count_ = count;
   slots_.assign(count + count / 2 + 1, 0);  // load 2/3: short probes, 4 bytes a slot
+  pairs_.assign(std::size_t(1) << 16, no_rank);
   std::size_t pos = std::size_t(rest.data() - data_.data());
   for (std::size_t r = 0; r < count; ++r) {
     if (pos >= data_.size()) return fail(error, "truncated");
@@ -86,6 +87,7 @@ bool rank_table::build(std::string* error) {
     if (length == 0 || data_.size() - pos - 1 < length) return fail(error, "truncated");
     const auto offset = std::uint32_t(pos + 1);
     if (!insert(offset, hash_bytes(data_.substr(offset, length)))) return fail(error, "duplicate token");
+    if (length == 2) pairs_[std::size_t(std::uint8_t(data_[offset])) << 8 | std::uint8_t(data_[offset + 1])] = offset;
     pos += 1 + std::size_t(length);
   }
   if (pos != data_.size()) return fail(error, "trailing bytes");
@@ -107,6 +109,7 @@ bool rank_table::insert(std::uint32_t offset, std::uint64_t hash) {
 }
 
 rank rank_table::rank_of(std::string_view bytes) const {
+  if (bytes.size() == 2) return pairs_[std::size_t(std::uint8_t(bytes[0])) << 8 | std::uint8_t(bytes[1])];
   if (bytes.empty() || bytes.size() > 255) return no_rank;
   const auto hash = hash_bytes(bytes);
   const auto tag = tag_of(hash);

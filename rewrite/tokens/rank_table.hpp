@@ -4,7 +4,10 @@
 // proxy: one 32-bit slot per 2/3 of a token (the token's offset in the rank
 // data, plus 11 bits of its hash to skip most mismatches without touching the
 // data), over the data itself. About 1.2 MB for o200k_base beside its 1.6 MB
-// of data, which the built-in encodings read in place from the binary.
+// of data, which the built-in encodings read in place from the binary. Two-byte
+// tokens are also in a direct table (256 KB): every merge starts by looking up
+// each adjacent pair of a piece, and a probe of the large table is a cache
+// miss when it has gone cold between requests.
 #pragma once
 
 #include <cstdint>
@@ -47,6 +50,7 @@ class rank_table {
   std::string_view name_, pattern_;  // views into data_
   std::size_t count_ = 0;
   std::vector<std::uint32_t> slots_;  // 0 = empty; else tag << 21 | offset of the token's bytes
+  std::vector<rank> pairs_;           // by first byte << 8 | second: each two-byte token's rank
 };
 
 }  // namespace gistproxy::rewrite::tokens

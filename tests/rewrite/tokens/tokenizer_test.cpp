@@ -61,6 +61,13 @@ TEST_CASE("rank files: parsed, looked up, and every malformed shape refused") {
   CHECK(t->rank_of("abcd") == no_rank);
   CHECK(t->rank_of("") == no_rank);
   CHECK(t->rank_of(std::string(300, 'a')) == no_rank);
+  // Two-byte tokens come from their own table: every pair is a token or not, as listed.
+  for (int a = 0; a < 256; ++a)
+    for (int b = 0; b < 256; ++b) {
+      const std::string pair{char(a), char(b)};
+      CHECK((t->rank_of(pair) != no_rank) == (pair == "ab" || pair == "bc"));
+    }
+  CHECK(t->rank_of("ab") > t->rank_of("\xFF"));
 
   const auto good = rank_file(with_bytes({"ab"}));
   CHECK_FALSE(rank_table::parse("", &error));
