@@ -53,14 +53,22 @@ class piece_counts {
  public:
   static constexpr std::size_t longest = 24;
 
+  static std::size_t slot_of(std::string_view piece) { return std::hash<std::string_view>{}(piece) % slots; }
+  void prefetch(std::size_t slot) const { __builtin_prefetch(&slots_[slot]); }
   const std::uint32_t* find(const rank_table* table, std::string_view piece) const {
-    const auto& e = slots_[slot_of(piece)];
+    return find_at(slot_of(piece), table, piece);
+  }
+  const std::uint32_t* find_at(std::size_t slot, const rank_table* table, std::string_view piece) const {
+    const auto& e = slots_[slot];
     return e.table == table && e.size == piece.size() && std::memcmp(e.bytes, piece.data(), piece.size()) == 0
                ? &e.count
                : nullptr;
   }
   void put(const rank_table* table, std::string_view piece, std::uint32_t count) {
-    auto& e = slots_[slot_of(piece)];
+    put_at(slot_of(piece), table, piece, count);
+  }
+  void put_at(std::size_t slot, const rank_table* table, std::string_view piece, std::uint32_t count) {
+    auto& e = slots_[slot];
     e.table = table;
     e.size = static_cast<std::uint8_t>(piece.size());
     std::memcpy(e.bytes, piece.data(), piece.size());
@@ -75,28 +83,63 @@ class piece_counts {
     std::uint8_t size = 0;
     char bytes[longest];
   };
-  static std::size_t slot_of(std::string_view piece) { return std::hash<std::string_view>{}(piece) % slots; }
   std::array<entry, slots> slots_{};
 };
 
-std::uint64_t count_piece(const rank_table& ranks, std::string_view piece, merge_scratch& scratch) {
-  if (piece.size() < 2 || piece.size() > piece_counts::longest) return count_long_piece(ranks, piece, scratch);
+piece_counts& thread_piece_counts() {
   thread_local std::unique_ptr<piece_counts> cache;
   if (!cache) cache = std::make_unique<piece_counts>();
-  if (const auto* known = cache->find(&ranks, piece)) return *known;
+  return *cache;
+}
+
+constexpr std::size_t not_cached = std::size_t(-1);
+
+// Where a piece's count is cached (not_cached: too short or too long to be).
+std::size_t cache_slot(std::string_view piece) {
+  return piece.size() < 2 || piece.size() > piece_counts::longest ? not_cached : piece_counts::slot_of(piece);
+}
+
+std::uint64_t count_piece(const rank_table& ranks, piece_counts& cache, std::string_view piece, std::size_t slot,
+                          merge_scratch& scratch) {
+  if (slot == not_cached) return count_long_piece(ranks, piece, scratch);
+  if (const auto* known = cache.find_at(slot, &ranks, piece)) return *known;
   const auto count = count_piece_tokens(ranks, piece, scratch);
-  cache->put(&ranks, piece, static_cast<std::uint32_t>(count));  // at most 24: a token is at least a byte
+  cache.put_at(slot, &ranks, piece, static_cast<std::uint32_t>(count));  // at most 24: a token is at least a byte
   return count;
 }
+
+
 
 }  // namespace
 
 std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind) const {
   merge_scratch scratch;
   pretokenizer::cursor pieces(*split_, bytes);
+  auto& cache = thread_piece_counts();
+  // Each piece's cached count is prefetched a few pieces before it is read:
+  // between requests the cache goes cold, and counting piece by piece would
+  // wait out every miss in turn.
+  struct ahead {
+    std::string_view piece;
+    std::size_t slot;
+  };
+  constexpr std::size_t depth = 8;
+  std::array<ahead, depth> ring;
+  std::size_t next = 0, held = 0;
   std::uint64_t count = 0;
   std::string_view piece;
-  while (pieces.next(piece)) count += count_piece(*ranks_, piece, scratch);
+  while (pieces.next(piece)) {
+    const auto slot = cache_slot(piece);
+    if (slot != not_cached) cache.prefetch(slot);
+    if (held == depth) count += count_piece(*ranks_, cache, ring[next].piece, ring[next].slot, scratch);
+    else ++held;
+    ring[next] = {piece, slot};
+    next = (next + 1) % depth;
+  }
+  for (std::size_t k = depth - held; k < depth; ++k) {  // the ones still held, oldest first
+    const auto& a = ring[(next + k) % depth];
+    count += count_piece(*ranks_, cache, a.piece, a.slot, scratch);
+  }
   if (pieces.failed()) {
     fallbacks_.fetch_add(1, std::memory_order_relaxed);
     count += char_ratio_estimator().estimate(pieces.rest(), kind);
