@@ -55,17 +55,11 @@ class piece_counts {
 
   static std::size_t slot_of(std::string_view piece) { return std::hash<std::string_view>{}(piece) % slots; }
   void prefetch(std::size_t slot) const { __builtin_prefetch(&slots_[slot]); }
-  const std::uint32_t* find(const rank_table* table, std::string_view piece) const {
-    return find_at(slot_of(piece), table, piece);
-  }
   const std::uint32_t* find_at(std::size_t slot, const rank_table* table, std::string_view piece) const {
     const auto& e = slots_[slot];
     return e.table == table && e.size == piece.size() && std::memcmp(e.bytes, piece.data(), piece.size()) == 0
                ? &e.count
                : nullptr;
-  }
-  void put(const rank_table* table, std::string_view piece, std::uint32_t count) {
-    put_at(slot_of(piece), table, piece, count);
   }
   void put_at(std::size_t slot, const rank_table* table, std::string_view piece, std::uint32_t count) {
     auto& e = slots_[slot];
@@ -107,8 +101,6 @@ std::uint64_t count_piece(const rank_table& ranks, piece_counts& cache, std::str
   cache.put_at(slot, &ranks, piece, static_cast<std::uint32_t>(count));  // at most 24: a token is at least a byte
   return count;
 }
-
-
 
 }  // namespace
 

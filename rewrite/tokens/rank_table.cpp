@@ -108,12 +108,6 @@ bool rank_table::insert(std::uint32_t offset, std::uint64_t hash) {
   }
 }
 
-void rank_table::prefetch(std::string_view bytes) const {
-  if (bytes.size() == 2) return __builtin_prefetch(&pairs_[std::size_t(std::uint8_t(bytes[0])) << 8 | std::uint8_t(bytes[1])]);
-  if (bytes.empty() || bytes.size() > 255) return;
-  __builtin_prefetch(&slots_[slot_of(hash_bytes(bytes))]);
-}
-
 rank rank_table::rank_of(std::string_view bytes) const {
   if (bytes.size() == 2) return pairs_[std::size_t(std::uint8_t(bytes[0])) << 8 | std::uint8_t(bytes[1])];
   if (bytes.empty() || bytes.size() > 255) return no_rank;

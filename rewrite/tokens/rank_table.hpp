@@ -34,8 +34,6 @@ class rank_table {
 
   // These exact bytes' merge order, or no_rank if they are not one token.
   rank rank_of(std::string_view bytes) const;
-  // Starts loading what rank_of(bytes) will read first (a hint, no effect on results).
-  void prefetch(std::string_view bytes) const;
 
   std::string_view name() const { return name_; }
   std::string_view pattern() const { return pattern_; }
