@@ -56,7 +56,7 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   for (const auto& o : report.offloads)
     if (!o.repeated) fresh.push_back(&o), hashes.push_back(o.hash);
   std::vector<bool> first;
-  if (svc.churn) svc.churn->offloaded(ctx.span.trace.hex(), hashes, ctx.rw.turn, first);
+  if (svc.churn && !hashes.empty()) svc.churn->offloaded(ctx.span.trace.hex(), hashes, ctx.rw.turn, first);
   auto& live = ctx.live;
   for (std::size_t i = 0; i < first.size(); ++i)
     if (first[i] && svc.live) note_new_offload(*svc.live, live, *fresh[i]);
