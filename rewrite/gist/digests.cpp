@@ -117,13 +117,18 @@ std::string_view kind_word(json::kind k) {
   }
 }
 
+// A key as the digest shows it (raw, as written in the output): its first 40
+// bytes, never cut inside a UTF-8 sequence (the digest goes into the
+// forwarded body) nor inside an escape.
+std::string shown_key(std::string_view key) { return std::string(key.substr(0, text::raw_string_floor(key, 40))); }
+
 // "{a: string, b: number, ...}" of an object's members (the first 24 keys).
 std::string keys_of(std::string_view doc, std::size_t at) {
   json::cursor c(doc, at);
   std::string out;
   std::size_t n = 0;
   bool ok = c.object([&](std::string_view key, json::cursor& v) {
-                if (n++ < 24) out += (out.empty() ? "" : ", ") + std::string(key.substr(0, 40)) + ": " + std::string(kind_word(v.peek()));
+                if (n++ < 24) out += (out.empty() ? "" : ", ") + shown_key(key) + ": " + std::string(kind_word(v.peek()));
                 return v.skip_value().has_value();
               }).has_value();
   if (!ok) return {};
@@ -172,7 +177,7 @@ std::string json_digest(std::string_view bytes, std::size_t budget_bytes) {
                   } else if (!v.skip_value()) {
                     return false;
                   }
-                  if (n++ < 24) members += (members.empty() ? "" : ", ") + std::string(key.substr(0, 40)) + ": " + what;
+                  if (n++ < 24) members += (members.empty() ? "" : ", ") + shown_key(key) + ": " + what;
                   return true;
                 }).has_value();
     if (!ok) return {};

@@ -107,16 +107,26 @@ std::string source_digest(std::string_view bytes, std::size_t budget_bytes) {
     if (!is_definition(code)) return true;
     ++definitions;
     auto entry = std::to_string(number) + ": " + shown(code) + "\n";
-    if (used + entry.size() + 64 <= budget_bytes) {
+    if (used + entry.size() <= budget_bytes) {
       used += entry.size();
       entries.push_back(std::move(entry));
     }
     return true;
   });
   if (definitions < 2) return {};
-  std::string out = "outline (" + std::to_string(definitions) + " definitions, with their line numbers):\n";
+  // The header and the "… N more" line are sized exactly (their numbers are
+  // known only now): entries give way from the end until all of it fits.
+  const std::string header = "outline (" + std::to_string(definitions) + " definitions, with their line numbers):\n";
+  const auto more_line = [&] {
+    return entries.size() < definitions ? "… " + std::to_string(definitions - entries.size()) + " more\n" : std::string();
+  };
+  while (!entries.empty() && header.size() + used + more_line().size() > budget_bytes) {
+    used -= entries.back().size();
+    entries.pop_back();
+  }
+  std::string out = header;
   for (const auto& e : entries) out += e;
-  if (entries.size() < definitions) out += "… " + std::to_string(definitions - entries.size()) + " more\n";
+  out += more_line();
   return out.size() <= budget_bytes ? out : std::string();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rewrite/gist/digests.hpp"
+#include "rewrite/text/utf8.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -83,6 +84,14 @@ bool ends_with_call(std::string_view text) {
 
 }  // namespace
 
+std::string_view reference_handle(std::string_view text) {
+  if (!is_reference(text)) return {};
+  // Its last NAME("HANDLE") ends the image line or the "Full output" line.
+  auto line = text.starts_with("[image: ") ? text : text.substr(0, text.rfind("\")\n") + 2);
+  const auto open = line.rfind("(\"");
+  return line.substr(open + 2, line.size() - open - 4);
+}
+
 bool is_reference(std::string_view text) {
   // An image placeholder: one line, "[image: …] (from tool …; stored by gistproxy) Retrieve: NAME("HANDLE")".
   if (text.starts_with("[image: "))
@@ -111,6 +120,15 @@ static std::string digest_of(std::string_view bytes, content_kind kind, std::siz
   return source_digest(bytes, budget);
 }
 
+// The output's tool as a reference names it: the client's name, bounded and
+// valid UTF-8 (it comes from the body; the reference goes into every later turn).
+static std::string shown_tool(std::string_view name) {
+  if (name.empty()) return "unknown";
+  constexpr std::size_t max_shown_tool = 128;
+  if (name.size() <= max_shown_tool) return text::scrub_utf8(name);
+  return text::scrub_utf8(name.substr(0, text::raw_string_floor(name, max_shown_tool))) + "…";
+}
+
 std::string render_reference(std::string_view bytes, const content_shape& shape, std::string_view tool_name,
                              std::string_view full_hash, const reference_config& cfg) {
   const bool tail = shape.kind == content_kind::log;  // errors are at the end of logs
@@ -125,7 +143,7 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
   out.reserve(preview.size() + 512);
   out += reference_opening;
   out += "tool: ";
-  out += tool_name.empty() ? std::string_view("unknown") : tool_name;
+  out += shown_tool(tool_name);
   out += " | kind: ";
   out += kind_name(shape.kind);
   out += " | " + std::to_string(shape.lines) + " lines, " + std::to_string(shape.chars) + " characters, ~" +
@@ -154,7 +172,7 @@ std::string render_image_reference(std::string_view media_type, std::size_t byte
   auto sub = media_type.substr(media_type.find('/') == std::string_view::npos ? 0 : media_type.find('/') + 1);
   std::string out = "[image: " + std::string(sub) + ", " + std::to_string(bytes) + " bytes]";
   out += " (from tool ";
-  out += tool_name.empty() ? std::string_view("unknown") : tool_name;
+  out += shown_tool(tool_name);
   out += "; stored by gistproxy) Retrieve: ";
   out += cfg.tool_name;
   out += "(\"";

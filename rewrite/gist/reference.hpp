@@ -28,6 +28,9 @@ std::string render_reference(std::string_view bytes, const content_shape& shape,
 // through a gistproxy, never offloaded again.
 bool is_reference(std::string_view text);
 
+// The handle a reference names (16..64 hex), empty when `text` is not one.
+std::string_view reference_handle(std::string_view text);
+
 std::string render_image_reference(std::string_view media_type, std::size_t bytes, std::string_view tool_name,
                                    std::string_view full_hash, const reference_config& cfg);
 

@@ -57,8 +57,13 @@ std::uint64_t rough_saving(std::size_t raw_bytes, std::uint64_t preview_tokens) 
 }  // namespace
 
 namespace {
-std::string gist_key(const std::string& hash, std::string_view tool_name, const reference_config& ref) {
-  std::string key = hash;
+// Keyed by tenant too: a hit is faster than a miss, and a tenant must not
+// learn by timing that another tenant offloaded the same bytes.
+std::string gist_key(std::string_view tenant, const std::string& hash, std::string_view tool_name,
+                     const reference_config& ref) {
+  std::string key(tenant);
+  key += '\0';
+  key += hash;
   key += '\0';
   key += tool_name;
   key += '\0';
@@ -67,25 +72,26 @@ std::string gist_key(const std::string& hash, std::string_view tool_name, const 
 }
 }  // namespace
 
-std::shared_ptr<const offload_engine::gist> offload_engine::cached_gist(const std::string& hash,
+std::shared_ptr<const offload_engine::gist> offload_engine::cached_gist(std::string_view tenant, const std::string& hash,
                                                                          std::string_view tool_name,
                                                                          const reference_config& ref) const {
-  const auto key = gist_key(hash, tool_name, ref);
+  const auto key = gist_key(tenant, hash, tool_name, ref);
   std::lock_guard lock(gist_mutex_);
   auto it = gists_.find(key);
   return it == gists_.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const offload_engine::gist> offload_engine::gist_of(std::string_view bytes, const std::string& hash,
-                                                                     std::string_view tool_name,
+std::shared_ptr<const offload_engine::gist> offload_engine::gist_of(std::string_view tenant, std::string_view bytes,
+                                                                     const std::string& hash, std::string_view tool_name,
                                                                      const reference_config& ref) const {
   // The reference is a pure function of (bytes, tool name, configuration): a
   // cache keyed by the bytes' hash returns the same text without re-reading
   // them. It holds derived text only, never the blob's bytes.
-  if (auto hit = cached_gist(hash, tool_name, ref)) return hit;
-  auto key = gist_key(hash, tool_name, ref);
+  if (auto hit = cached_gist(tenant, hash, tool_name, ref)) return hit;
+  auto key = gist_key(tenant, hash, tool_name, ref);
   auto g = std::make_shared<gist>();
   g->shape = shape_of(bytes, estimator_);
+  g->tool_name = tool_name;
   g->reference = render_reference(bytes, g->shape, tool_name, hash, ref);
   g->reference_tokens = estimator_.estimate(g->reference, content_kind::text);
   json::escape_into(g->escaped, g->reference);
@@ -191,7 +197,7 @@ class offload_engine::pass {
         c.chosen = decode(c);
         continue;
       }
-      if ((c.out->raw.starts_with("[gistproxy: ") || c.out->raw.starts_with("[image: ")) && decode(c) && is_reference(c.bytes)) {
+      if ((c.out->raw.starts_with("[gistproxy: ") || c.out->raw.starts_with("[image: ")) && decode(c) && is_reference(content(c))) {
         c.fate = output_fate::already_reference;  // whatever the threshold: never a reference to a reference
         continue;
       }
@@ -264,12 +270,41 @@ class offload_engine::pass {
     // break then is the plan; on a later turn it would not be.
     report_.offer_arrives = decision.reason == offer_decision::why::output_pays && !cands_.empty() &&
                             paying[decision.first_paying] == &cands_.back();
+    if (!offer_ && carries_followable_reference()) {
+      offer_ = true;
+      report_.offer_reason = "reference_resolves";
+    }
     if (offer_) return;
     for (auto& c : cands_)
       if (c.chosen) {
         c.chosen = false;
         c.fate = output_fate::not_worth_it;
       }
+  }
+
+  // A reference already in the request (from /v1/offload, another replica,
+  // a model quoting one) that the tenant's store resolves: without read_blob
+  // on offer it could never be followed. A few are looked at, each a store
+  // lookup; a pass that may not block asks to be run where it may.
+  bool carries_followable_reference() {
+    if (!followable_) followable_ = find_followable_reference();
+    return *followable_;
+  }
+  bool find_followable_reference() {
+    constexpr int max_lookups = 8;
+    int looked = 0;
+    for (auto& c : cands_) {
+      if (c.fate != output_fate::already_reference || looked == max_lookups) continue;
+      const auto handle = reference_handle(content(c));
+      if (handle.empty()) continue;
+      if (!reuse_.may_store) {
+        report_.store_needed = true;
+        return false;
+      }
+      ++looked;
+      if (e_.store_.get(tenant_, handle).error == blob_error::none) return true;
+    }
+    return false;
   }
 
   // 2c. Age-aware offload: past the trigger, older outputs go down to the
@@ -364,10 +399,12 @@ class offload_engine::pass {
   }
 
   // 4. read_blob joins the tools: always (so the tools prefix never changes
-  //    mid-conversation) or only when this request holds a reference.
+  //    mid-conversation) or only when this request holds a reference
+  //    (one it made, or one it carried in that the store resolves).
   void offer_read_blob() {
     const bool offer_anyway = cfg_.inject == inject_mode::always || (cfg_.inject == inject_mode::cost && offer_);
-    bool inject = !report_.offloads.empty() || (offer_anyway && scan_.tools.has_value());
+    bool inject = !report_.offloads.empty() || (offer_anyway && scan_.tools.has_value()) ||
+                  carries_followable_reference();
     if (!inject || declared(report_.tool_name)) return;
     const auto& def = definition();
     if (scan_.tools) {
@@ -493,14 +530,17 @@ class offload_engine::pass {
     return *c.hash;
   }
 
-  // The output's gist: the previous turn's for the same bytes (and the same
-  // read_blob name), else the engine's cache, else made from the bytes.
+  // The output's gist: the previous turn's for the same bytes (the same
+  // read_blob name and the same tool), else the engine's cache, else made
+  // from the bytes.
   const std::shared_ptr<const gist>& gist_of(candidate& c) const {
     if (c.gist) return c.gist;
-    if (c.known && c.known->gist && c.known->gist_for == ref_cfg_.tool_name) return c.gist = c.known->gist;
+    if (c.known && c.known->gist && c.known->gist_for == ref_cfg_.tool_name &&
+        c.known->gist->tool_name == c.out->tool_name)
+      return c.gist = c.known->gist;
     const auto& hash = hash_of(c);
-    if (auto g = e_.cached_gist(hash, c.out->tool_name, ref_cfg_)) return c.gist = std::move(g);
-    return c.gist = e_.gist_of(content(c), hash, c.out->tool_name, ref_cfg_);
+    if (auto g = e_.cached_gist(tenant_, hash, c.out->tool_name, ref_cfg_)) return c.gist = std::move(g);
+    return c.gist = e_.gist_of(tenant_, content(c), hash, c.out->tool_name, ref_cfg_);
   }
 
   // Stores a chosen output. Bytes the previous turn offloaded are usually
@@ -592,6 +632,7 @@ class offload_engine::pass {
   std::vector<candidate> cands_;
   std::vector<edit> edits_;
   bool offer_ = false;  // inject_mode::cost: the cost model says read_blob pays here
+  std::optional<bool> followable_;  // a reference in the request resolves in the tenant's store
   std::string definition_;
 };
 

@@ -91,6 +91,7 @@ struct rewrite_report {
 // counted once per handle (an exact tokenizer is not cheap per turn).
 struct offload_gist {
   content_shape shape;
+  std::string tool_name;  // the output's tool the reference names (the same bytes under another tool read otherwise)
   std::string reference;
   std::uint64_t reference_tokens = 0;
   std::string escaped;  // the reference as the inside of a JSON string
@@ -109,8 +110,9 @@ struct output_memo {
   // turn of the conversation carries the same string on, never a copy.
   std::shared_ptr<const std::string> hash;
   // Its gist, when the engine made or found one, and the read_blob name its
-  // reference was rendered for (a gist also depends on the output's tool name,
-  // the same for the same bytes at the same place of the same conversation).
+  // reference was rendered for. A gist also names the output's tool, which a
+  // later turn may change without touching these bytes (the field naming it
+  // can follow the output): reuse checks gist->tool_name too.
   std::shared_ptr<const offload_gist> gist;
   std::string gist_for;
   // When the store last confirmed holding these bytes for this tenant (the
@@ -182,10 +184,12 @@ class offload_engine {
  private:
   class pass;  // one request's rewrite, step by step (engine.cpp)
   static constexpr std::size_t max_cached_gists = 4096;
-  std::shared_ptr<const gist> gist_of(std::string_view bytes, const std::string& hash, std::string_view tool_name,
-                                      const reference_config& ref) const;
+  // Cached per tenant (a shared cache would tell one tenant, by its speed,
+  // what another offloaded).
+  std::shared_ptr<const gist> gist_of(std::string_view tenant, std::string_view bytes, const std::string& hash,
+                                      std::string_view tool_name, const reference_config& ref) const;
   // The cached gist only (nullptr on a miss): the bytes are needed for a miss.
-  std::shared_ptr<const gist> cached_gist(const std::string& hash, std::string_view tool_name,
+  std::shared_ptr<const gist> cached_gist(std::string_view tenant, const std::string& hash, std::string_view tool_name,
                                           const reference_config& ref) const;
   // Tokens of read_blob's definition for this API and tool name: counted
   // once per thread, engine, API and name.

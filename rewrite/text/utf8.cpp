@@ -49,4 +49,34 @@ std::size_t utf8_floor(std::string_view s, std::size_t cut) {
   return cut;
 }
 
+std::string scrub_utf8(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  for (std::size_t i = 0; i < s.size();) {
+    // The longest valid sequence starting here (1..4 bytes), else U+FFFD.
+    std::size_t n = 0;
+    for (std::size_t len = 1; len <= 4 && i + len <= s.size(); ++len)
+      if (is_valid_utf8(s.substr(i, len))) {
+        n = len;
+        break;
+      }
+    if (n) out.append(s.substr(i, n));
+    else out += "\xEF\xBF\xBD";
+    i += n ? n : 1;
+  }
+  return out;
+}
+
+std::size_t raw_string_floor(std::string_view raw, std::size_t cut) {
+  cut = utf8_floor(raw, cut);
+  for (std::size_t i = 0; i < cut; ++i) {
+    if (raw[i] != '\\') continue;
+    const std::size_t escape = i + 1 < raw.size() && raw[i + 1] == 'u' ? 6 : 2;
+    if (i + escape > cut) return i;
+    i += escape - 1;
+  }
+  return cut;
+}
+
 }  // namespace gistproxy::rewrite::text

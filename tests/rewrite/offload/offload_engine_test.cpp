@@ -338,3 +338,20 @@ TEST_CASE("an output too large to store is never tokenized") {
   CHECK(result.report.skipped_too_large == 1);
   CHECK(estimator.largest < 10000);  // was: the whole 400 KB counted, then refused by the store
 }
+
+TEST_CASE("an output is offloaded when its tokens exceed the threshold, and not when they equal it", "[offload]") {
+  std::string output;
+  for (int i = 0; i < 60; ++i) output += "line " + std::to_string(i) + " of the output\n";
+  char_ratio_estimator e;
+  const auto tokens = shape_of(output, e).tokens;
+  REQUIRE(e.max_tokens(output.size()) > tokens);  // the cheap pre-check lets it through to the count
+  for (const auto& [threshold, offloaded] : {std::pair{tokens, false}, std::pair{tokens - 1, true}}) {
+    CAPTURE(tokens, threshold);
+    offload_config cfg;
+    cfg.threshold_tokens = threshold;
+    cfg.min_offload_bytes = 16;
+    fixture f(cfg);
+    auto r = f.engine.rewrite(*dialect_named("chat"), chat_body({output}), "t");
+    CHECK(r.report.offloads.size() == (offloaded ? 1u : 0u));
+  }
+}
