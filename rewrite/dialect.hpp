@@ -252,6 +252,12 @@ class dialect {
                                                            const std::vector<call_result>& results,
                                                            bool last_hop) const = 0;
 
+  // Request members this API echoes back in its answers (Responses: tools,
+  // tool_choice), as the client sent them: the client is given back its own,
+  // never read_blob's definition or a last hop's tool_choice. An object of
+  // member name to value; empty for APIs that echo nothing.
+  virtual nlohmann::json echoed_members(std::string_view client_body) const;
+
   // The response member holding usage ("usage"): summed over page-in hops.
   virtual std::string_view usage_member() const { return "usage"; }
   // Usage from a complete JSON response body (only its usage member is parsed).
@@ -273,6 +279,10 @@ class dialect {
   // event of this API.
   virtual std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const = 0;
 };
+
+// Sets each member of `echoed` that `response` (an answer object) carries;
+// true when that changed it.
+bool restore_echoed(nlohmann::json& response, const nlohmann::json& echoed);
 
 // Every dialect, in matching order: the one list serve and replay use.
 std::span<const dialect* const> all_dialects();

@@ -45,6 +45,20 @@ token_usage dialect::usage_from_response(const nlohmann::json& body) const {
 
 void dialect::inspect_target(std::string_view, request_facts&) const {}
 
+nlohmann::json dialect::echoed_members(std::string_view) const { return nlohmann::json::object(); }
+
+bool restore_echoed(nlohmann::json& response, const nlohmann::json& echoed) {
+  if (!response.is_object() || !echoed.is_object()) return false;
+  bool changed = false;
+  for (const auto& [key, value] : echoed.items()) {
+    auto it = response.find(key);
+    if (it == response.end() || *it == value) continue;
+    *it = value;
+    changed = true;
+  }
+  return changed;
+}
+
 dialect::insertion dialect::tools_insertion(std::string_view, const request_scan& scan, std::string_view definition) const {
   return {scan.object_end, ",\"tools\":[" + std::string(definition) + "]"};
 }

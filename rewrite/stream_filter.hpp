@@ -40,6 +40,13 @@ class stream_filter {
   virtual std::string keepalive() const = 0;
   // That API's error event, for a failure after the stream started.
   virtual std::string error_event(std::string_view type, std::string_view message) const = 0;
+
+  // The request members the API echoes (dialect::echoed_members), to give
+  // back in every event that carries the response object.
+  void echo(nlohmann::json members) { echoed_ = std::move(members); }
+
+ protected:
+  nlohmann::json echoed_ = nlohmann::json::object();
 };
 
 // Each API's filter lives in its dialect's folder (rewrite/dialects/NAME/

@@ -62,6 +62,9 @@ struct reader_env {
   exchange_stats& stats;
   const rewrite::dialect* dialect;  // null for requests outside the known APIs (relay only)
   std::string tool;                 // read_blob's name
+  // The request members the API echoes in its answer, as the client sent
+  // them (dialect::echoed_members): restored in the final answer.
+  nlohmann::json echoed = nlohmann::json::object();
 };
 
 std::unique_ptr<hop_reader> make_relay_reader(reader_env env);

@@ -71,7 +71,8 @@ class json_reader final : public hop_reader {
         auto& response = last.response;
         if (!last.calls.empty()) env_.dialect->remove_blob_calls(response, env_.tool);
         if (hop_index_ > 0) response[std::string(env_.dialect->usage_member())] = usage_sum_;  // every hop's usage
-        if (hop_index_ > 0 || !last.calls.empty()) changed = checked::dump(response);
+        const bool echoed = rewrite::restore_echoed(response, env_.echoed);
+        if (hop_index_ > 0 || !last.calls.empty() || echoed) changed = checked::dump(response);
         usage_ = env_.dialect->usage_from_response(response);
       } catch (const std::exception&) {
         unparsed();

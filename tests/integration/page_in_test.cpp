@@ -117,6 +117,31 @@ TEST_CASE("at the hop limit the last hop forbids tool calls and the model answer
   CHECK(forbids_tools(api, seen[2]));
 }
 
+TEST_CASE("the Responses API's echo of tools and tool_choice gives the client back its own, JSON and streamed") {
+  const bool stream = GENERATE(false, true);
+  CAPTURE(stream);
+  stack s({"--max-page-in-hops", "2"});
+  auto req = request_for("responses", "loop forever", haystack());  // every hop pages in; the last forbids tools
+  req["tool_choice"] = "auto";
+  if (stream) req["stream"] = true;
+  const auto client_tools = req.contains("tools") ? req["tools"] : nlohmann::json::array();
+  auto res = http_request(s.proxy.port(), "POST", "/v1/responses", req.dump(), key_header("responses"));
+  REQUIRE(res.status == 200);
+  REQUIRE(s.upstream.llm_bodies().size() == 3);
+  std::vector<nlohmann::json> responses;
+  if (!stream) responses.push_back(nlohmann::json::parse(res.body));
+  for (const auto& data : stream ? sse_data(res.body) : std::vector<std::string>{}) {
+    auto e = nlohmann::json::parse(data);
+    if (e.contains("response")) responses.push_back(e["response"]);
+  }
+  REQUIRE(responses.size() >= (stream ? 3u : 1u));  // created, in_progress, completed
+  for (const auto& r : responses) {
+    CHECK(r["tools"] == client_tools);
+    CHECK(r["tool_choice"] == "auto");  // not the last hop's "none"
+  }
+  CHECK(res.body.find("read_blob") == std::string::npos);
+}
+
 TEST_CASE("an unknown handle goes back to the model as a tool error it can act on") {
   auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
@@ -235,6 +260,7 @@ TEST_CASE("streamed chat completions: hops spliced under one chunk id, usage sum
   int finishes = 0, usage_chunks = 0;
   for (auto& c : chunks) {
     CHECK(c["id"] == chunks[0]["id"]);
+    CHECK(c["created"] == chunks[0]["created"]);
     if (c["choices"].empty()) {
       ++usage_chunks;
       CHECK(c["usage"]["prompt_tokens"] == 200);

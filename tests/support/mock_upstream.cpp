@@ -222,12 +222,14 @@ struct mock_upstream::impl {
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
     const auto route = route_of(path);
+    std::size_t answer_number = 0;  // this answer's place among the LLM requests (1-based)
     if (route) {
       std::map<std::string, std::string> headers;
       for (const auto& f : req) headers[lowercase(f.name_string())] = std::string(f.value());
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
       llm_heads.push_back(std::move(headers));
+      answer_number = llm.size();
     }
     if (route) {
       // JSON answers come from the scripted model (chat streams are below).
@@ -246,10 +248,20 @@ struct mock_upstream::impl {
       // The Responses API names each answer (and keeps it, see responses_state).
       std::string response_id;
       if (api == llm_api::responses && request.is_object() && scripted.status == 200)
-        response_id = responses.keep(request, render_response(api, scripted, request.value("model", "mock-model")));
+        response_id = responses.keep(request, render_response(api, scripted, request.value("model", "mock-model"), request));
       auto named = [&](std::string text) {
         for (auto at = text.find("resp_mock"); !response_id.empty() && at != std::string::npos; at = text.find("resp_mock", at))
           text.replace(at, 9, response_id);
+        // As the real API does, every chat answer has its own id and time:
+        // a spliced stream must keep the first hop's.
+        const std::string id = "chatcmpl-mock-" + std::to_string(answer_number);
+        const std::string created = "\"created\":" + std::to_string(1700000000 + answer_number);
+        for (auto at = text.find("\"chatcmpl-mock\""); api == llm_api::chat && at != std::string::npos;
+             at = text.find("\"chatcmpl-mock\"", at))
+          text.replace(at + 1, 13, id);
+        for (auto at = text.find("\"created\":1700000000"); api == llm_api::chat && at != std::string::npos;
+             at = text.find("\"created\":1700000000", at + created.size()))
+          text.replace(at, 20, created);
         return text;
       };
       auto accept = req.find(http::field::accept_encoding);
@@ -273,7 +285,7 @@ struct mock_upstream::impl {
         bool usage = request.contains("stream_options") && request["stream_options"].value("include_usage", false);
         std::string events = api == llm_api::messages    ? render_messages_stream(turn, model)
                              : api == llm_api::converse  ? render_converse_stream(turn, model)
-                             : api == llm_api::responses ? render_responses_stream(turn, model)
+                             : api == llm_api::responses ? render_responses_stream(turn, model, request)
                              : api == llm_api::gemini    ? render_gemini_stream(turn, model)
                                                          : render_chat_stream(turn, model, usage);
         events = named(std::move(events));
@@ -292,7 +304,7 @@ struct mock_upstream::impl {
       }
       {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
-        auto res = simple(http::status(scripted.status), named(render_response(api, scripted, model).dump()));
+        auto res = simple(http::status(scripted.status), named(render_response(api, scripted, model, request).dump()));
         if (coding) {
           res.body() = compress(*coding, res.body());
           res.set(http::field::content_encoding, *coding);

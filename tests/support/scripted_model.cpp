@@ -225,7 +225,7 @@ nlohmann::json converse_content(const model_turn& turn) {
   return content;
 }
 
-nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model) {
+nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model, const nlohmann::json& request) {
   if (api == llm_api::converse) {
     // Converse names no model in its answer; an error is {"message"} (its type is a header).
     if (turn.status != 200) return {{"message", "mock failure"}};
@@ -264,8 +264,13 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
     for (const auto& c : turn.calls)
       output.push_back({{"type", "function_call"}, {"id", "fc_" + c.id}, {"call_id", c.id}, {"name", c.name},
                         {"arguments", c.arguments.dump()}, {"status", "completed"}});
-    return {{"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", model}, {"output", output},
-            {"usage", responses_usage}};
+    nlohmann::json response = {{"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", model},
+                               {"output", output}, {"usage", responses_usage}};
+    // The real API echoes the request's tools and tool_choice in every response object.
+    const bool asked = request.is_object();
+    response["tools"] = asked && request.contains("tools") ? request["tools"] : nlohmann::json::array();
+    response["tool_choice"] = asked && request.contains("tool_choice") ? request["tool_choice"] : nlohmann::json("auto");
+    return response;
   }
   nlohmann::json content = nlohmann::json::array();
   if (turn.calls.empty()) content.push_back({{"type", "text"}, {"text", turn.text}});
@@ -343,14 +348,14 @@ std::string render_chat_stream(const model_turn& turn, const std::string& model,
   return out;
 }
 
-std::string render_responses_stream(const model_turn& turn, const std::string& model) {
+std::string render_responses_stream(const model_turn& turn, const std::string& model, const nlohmann::json& request) {
   int seq = 0;
   auto ev = [&](const std::string& type, nlohmann::json data) {
     data["type"] = type;
     data["sequence_number"] = seq++;
     return "event: " + type + "\ndata: " + data.dump() + "\n\n";
   };
-  auto full = render_response(llm_api::responses, turn, model);
+  auto full = render_response(llm_api::responses, turn, model, request);
   auto in_progress = full;
   in_progress["status"] = "in_progress";
   in_progress["output"] = nlohmann::json::array();

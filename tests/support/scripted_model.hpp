@@ -47,14 +47,17 @@ struct model_turn {
 model_turn script_model(llm_api api, const nlohmann::json& request);
 
 // The API's JSON response for that turn (usage: 100 in / 10 out per hop).
-nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model);
+// `request`: what was asked, for what the API echoes (Responses: its tools
+// and tool_choice, as the real API puts them in every response object).
+nlohmann::json render_response(llm_api api, const model_turn& turn, const std::string& model,
+                               const nlohmann::json& request = nullptr);
 // The same turn as an Anthropic Messages SSE stream (text and tool input split
 // into several deltas, a ping first).
 std::string render_messages_stream(const model_turn& turn, const std::string& model);
 // As Chat Completions `data:` chunks ending in [DONE] (a usage chunk if asked).
 std::string render_chat_stream(const model_turn& turn, const std::string& model, bool include_usage);
 // As Responses events with sequence numbers (no [DONE]).
-std::string render_responses_stream(const model_turn& turn, const std::string& model);
+std::string render_responses_stream(const model_turn& turn, const std::string& model, const nlohmann::json& request = nullptr);
 // As Gemini streamGenerateContent?alt=sse events (CRLF-separated partial
 // responses; calls in one event, the end of the turn with usage in the last).
 std::string render_gemini_stream(const model_turn& turn, const std::string& model);

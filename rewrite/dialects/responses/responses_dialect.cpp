@@ -60,6 +60,21 @@ std::optional<request_facts> responses_dialect::inspect(std::string_view body) c
   return facts;
 }
 
+nlohmann::json responses_dialect::echoed_members(std::string_view client_body) const {
+  // What the API answers when the client sent none of them: no tools, "auto".
+  nlohmann::json echoed = {{"tools", nlohmann::json::array()}, {"tool_choice", "auto"}};
+  json::cursor c(client_body);
+  auto ok = c.object([&](std::string_view key, json::cursor& v) {
+    auto r = v.skip_value();
+    if (r && (key == "tools" || key == "tool_choice")) {
+      auto value = json::parse_checked(client_body.substr(r->begin, r->size()));
+      if (!value.is_discarded()) echoed[std::string(key)] = std::move(value);
+    }
+    return r.has_value();
+  });
+  return ok ? echoed : nlohmann::json::object();
+}
+
 token_usage responses_dialect::usage_from_fields(const usage_fields& usage) const {
   token_usage u;
   u.input_tokens = usage.get("input_tokens").value_or(-1);

@@ -23,6 +23,7 @@ class responses_dialect final : public dialect {
   std::optional<request_facts> inspect(std::string_view body) const override;
   bool scan(std::string_view body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
+  nlohmann::json echoed_members(std::string_view client_body) const override;
   void remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const override;
   response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;
   std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,

@@ -135,6 +135,7 @@ class responses_stream final : public stream_filter {
 
   std::string emit(const std::string& type, nlohmann::json data) {
     data["sequence_number"] = sequence_++;  // monotonic across hops
+    if (auto r = data.find("response"); r != data.end()) restore_echoed(*r, echoed_);
     return sse_event(type, checked::dump(data));
   }
 
