@@ -40,6 +40,9 @@ class exchange {
 
 // Whose request it is (tenant.cpp); needs the dialect.
 std::string tenant_of_request(services& svc, request_context& ctx);
+// The credential that names the tenant (a view into the request, or the
+// proxy's own AWS access key id); empty without one. Never logged.
+std::string_view tenant_credential(services& svc, const request_context& ctx);
 // The turn memory (turn_reuse.cpp): find the conversation's previous turn for
 // a received body, and file this turn once the exchange is over.
 void recall_turn(services& svc, request_context& ctx);

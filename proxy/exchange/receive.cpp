@@ -35,7 +35,15 @@ bool decode_body(services& svc, request_context& ctx) {
   return true;
 }
 
-telemetry::trace_id conversation_trace(const std::string& key, connection_memo& memo) {
+// The conversation's trace id: a hash of what opens it (system prompt, first
+// user message) and of the tenant's credential. Stable turn after turn and on
+// every replica, but nobody without the key can confirm a guessed prompt by
+// hashing it (the live view shows trace ids to anyone who reaches it).
+telemetry::trace_id conversation_trace(std::string_view conversation, std::string_view credential,
+                                       connection_memo& memo) {
+  std::string key;
+  key.reserve(conversation.size() + credential.size() + 1);
+  key.append(conversation).append(1, '\0').append(credential);
   if (key.size() <= connection_memo::limit && key == memo.conversation_key) return memo.trace;
   auto trace = telemetry::trace_id_from_sha256(rewrite::sha256(key));
   if (key.size() <= connection_memo::limit) {
@@ -51,7 +59,7 @@ telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::spa
     parent = in.client_parent->parent;
     return in.client_parent->trace;
   }
-  if (in.facts) return conversation_trace(in.facts->conversation_key, ctx.memo);
+  if (in.facts) return conversation_trace(in.facts->conversation_key, tenant_credential(svc, ctx), ctx.memo);
   return svc.tracer.new_trace_id();
 }
 

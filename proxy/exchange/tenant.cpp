@@ -39,13 +39,17 @@ std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) 
 
 }  // namespace
 
-std::string tenant_of_request(services& svc, request_context& ctx) {
+std::string_view tenant_credential(services& svc, const request_context& ctx) {
   // Requests gistproxy signs belong to the identity that signs them.
   const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
                                                                                : api_key_of(ctx.in.request, *ctx.in.dialect);
   // A SigV4 signature changes with every request; its access key id does not.
   const auto access_key = sigv4_access_key(sent);
-  const auto key = access_key.empty() ? sent : access_key;
+  return access_key.empty() ? sent : access_key;
+}
+
+std::string tenant_of_request(services& svc, request_context& ctx) {
+  const auto key = tenant_credential(svc, ctx);
   auto& memo = ctx.memo;
   if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
   if (key != memo.api_key || memo.tenant.empty()) {

@@ -7,6 +7,8 @@
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/service/service.hpp"
+#include "rewrite/offload/base64.hpp"
+#include "rewrite/text/utf8.hpp"
 #include "telemetry/access_log.hpp"
 
 namespace gistproxy::proxy {
@@ -81,8 +83,16 @@ std::string answer_of(const request_context& ctx, const rewrite::rewrite_report*
       out += ",\"tokens_before\":" + std::to_string(o.tokens_before) + ",\"tokens_after\":" + std::to_string(o.tokens_after) +
              ",\"deduplicated\":" + (o.deduplicated ? "true" : "false") + "}";
     }
-  out += "],\"body\":";
-  telemetry::append_json_string(out, ctx.forwarded_body());
+  // The body byte for byte: a JSON string holds only valid UTF-8, so a body
+  // that is not (raw invalid bytes a client sent) is answered as base64 and
+  // said so, never quietly as U+FFFD.
+  const auto body = ctx.forwarded_body();
+  if (rewrite::text::is_valid_utf8(body)) {
+    out += "],\"body\":";
+    telemetry::append_json_string(out, body);
+  } else {
+    out += "],\"body\":null,\"body_base64\":\"" + rewrite::base64_encode(body) + "\"";
+  }
   out += "}";
   return out;
 }

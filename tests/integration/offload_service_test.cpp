@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "rewrite/blob/digest.hpp"
+#include "rewrite/offload/base64.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
 
@@ -88,6 +89,40 @@ TEST_CASE("the offload service answers the body the proxy path forwards, byte fo
   REQUIRE(count_named(spans, "compaction") >= 2);  // one per path: every API offload is a compaction span
 }
 
+TEST_CASE("a body with raw invalid UTF-8 is answered as base64 of its exact bytes, never quietly as U+FFFD") {
+  service_stack s;
+  const auto headers = key_header("chat");
+  auto body = request_for("chat", "question PLACEHOLDER", haystack()).dump();
+  body.replace(body.find("PLACEHOLDER"), 11, "raw \xff\xfe bytes");
+  auto res = s.offload("chat", body, headers);
+  REQUIRE(res.status == 200);
+  auto answer = njson::parse(res.body);
+  CHECK(answer["body"].is_null());
+  REQUIRE(answer["body_base64"].is_string());
+  std::string exact;
+  REQUIRE(gistproxy::rewrite::base64_decode(answer["body_base64"].get<std::string>(), exact));
+  CHECK(exact.find("raw \xff\xfe bytes") != std::string::npos);
+  CHECK(exact.find("NEEDLE") == std::string::npos);  // rewritten all the same
+  // Exactly what the proxy path forwards.
+  REQUIRE(http_request(s.proxy.port(), "POST", "/v1/chat/completions", body, headers).status == 200);
+  REQUIRE(!s.upstream.llm_bodies().empty());
+  CHECK(s.upstream.llm_bodies()[0] == exact);
+}
+
+TEST_CASE("a conversation's trace id is keyed by its tenant's credential: stable for the key, unguessable without it") {
+  service_stack s;
+  const auto body = request_for("chat", "plain question", haystack()).dump();
+  auto trace_with = [&](const std::string& key) {
+    auto res = s.offload("chat", body, {{"Authorization", "Bearer " + key}});
+    REQUIRE(res.status == 200);
+    return njson::parse(res.body)["trace_id"].get<std::string>();
+  };
+  const auto a = trace_with("sk-tenant-a");
+  CHECK(a.size() == 32);
+  CHECK(trace_with("sk-tenant-a") == a);  // turn after turn, replica after replica
+  CHECK(trace_with("sk-tenant-b") != a);  // the same prompt under another key
+}
+
 TEST_CASE("offloaded through the service, paged in by the model through the proxy path") {
   service_stack s;
   const auto headers = key_header("chat");
@@ -164,6 +199,20 @@ TEST_CASE("another tenant's handle is 404 on every read, exactly like a handle n
   CHECK(stolen.body.find("read_blob") == std::string::npos);  // the call was the proxy's to answer
   auto owned = http_request(s.proxy.port(), "POST", "/v1/chat/completions", forwarded, {{"Authorization", "Bearer sk-owner"}});
   CHECK(answer_text("chat", njson::parse(owned.body)) == needle_answer);
+}
+
+TEST_CASE("a second API key on the same keep-alive connection is its own tenant, not the first key's") {
+  service_stack s;
+  http_connection conn(s.proxy.port());
+  const auto body = request_for("chat", "plain question", haystack()).dump();
+  auto stored = conn.request("POST", "/v1/offload/chat", body, {{"Authorization", "Bearer sk-first"}});
+  REQUIRE(stored.status == 200);
+  const std::string handle = njson::parse(stored.body)["offloads"][0]["handle"];
+  auto own = conn.request("GET", "/v1/blobs/" + handle, {}, {{"Authorization", "Bearer sk-first"}});
+  CHECK(own.status == 200);
+  auto other = conn.request("GET", "/v1/blobs/" + handle, {}, {{"Authorization", "Bearer sk-second"}});
+  CHECK(other.status == 404);
+  REQUIRE(conn.is_open());  // one connection throughout: the per-connection memo was in play
 }
 
 TEST_CASE("x-gistproxy-bypass on the service answers the body as sent, nothing offloaded, and control headers are read") {

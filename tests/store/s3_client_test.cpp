@@ -169,3 +169,13 @@ TEST_CASE("budget mode asking whether a never-stored output is in the bucket cos
   for (int turn = 0; turn < 5; ++turn) CHECK_FALSE(store->contains("tenant1", ours));
   CHECK(s3.requests() == 1);
 }
+
+TEST_CASE("a short handle resolves only among the asking tenant's blobs, whatever the listing returns") {
+  // A listing (a misbehaving S3-compatible store) that names another
+  // tenant's blob of that prefix.
+  raw_upstream s3({{listing({"gp/tenant2/" + ours})}});
+  auto store = store_on(s3, "s3://bucket/gp");
+  auto got = store->get("tenant1", ours.substr(0, 16));
+  CHECK(got.error == gistproxy::rewrite::blob_error::not_found);
+  CHECK(s3.requests() == 1);  // listed, and nothing fetched on tenant2's word
+}
