@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -16,24 +17,33 @@ bool is_regular_input(const std::string& path, std::string& error) {
   return true;
 }
 
-std::optional<std::string> read_input_file(const std::string& path, std::uint64_t max_bytes, std::string& error) {
+std::optional<std::string> read_input_file(const std::string& path, std::uint64_t max_bytes, std::string& error,
+                                           input_kinds kinds) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO never blocks the open
   if (fd < 0) return error = std::strerror(errno), std::nullopt;
+  return read_input_fd(fd, max_bytes, error, kinds);
+}
+
+std::optional<std::string> read_input_fd(int fd, std::uint64_t max_bytes, std::string& error, input_kinds kinds) {
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  const bool fstat_ok = ::fstat(fd, &st) == 0;
+  const bool fifo = fstat_ok && S_ISFIFO(st.st_mode) && kinds == input_kinds::regular_or_fifo;
+  if (!fstat_ok || !(S_ISREG(st.st_mode) || fifo)) {
     ::close(fd);
     return error = "not a regular file (FIFOs, devices and sockets are refused)", std::nullopt;
   }
-  if (std::uint64_t(st.st_size) > max_bytes) {
+  // A FIFO the user named is read as it is fed (blocking), up to the bound.
+  if (fifo) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  if (!fifo && std::uint64_t(st.st_size) > max_bytes) {
     ::close(fd);
     return error = "larger than " + std::to_string(max_bytes >> 20) + " MiB", std::nullopt;
   }
   std::string out;
-  out.resize(std::size_t(st.st_size));
+  out.resize(fifo ? 0 : std::size_t(st.st_size));
   std::size_t have = 0;
   for (;;) {
     if (have == out.size()) {
-      if (out.size() >= max_bytes) break;  // a file that grows while read: read up to the bound
+      if (out.size() > max_bytes) break;  // a file that grows while read: read up to the bound
       out.resize(std::min<std::uint64_t>(max_bytes + 1, out.size() + 65536));
     }
     const ssize_t n = ::read(fd, out.data() + have, out.size() - have);

@@ -1,6 +1,8 @@
 // Files the offline commands (replay, report, tokens) read whole: only
-// regular files, at most `max_bytes` (a FIFO, /dev/zero or a file still
-// growing past the bound is refused with a reason, never read forever).
+// regular files, at most `max_bytes` (/dev/zero or a file still growing past
+// the bound is refused with a reason, never read forever). A FIFO is read
+// only where the user named it (`replay <(zcat rollout.jsonl.gz)`), never
+// when found inside a directory.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +13,14 @@ namespace gistproxy::proxy {
 
 inline constexpr std::uint64_t max_input_bytes = 1ull << 30;
 
+enum class input_kinds { regular_only, regular_or_fifo };
+
 // The file's bytes, or nullopt with `error` set ("not a regular file", "larger than ...").
-std::optional<std::string> read_input_file(const std::string& path, std::uint64_t max_bytes, std::string& error);
+std::optional<std::string> read_input_file(const std::string& path, std::uint64_t max_bytes, std::string& error,
+                                           input_kinds kinds = input_kinds::regular_only);
+// The same from a descriptor opened for reading (taken: closed before return).
+std::optional<std::string> read_input_fd(int fd, std::uint64_t max_bytes, std::string& error,
+                                         input_kinds kinds = input_kinds::regular_only);
 
 // Whether `path` names a regular file (what report streams line by line); else `error`.
 bool is_regular_input(const std::string& path, std::string& error);

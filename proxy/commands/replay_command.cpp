@@ -257,6 +257,13 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
       continue;
     }
     progress.clear();
+    if (w.incomplete) {
+      // Figures for what could be read, and an exit status that says some could not.
+      if (report_errors)
+        std::cerr << "gistproxy replay: " << arg << ": some directories could not be read ("
+                  << w.skipped["unreadable directory"].example << "): the figures leave their traces out\n";
+      status = 1;
+    }
     auto st = session.finish();
     total.add(st);
     ++traces;

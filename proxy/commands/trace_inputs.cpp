@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "proxy/commands/directory_walk.hpp"
 #include "proxy/commands/input_files.hpp"
 
 namespace gistproxy::proxy {
@@ -17,9 +18,8 @@ struct file_error : std::runtime_error {
   std::string why;
 };
 
-rewrite::recorded_trace read_one(const fs::path& p, const std::string& format) {
-  std::string error;
-  auto bytes = read_input_file(p.string(), max_input_bytes, error);
+// `bytes`' trace, or a file_error naming why there is none.
+rewrite::recorded_trace trace_of(std::optional<std::string> bytes, const std::string& error, const std::string& format) {
   if (!bytes) throw file_error("unreadable", "cannot open: " + error);
   rewrite::recorded_trace t;
   try {
@@ -42,17 +42,9 @@ void merge(trace_walk& w, const rewrite::recorded_trace& t, const std::string& p
   ++w.files;
 }
 
-std::vector<fs::path> files_under(const fs::path& dir) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
-  if (ec) throw std::runtime_error("cannot read the directory: " + ec.message());
-  for (; it != end; it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file(ec) && it->path().filename().string().rfind('.', 0) != 0) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
+void count_skipped(trace_walk& w, const std::string& why, const std::string& relative, const std::string& detail) {
+  auto& skipped = w.skipped[why];
+  if (skipped.count++ == 0) skipped.example = relative + ": " + detail;
 }
 
 }  // namespace
@@ -60,26 +52,39 @@ std::vector<fs::path> files_under(const fs::path& dir) {
 trace_walk walk_trace(const std::string& arg, const std::string& format, const trace_part_sink& feed,
                       const std::function<void(const std::string& file)>& on_file) {
   trace_walk w;
-  w.directory = fs::is_directory(arg);
+  std::error_code ec;
+  w.directory = fs::is_directory(arg, ec);
   if (!w.directory) {
-    auto t = read_one(arg, format);  // its file_error is the argument's error
+    // A FIFO named here is read (`replay <(zcat rollout.gz)`); its file_error is the argument's error.
+    std::string error;
+    auto t = trace_of(read_input_file(arg, max_input_bytes, error, input_kinds::regular_or_fifo), error, format);
     merge(w, t, "");
     feed(t);
     if (on_file) on_file(arg);
     return w;
   }
-  const auto files = files_under(arg);
-  if (files.empty()) throw std::runtime_error("no files in the directory");
+  std::string error;
+  auto listing = list_directory(arg, error);
+  if (!listing) throw std::runtime_error("cannot read the directory: " + error);
+  // Nothing under the directory goes unsaid: what is not read is counted.
+  for (const auto& e : listing->skipped) count_skipped(w, "not a regular file", e.relative, e.problem);
+  for (const auto& e : listing->unwalked) count_skipped(w, "unreadable directory", e.relative, e.problem);
+  w.incomplete = !listing->unwalked.empty();
+  if (listing->files.empty())
+    throw std::runtime_error(w.incomplete ? "no file could be read in it (" + listing->unwalked[0].relative + ": " +
+                                                listing->unwalked[0].problem + ")"
+                                          : "no files in the directory");
   std::string last_error;
-  for (const auto& f : files) {
-    const auto relative = fs::relative(f, arg).string();
+  for (const auto& f : listing->files) {
+    const auto& relative = f.relative;
     try {
-      auto t = read_one(f, format);
+      std::string why;
+      const int fd = open_beneath(arg, relative, why);
+      auto t = trace_of(fd < 0 ? std::nullopt : read_input_fd(fd, max_input_bytes, why), why, format);
       merge(w, t, relative + ": ");
       feed(t);
     } catch (const file_error& e) {
-      auto& skipped = w.skipped[e.why];
-      if (skipped.count++ == 0) skipped.example = relative;
+      count_skipped(w, e.why, relative, e.what());
       last_error = relative + ": " + e.what();
     }
     if (on_file) on_file(relative);

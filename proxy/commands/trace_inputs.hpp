@@ -18,7 +18,7 @@ namespace gistproxy::proxy {
 
 struct skipped_files {
   std::uint64_t count = 0;
-  std::string example;  // the first such file
+  std::string example;  // the first such file, and why
 };
 
 struct trace_walk {
@@ -29,7 +29,10 @@ struct trace_walk {
   std::vector<std::string> notes;  // entries skipped inside files, and why
   // Files of a directory not replayed, by why: unreadable (not a regular
   // file, too large), not a trace (no format recognised it), no requests.
+  // Also what a directory held that is not read: "not a regular file"
+  // (FIFOs, sockets, devices), "unreadable directory" (a walk error).
   std::map<std::string, skipped_files> skipped;
+  bool incomplete = false;  // a directory under it could not be read: files may be missing
 };
 
 using trace_part_sink = std::function<void(const rewrite::recorded_trace&)>;

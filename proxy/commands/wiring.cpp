@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 
+#include "proxy/commands/input_files.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/store/cached_blob_store.hpp"
 #include "proxy/store/fs_blob_store.hpp"
@@ -60,11 +61,12 @@ rewrite::offload_config offload_config_of(const config& cfg) {
 
 rewrite::price_table load_prices(const config& cfg) {
   if (cfg.prices.empty()) return rewrite::price_table::defaults();
-  std::ifstream in(cfg.prices, std::ios::binary);
-  if (!in) throw std::runtime_error("--prices: cannot read " + cfg.prices);
-  std::string text((std::istreambuf_iterator<char>(in)), {});
+  // A regular file of bounded size: a directory, a device or a FIFO is named
+  // as the flag's error, never a stream library's message.
   std::string error;
-  auto table = rewrite::price_table::parse(text, error);
+  auto text = read_input_file(cfg.prices, std::uint64_t(16) << 20, error);
+  if (!text) throw std::runtime_error("--prices " + cfg.prices + ": cannot read it: " + error);
+  auto table = rewrite::price_table::parse(*text, error);
   if (!table) throw std::runtime_error("--prices " + cfg.prices + ": " + error);
   return std::move(*table);
 }

@@ -27,12 +27,13 @@ finished run(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("replay, report and tokens refuse /dev/zero and a FIFO with a clear error") {
+TEST_CASE("replay, report and tokens refuse /dev/zero, and report and tokens a FIFO, with a clear error") {
   const auto fifo = temp_path("trace.fifo");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);  // nobody writes to it: reading it would wait forever
   for (const std::string& input : {std::string("/dev/zero"), fifo.string()}) {
     for (const std::vector<std::string>& command : {std::vector<std::string>{"replay"}, {"report"}, {"tokens"}}) {
       CAPTURE(input, command[0]);
+      if (input == fifo.string() && command[0] == "replay") continue;  // replay reads a FIFO it is named (replay_folders_test)
       auto args = command;
       args.push_back(input);
       auto r = run(args);
@@ -127,4 +128,16 @@ TEST_CASE("replay's memory follows a long conversation's size, not the sum of it
   constexpr long bound_kib = 150 * 1024;
 #endif
   CHECK(usage.ru_maxrss < bound_kib);
+}
+
+TEST_CASE("a --prices that names a directory is refused naming the flag, never a stream library's message") {
+  const auto dir = temp_path("prices-dir");
+  std::filesystem::create_directories(dir);
+  const auto trace = temp_path("one.json");
+  std::ofstream(trace) << R"([{"role":"user","content":[{"type":"text","text":"<task>x</task>"}]},{"role":"assistant","content":"y"}])";
+  auto r = run({"replay", "--prices", dir.string(), trace.string()});
+  CHECK(r.status != 0);
+  CHECK(r.output.find("--prices " + dir.string()) != std::string::npos);
+  CHECK(r.output.find("not a regular file") != std::string::npos);
+  CHECK(r.output.find("basic_filebuf") == std::string::npos);
 }

@@ -1,0 +1,95 @@
+// `gistproxy replay` on folders as users have them: a FIFO it is named (a
+// process substitution) is read; inside a directory, FIFOs, sockets and
+// devices are counted, never read; a path longer than PATH_MAX is read like
+// any other; a directory that cannot be walked is counted and makes the exit
+// status say the figures are incomplete, while the rest is replayed.
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include "tests/integration/harness.hpp"
+#include "tests/support/child_process.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+std::string rollout(const std::string& text) {
+  auto item = [](const std::string& payload) {
+    return R"({"timestamp":"t","type":"response_item","payload":)" + payload + "}\n";
+  };
+  return item(R"({"type":"message","role":"user","content":[{"type":"input_text","text":")" + text + R"("}]})") +
+         item(R"({"type":"message","role":"assistant","content":[{"type":"output_text","text":"ok"}]})");
+}
+
+nlohmann::json json_of(const std::string& output) { return nlohmann::json::parse(output.substr(output.find('{'))); }
+
+// Makes `depth` nested directories named `name` under `root` (each made
+// relative to its parent, so the path may outgrow PATH_MAX) and writes
+// `content` into `file` at the bottom.
+void nest(const std::filesystem::path& root, const std::string& name, int depth, const std::string& file,
+          const std::string& content) {
+  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY);
+  REQUIRE(fd >= 0);
+  for (int i = 0; i < depth; ++i) {
+    REQUIRE(::mkdirat(fd, name.c_str(), 0700) == 0);
+    const int next = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY);
+    ::close(fd);
+    REQUIRE(next >= 0);
+    fd = next;
+  }
+  if (!file.empty()) {
+    const int out = ::openat(fd, file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    REQUIRE(out >= 0);
+    REQUIRE(::write(out, content.data(), content.size()) == ssize_t(content.size()));
+    ::close(out);
+  }
+  ::close(fd);
+}
+
+}  // namespace
+
+TEST_CASE("replay reads a FIFO it is named, as a process substitution feeds it") {
+  const auto fifo = temp_path("rollout.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", fifo.string()});
+  {
+    std::ofstream writer(fifo);  // opens once replay has opened its end
+    writer << rollout("from a pipe");
+  }
+  REQUIRE(p.wait(std::chrono::seconds(60)) == 0);
+  CHECK(json_of(p.output())["turns"] == 1);
+}
+
+TEST_CASE("replay of a directory counts what it cannot read, reads past PATH_MAX, and never loses traces silently") {
+  const auto root = temp_path("folders");
+  std::filesystem::create_directories(root / "a");
+  std::ofstream(root / "a" / "rollout-1.jsonl") << rollout("first");
+  REQUIRE(::mkfifo((root / "a" / "stuck.fifo").c_str(), 0600) == 0);          // never written: reading it would hang
+  REQUIRE(::mknod((root / "a" / "agent.sock").c_str(), S_IFSOCK | 0600, 0) == 0);
+  nest(root, std::string(200, 'd'), 25, "rollout-deep.jsonl", rollout("deep"));  // ~5,000 bytes of path
+
+  SECTION("every readable trace is replayed; the rest is counted") {
+    child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", root.string()});
+    REQUIRE(p.wait(std::chrono::seconds(60)) == 0);
+    const auto t = json_of(p.output())["traces"][0];
+    CHECK(t["files"] == 2);  // the deep one too
+    CHECK(t["turns"] == 2);
+    CHECK(t["files_skipped"] == nlohmann::json{{"not a regular file", 2}});
+  }
+  SECTION("a directory the walk cannot read is counted and the exit status says the figures are incomplete") {
+    nest(root / "a", "x", 140, "", "");  // deeper than the walk goes
+    child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", root.string()});
+    CHECK(p.wait(std::chrono::seconds(60)) == 1);
+    const auto t = json_of(p.output())["traces"][0];
+    CHECK(t["files"] == 2);
+    CHECK(t["files_skipped"].value("unreadable directory", 0) == 1);
+    CHECK(p.output().find("could not be read") != std::string::npos);
+  }
+  // rm walks relative to each directory too: the deep tree goes as well.
+  child_process({"rm", "-rf", root.string()}).wait(std::chrono::seconds(60));
+}
