@@ -12,6 +12,11 @@ using namespace gistproxy::rewrite;
 namespace {
 
 constexpr std::size_t max_listed_objects = 1'000'000;  // verify/gc stop there (one run)
+// A short handle (16+ hex characters) under one tenant matches one key, or a
+// few: a listing of it that needs more pages than this is misbehaving, and a
+// page-in must not wait on it (an always-truncated listing took 387 LISTs in
+// 15 s and went on after the client left).
+constexpr std::size_t max_handle_pages = 3;
 constexpr std::size_t max_known = 200'000;             // remembered objects (~100 bytes each)
 
 std::string status_text(const s3::response& r) {
@@ -196,7 +201,7 @@ get_result s3_blob_store::get(std::string_view tenant, std::string_view prefix) 
       if (!owned || owned->tenant != tenant || owned->hash.compare(0, prefix.size(), prefix) != 0) return true;
       full = owned->hash;
       return ++matches < 2;
-    }, error);
+    }, error, max_handle_pages);
     if (!listed) return {blob_error::io, {}, {}, error};
     if (matches > 1) return {blob_error::ambiguous, {}, {}, "handle prefix matches several blobs; use more characters"};
     if (matches == 0) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
@@ -215,15 +220,16 @@ get_result s3_blob_store::get(std::string_view tenant, std::string_view prefix) 
 }
 
 bool s3_blob_store::list(std::string_view prefix, const std::function<bool(const s3::listed_object&)>& visit,
-                         std::string& error) {
+                         std::string& error, std::size_t max_pages) {
+  if (max_pages == 0) max_pages = options_.max_list_pages;
   std::string token;
   std::size_t seen = 0;
   const auto deadline = std::chrono::steady_clock::now() + options_.max_list_time;
   for (std::size_t pages = 0;; ++pages) {
     // An endpoint that always says there is more (or repeats its token)
     // must not keep a page-in, verify or gc listing forever.
-    if (pages >= options_.max_list_pages || std::chrono::steady_clock::now() >= deadline)
-      return error = "listing did not end within " + std::to_string(options_.max_list_pages) + " pages or " +
+    if (pages >= max_pages || std::chrono::steady_clock::now() >= deadline)
+      return error = "listing did not end within " + std::to_string(max_pages) + " pages or " +
                      std::to_string(options_.max_list_time.count() / 1000) + " s",
              false;
     s3::header_list query = {{"list-type", "2"}, {"prefix", root() + std::string(prefix)}};

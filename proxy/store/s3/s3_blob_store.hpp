@@ -69,8 +69,10 @@ class s3_blob_store final : public rewrite::blob_store {
 
  private:
   // Every object under `prefix` (the store's prefix prepended), page by page;
-  // stops when `visit` returns false.
-  bool list(std::string_view prefix, const std::function<bool(const s3::listed_object&)>& visit, std::string& error);
+  // stops when `visit` returns false. `max_pages`: at most that many pages
+  // (0: the store's max_list_pages), on top of max_list_time.
+  bool list(std::string_view prefix, const std::function<bool(const s3::listed_object&)>& visit, std::string& error,
+            std::size_t max_pages = 0);
   // Returns the object's age after the refresh (now if refreshed, else last_modified).
   std::int64_t refresh_if_old(const std::string& key, std::int64_t last_modified, const s3::header_list& meta);
   std::string root() const;
