@@ -222,14 +222,12 @@ struct mock_upstream::impl {
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
     const auto route = route_of(path);
-    std::size_t answer_number = 0;  // this answer's place among the LLM requests (1-based)
     if (route) {
       std::map<std::string, std::string> headers;
       for (const auto& f : req) headers[lowercase(f.name_string())] = std::string(f.value());
       std::lock_guard lock(otlp_mutex);
       llm.push_back(req.body());
       llm_heads.push_back(std::move(headers));
-      answer_number = llm.size();
     }
     if (route) {
       // JSON answers come from the scripted model (chat streams are below).
@@ -252,10 +250,14 @@ struct mock_upstream::impl {
       auto named = [&](std::string text) {
         for (auto at = text.find("resp_mock"); !response_id.empty() && at != std::string::npos; at = text.find("resp_mock", at))
           text.replace(at, 9, response_id);
-        // As the real API does, every chat answer has its own id and time:
-        // a spliced stream must keep the first hop's.
-        const std::string id = "chatcmpl-mock-" + std::to_string(answer_number);
-        const std::string created = "\"created\":" + std::to_string(1700000000 + answer_number);
+        // As the real API does, every chat answer has its own id and time (a
+        // spliced stream must keep the first hop's), yet the same request gets
+        // the same answer (tests compare direct and proxied bytes): both
+        // follow the request, whose messages grow from hop to hop.
+        const std::size_t messages = request.is_object() && request.contains("messages") && request["messages"].is_array()
+                                         ? request["messages"].size() : 0;
+        const std::string id = "chatcmpl-mock-" + sha256_hex(req.body()).substr(0, 12);
+        const std::string created = "\"created\":" + std::to_string(1700000000 + messages);
         for (auto at = text.find("\"chatcmpl-mock\""); api == llm_api::chat && at != std::string::npos;
              at = text.find("\"chatcmpl-mock\"", at))
           text.replace(at + 1, 13, id);
