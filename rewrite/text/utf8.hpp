@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace gistproxy::rewrite::text {
@@ -12,5 +13,17 @@ bool is_valid_utf8(std::string_view bytes);
 
 // The largest cut <= `cut` that does not split a UTF-8 sequence of `s`.
 std::size_t utf8_floor(std::string_view s, std::size_t cut);
+
+// Outside text as a view may keep it: at most `max_bytes` bytes of valid
+// UTF-8. Each byte that is not part of a valid sequence becomes U+FFFD
+// (`repaired`); text that does not fit is cut on a character boundary and
+// ends in "…" (`cut`), so a reader sees that something was changed. Reads at
+// most about `max_bytes` bytes of `s`, however long it is. Idempotent: clean
+// text within the bound comes back unchanged.
+struct bounded_text {
+  std::string text;
+  bool cut = false, repaired = false;
+};
+bounded_text bounded_utf8(std::string_view s, std::size_t max_bytes);
 
 }  // namespace gistproxy::rewrite::text
