@@ -296,7 +296,7 @@ std::string json_scalar_text(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::optional<std::string> apply_config_file(config& c, const std::string& path) {
