@@ -1,6 +1,6 @@
 #include "proxy/config.hpp"
 
-#include "proxy/net/admin_auth.hpp"
+#include "proxy/config_options.hpp"
 #include "proxy/exchange/request_controls.hpp"
 
 #include <cmath>
@@ -18,38 +18,6 @@
 namespace gistproxy::proxy {
 namespace {
 
-struct option {
-  std::string name;
-  const char* value_name;  // nullptr for a boolean switch
-  std::string help;
-  std::function<bool(config&, const std::string&)> set;
-  // What a message says of a bad value (default: the value itself); the
-  // egress proxy's says why, and never shows its credentials.
-  std::function<std::string(const std::string&)> explain = {};
-};
-
-template <class T>
-bool set_uint(T& field, const std::string& v, unsigned long long lo, unsigned long long hi) {
-  char* end = nullptr;
-  auto n = std::strtoull(v.c_str(), &end, 10);
-  if (v.empty() || !end || *end || n < lo || n > hi) return false;
-  field = T(n);
-  return true;
-}
-
-bool set_bytes(std::uint64_t& field, const std::string& v) {
-  auto b = parse_bytes(v);
-  if (b) field = *b;
-  return b.has_value();
-}
-
-template <class T>
-bool set_duration(T& field, const std::string& v) {
-  auto d = parse_duration(v);
-  if (d) field = *d;
-  return d.has_value();
-}
-
 // --NAME-upstream for every upstream family but the default one (whose flag is --upstream).
 void add_family_upstream_options(std::vector<option>& table) {
   auto families = rewrite::upstream_families();
@@ -59,7 +27,8 @@ void add_family_upstream_options(std::vector<option>& table) {
                        (f.default_url.empty() ? std::string("none") : std::string(f.default_url)) +
                        ", or --upstream when that is given)";
     // Listed right after --upstream.
-    table.insert(table.begin() + 2 + std::ptrdiff_t(i - 1),
+    const auto upstream = std::find_if(table.begin(), table.end(), [](const option& o) { return o.name == "upstream"; });
+    table.insert(upstream + std::ptrdiff_t(i),
                  option{std::string(f.name) + "-upstream", "URL", std::move(help),
                         [name = std::string(f.name)](config& c, const std::string& v) {
                           return c.family_upstreams[name] = v, true;
@@ -70,8 +39,6 @@ void add_family_upstream_options(std::vector<option>& table) {
 const std::vector<option>& options() {
   static const std::vector<option> table = [] {
     std::vector<option> t = {
-      {"listen", "HOST:PORT", "client listener (default 127.0.0.1:8080; port 0 picks one)",
-       [](config& c, const std::string& v) { return c.listen = v, true; }},
       {"upstream", "URL", "LLM API base URL, http or https (default https://api.openai.com); the client's path and query are appended",
        [](config& c, const std::string& v) { return c.upstream = v, true; }},
       {"egress-proxy", "URL|none",
@@ -90,12 +57,6 @@ const std::vector<option>& options() {
        }},
       {"upstream-ca", "FILE", "PEM file of an extra CA to trust for upstream TLS (besides the system store)",
        [](config& c, const std::string& v) { return c.upstream_ca = v, true; }},
-      {"admin-listen", "HOST:PORT", "admin listener: the live view (GET /, /api/*), /metrics, /healthz, /readyz "
-                                    "(default 127.0.0.1:9464)",
-       [](config& c, const std::string& v) { return c.admin_listen = v, true; }},
-      {"admin-token", "TOKEN", "the live view (GET /, /api/*) answers 401 without it (Authorization: Bearer TOKEN "
-                               "or ?token=TOKEN); required when --admin-listen is not loopback (env GISTPROXY_ADMIN_TOKEN)",
-       [](config& c, const std::string& v) { return c.admin_token = v, !v.empty(); }},
       {"span-log", "FILE", "append one JSON line per finished span to FILE",
        [](config& c, const std::string& v) { return c.span_log = v, true; }},
       {"otlp-endpoint", "URL", "export spans as OTLP/HTTP JSON to URL/v1/traces (env OTEL_EXPORTER_OTLP_ENDPOINT)",
@@ -108,46 +69,17 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return c.service_name = v, true; }},
       {"log-level", "LEVEL", "debug, info (access log), warn, error or off (default info)",
        [](config& c, const std::string& v) { return c.log_level = v, true; }},
-      {"threads", "N", "I/O threads (default: one per core available)",
-       [](config& c, const std::string& v) {
-         char* end = nullptr;
-         auto n = std::strtoul(v.c_str(), &end, 10);
-         c.threads = unsigned(n);
-         return end && *end == 0 && n < 1024;
-       }},
-      {"max-body", "BYTES", "largest request body accepted, else 413 (default 64MiB)",
-       [](config& c, const std::string& v) {
-         auto b = parse_bytes(v);
-         if (b) c.max_body_bytes = *b;
-         return b.has_value();
-       }},
       {"connect-timeout", "DURATION", "upstream connect and TLS handshake (default 10s)",
        [](config& c, const std::string& v) { return set_duration(c.connect_timeout, v); }},
       {"upstream-timeout", "DURATION", "wait for the upstream's response headers, else 504 (default 600s)",
        [](config& c, const std::string& v) { return set_duration(c.upstream_timeout, v); }},
       {"stream-idle-timeout", "DURATION", "longest silence inside a response body (default 300s)",
        [](config& c, const std::string& v) { return set_duration(c.stream_idle_timeout, v); }},
-      {"client-timeout", "DURATION", "receive a whole request once it started (default 60s)",
-       [](config& c, const std::string& v) { return set_duration(c.client_timeout, v); }},
-      {"idle-timeout", "DURATION", "close idle keep-alive client connections after (default 75s)",
-       [](config& c, const std::string& v) { return set_duration(c.idle_timeout, v); }},
-      {"drain-timeout", "DURATION", "on SIGTERM/SIGINT, wait this long for in-flight requests (default 30s)",
-       [](config& c, const std::string& v) { return set_duration(c.drain_timeout, v); }},
       {"max-idle-upstream", "N", "idle upstream keep-alive connections kept per thread (default 64)",
        [](config& c, const std::string& v) {
          char* end = nullptr;
          c.max_idle_upstream = unsigned(std::strtoul(v.c_str(), &end, 10));
          return end && *end == 0;
-       }},
-      {"max-connections", "N",
-       "client connections served at once; past it new ones wait in the kernel's backlog while /healthz and "
-       "/metrics stay answerable (default: min(4096, half the descriptor limit))",
-       [](config& c, const std::string& v) {
-         char* end = nullptr;
-         const auto n = std::strtoul(v.c_str(), &end, 10);
-         if (!end || *end != 0 || v.empty() || n == 0 || n > 1'000'000) return false;
-         c.max_connections = unsigned(n);
-         return true;
        }},
       {"offload", "on|off", "offload oversized tool outputs (default on; off: a plain proxy)",
        [](config& c, const std::string& v) {
@@ -279,6 +211,8 @@ const std::vector<option>& options() {
                                    "else AWS_REGION, else us-east-1)",
        [](config& c, const std::string& v) { return c.bedrock_region = v, !v.empty(); }},
     };
+    auto listeners = listener_options();
+    t.insert(t.begin(), listeners.begin(), listeners.end());
     add_family_upstream_options(t);
     return t;
   }();
@@ -296,7 +230,7 @@ std::string json_scalar_text(const nlohmann::json& v) {
   if (v.is_number_unsigned()) return std::to_string(v.get<std::uint64_t>());
   if (v.is_number_integer()) return std::to_string(v.get<std::int64_t>());
   if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
-  return v.dump();
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 std::optional<std::string> apply_config_file(config& c, const std::string& path) {
@@ -461,12 +395,7 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
     for (const auto& f : rewrite::upstream_families())
       if (f.name != rewrite::upstream_families().front().name) c.family_upstreams.try_emplace(std::string(f.name), c.upstream);
   if (!telemetry::parse_log_level(c.log_level)) return {std::nullopt, "bad value for --log-level: '" + c.log_level + "'", 2};
-  // The live view shows which conversations run and what they page: off
-  // loopback, only to whoever holds the token.
-  if (!is_loopback_listen(c.admin_listen) && c.admin_token.empty())
-    return {std::nullopt, "--admin-listen " + c.admin_listen +
-                              " is not loopback: set --admin-token (or GISTPROXY_ADMIN_TOKEN) to protect the live view",
-            2};
+  if (auto problem = listeners_problem(c)) return {std::nullopt, *problem, 2};
   r.cfg = std::move(c);
   return r;
 }

@@ -27,6 +27,9 @@ struct config {
   std::string admin_listen = "127.0.0.1:9464";
   // The live view's (GET /, /api/*) bearer token; required when admin_listen is not loopback.
   std::string admin_token;
+  // Host names the live view answers for besides loopback names and admin_listen's host ("*": any).
+  std::vector<std::string> admin_allowed_hosts;
+  unsigned admin_max_connections = 64;  // a new connection past it closes the least recently active
   // The default upstream family's base URL (requests no dialect serves go there too).
   std::string upstream = "https://api.openai.com";
   // --NAME-upstream of the other families (anthropic, ...), where given; an

@@ -2,10 +2,24 @@
 
 #include <algorithm>
 
+#include "rewrite/text/utf8.hpp"
+
 namespace gistproxy::telemetry::live {
 namespace {
 
 std::uint64_t saved(std::uint64_t before, std::uint64_t after) { return before > after ? before - after : 0; }
+
+// Estimated memory of what the ledger keeps: the strings plus a fixed cost
+// per node (allocation headers, list and hash-map links).
+constexpr std::size_t node_bytes = 64;
+
+std::size_t row_bytes(const offload_detail& o) {
+  return sizeof o + o.handle.size() + o.tool.size() + o.kind.size();
+}
+std::size_t row_bytes(const page_in_detail& p) {
+  // Its churn pair copies the handle and the tool once more.
+  return sizeof p + 2 * (p.handle.size() + p.tool.size()) + p.shape.size() + p.result.size() + node_bytes;
+}
 
 nlohmann::json offload_json(const offload_detail& o) {
   return {{"handle", o.handle}, {"tool", o.tool}, {"kind", o.kind}, {"bytes", o.bytes},
@@ -14,8 +28,46 @@ nlohmann::json offload_json(const offload_detail& o) {
 
 }  // namespace
 
+std::string keep_text(std::string_view s, std::size_t max_bytes, text_marks& marks) {
+  auto b = rewrite::text::bounded_utf8(s, max_bytes);
+  marks.cut += b.cut;
+  marks.repaired += b.repaired;
+  return std::move(b.text);
+}
+
 bool valid_trace_id(std::string_view s) {
   return s.size() == 32 && std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
+
+// Whatever the producer did, every string is bounded and valid UTF-8
+// before it is kept (idempotent for what the hot path already cleaned).
+void conversation_ledger::clean(turn_event& e) {
+  auto& m = e.marks;
+  const auto label = [&](std::string& s) { s = keep_text(s, limits_.max_label_bytes, m); };
+  label(e.api);
+  label(e.group);
+  e.model = keep_text(e.model, limits_.max_model_bytes, m);
+  for (auto& o : e.new_offloads) {
+    o.handle = keep_text(o.handle, limits_.max_handle_bytes, m);
+    o.tool = keep_text(o.tool, limits_.max_tool_bytes, m);
+    label(o.kind);
+  }
+  for (auto& p : e.page_ins) {
+    p.handle = keep_text(p.handle, limits_.max_handle_bytes, m);
+    p.tool = keep_text(p.tool, limits_.max_tool_bytes, m);
+    label(p.shape);
+    label(p.result);
+  }
+  drops_.text.cut += m.cut;
+  drops_.text.repaired += m.repaired;
+}
+
+void conversation_ledger::evict_least_recent() {
+  if (recent_.empty()) return;
+  bytes_ -= recent_.back().bytes;
+  index_.erase(recent_.back().trace_id);
+  recent_.pop_back();
+  ++drops_.conversations;
 }
 
 conversation_ledger::conversation& conversation_ledger::touch(const turn_event& e) {
@@ -23,23 +75,22 @@ conversation_ledger::conversation& conversation_ledger::touch(const turn_event& 
     recent_.splice(recent_.begin(), recent_, it->second);  // most recently seen first
     return recent_.front();
   }
-  if (limits_.conversations == 0 || index_.size() >= limits_.conversations) {
-    if (!recent_.empty()) {
-      index_.erase(recent_.back().trace_id);
-      recent_.pop_back();
-      ++drops_.conversations;
-    }
-  }
-  recent_.push_front(conversation{e.trace_id, e.api, e.model.substr(0, limits_.max_model_chars), e.group, 0, e.unix_ms,
-                                  e.unix_ms, 0, 0, 0, 0, 0, {}, conversation_join(1, limits_.handles)});
+  if (limits_.conversations == 0 || index_.size() >= limits_.conversations) evict_least_recent();
+  recent_.push_front(conversation{e.trace_id, e.api, e.model, e.group, 0, e.unix_ms, e.unix_ms, 0, 0, 0, 0, 0, {},
+                                  conversation_join(1, limits_.handles)});
   index_.emplace(e.trace_id, recent_.begin());
-  return recent_.front();
+  auto& c = recent_.front();
+  c.bytes = sizeof c + 2 * c.trace_id.size() + c.api.size() + c.model.size() + c.group.size() + 2 * node_bytes;
+  bytes_ += c.bytes;
+  return c;
 }
 
 void conversation_ledger::add(turn_event e) {
   if (!valid_trace_id(e.trace_id)) return;
+  clean(e);
   auto& c = touch(e);
   turn_row t;
+  t.bytes = sizeof t;
   t.n = ++c.turns;
   t.unix_ms = e.unix_ms;
   t.status = e.status;
@@ -47,17 +98,28 @@ void conversation_ledger::add(turn_event e) {
   t.offloads = e.offloads;
   t.tokens_saved = saved(e.tokens_before, e.tokens_after);
   c.last_ms = std::max(c.last_ms, e.unix_ms);
-  if (!e.model.empty()) c.model = e.model.substr(0, limits_.max_model_chars);
+  if (!e.model.empty()) {
+    c.bytes = c.bytes - c.model.size() + e.model.size();
+    bytes_ = bytes_ - c.model.size() + e.model.size();
+    c.model = e.model;
+  }
   c.offloads += e.offloads;
   c.tokens_saved += t.tokens_saved;
 
   // This turn's offloads join before its page-ins: a blob paged back in the
   // turn that offloaded it churned (conversation_join, as `gistproxy report`).
   const auto handles_before = c.join.handles_dropped();
+  std::size_t join_bytes = 0;
   for (auto& o : e.new_offloads) {
+    const auto joined_before = c.join.handles();
     c.join.offload(o.handle, o.tool, t.n);
-    if (t.offloads_kept.size() < limits_.details_per_turn) t.offloads_kept.push_back(std::move(o));
-    else ++t.offloads_not_kept;
+    if (c.join.handles() > joined_before) join_bytes += o.handle.size() + o.tool.size() + 2 * node_bytes;
+    if (t.offloads_kept.size() < limits_.details_per_turn) {
+      t.bytes += row_bytes(o);
+      t.offloads_kept.push_back(std::move(o));
+    } else {
+      ++t.offloads_not_kept;
+    }
   }
   t.offloads_not_kept += e.new_offloads_dropped;
   for (auto& p : e.page_ins) {
@@ -66,19 +128,30 @@ void conversation_ledger::add(turn_event e) {
     ++c.page_ins;
     if (joined.churn) ++c.churn;
     if (!p.integrity_ok) ++c.integrity_failures;
-    if (t.page_ins.size() < limits_.details_per_turn) t.page_ins.push_back({std::move(p), std::move(joined.churn)});
-    else ++t.page_ins_not_kept;
+    if (t.page_ins.size() < limits_.details_per_turn) {
+      t.bytes += row_bytes(p);
+      t.page_ins.push_back({std::move(p), std::move(joined.churn)});
+    } else {
+      ++t.page_ins_not_kept;
+    }
   }
   c.page_ins += e.page_ins_dropped;
   t.page_ins_not_kept += e.page_ins_dropped;
   drops_.handles += c.join.handles_dropped() - handles_before;
   drops_.details += t.offloads_not_kept + t.page_ins_not_kept;
 
+  c.bytes += t.bytes + join_bytes;
+  bytes_ += t.bytes + join_bytes;
   c.kept.push_back(std::move(t));
   while (c.kept.size() > limits_.turns) {
+    c.bytes -= c.kept.front().bytes;
+    bytes_ -= c.kept.front().bytes;
     c.kept.pop_front();
     ++drops_.turns;
   }
+  // The whole ledger's bound: the least recently seen go first, never the
+  // conversation just added (one conversation is bounded by the limits above).
+  while (bytes_ > limits_.max_bytes && recent_.size() > 1) evict_least_recent();
 }
 
 nlohmann::json conversation_ledger::summary_of(const conversation& c) const {
@@ -184,7 +257,8 @@ nlohmann::json summary_json(const totals& t, const minute_series& series, const 
       {"groups", groups},
       {"per_minute", series.to_json(unix_ms)},
       {"dropped", {{"events", d.events}, {"conversations", d.conversations}, {"turns", d.turns},
-                   {"details", d.details}, {"handles", d.handles}}},
+                   {"details", d.details}, {"handles", d.handles},
+                   {"text_cut", d.text.cut}, {"text_repaired", d.text.repaired}}},
   };
 }
 

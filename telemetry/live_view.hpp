@@ -4,7 +4,9 @@
 // JSON the page and scripts read. Everything is bounded: a fixed number of
 // conversations, of turns per conversation and of details per turn; what
 // does not fit is counted. Only handles, sizes, kinds, tool names and shapes
-// are kept: never an output's bytes, a prompt, a key or a tenant.
+// are kept: never an output's bytes, a prompt, a key or a tenant. Every
+// string is kept bounded and as valid UTF-8 (keep_text), so no client's
+// model or tool name can grow the ledger or make its JSON unserialisable.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,16 @@
 #include "telemetry/conversation_join.hpp"
 
 namespace gistproxy::telemetry::live {
+
+// What keep_text changed of outside text, counted for the summary.
+struct text_marks {
+  std::uint64_t cut = 0;       // longer than its bound: cut, ending in "…"
+  std::uint64_t repaired = 0;  // held invalid UTF-8: those bytes are U+FFFD
+};
+
+// `s` as the view keeps it: at most `max_bytes` bytes of valid UTF-8
+// (rewrite::text::bounded_utf8); what it changed is counted into `marks`.
+std::string keep_text(std::string_view s, std::size_t max_bytes, text_marks& marks);
 
 struct offload_detail {
   std::string handle, tool, kind;
@@ -48,6 +60,7 @@ struct turn_event {
   std::uint64_t new_offloads_dropped = 0;
   std::vector<page_in_detail> page_ins;  // at most details_per_turn
   std::uint64_t page_ins_dropped = 0;
+  text_marks marks;  // what the hot path's keep_text changed
 };
 
 struct limits {
@@ -55,7 +68,11 @@ struct limits {
   std::size_t turns = 64;                // kept per conversation, oldest evicted first
   std::size_t handles = 4096;            // joined per conversation
   std::size_t details_per_turn = 32;     // offloads and page-ins kept per turn (the hot path caps too)
-  std::size_t max_model_chars = 64;
+  std::size_t max_model_bytes = 64;
+  std::size_t max_tool_bytes = 128;      // a tool name (offloads, page-ins, the join)
+  std::size_t max_handle_bytes = 80;     // a handle: ours, or whatever a model's read_blob call named
+  std::size_t max_label_bytes = 32;      // api, group, kind, shape, result
+  std::size_t max_bytes = 32u << 20;     // the whole ledger (estimated): past it, least recently seen evicted
 };
 
 struct drops {
@@ -64,6 +81,7 @@ struct drops {
   std::uint64_t turns = 0;           // evicted from a kept conversation
   std::uint64_t details = 0;         // offloads or page-ins counted but not kept
   std::uint64_t handles = 0;         // not joined (handles limit)
+  text_marks text;                   // strings cut or repaired before they were kept
 };
 
 class conversation_ledger {
@@ -77,6 +95,7 @@ class conversation_ledger {
   std::optional<nlohmann::json> conversation_json(const std::string& trace_id) const;
   drops dropped() const { return drops_; }
   std::size_t size() const { return index_.size(); }
+  std::size_t bytes() const { return bytes_; }  // estimated memory of what is kept
 
  private:
   struct page_in_row {
@@ -89,6 +108,7 @@ class conversation_ledger {
     std::vector<offload_detail> offloads_kept;
     std::uint64_t offloads_not_kept = 0, page_ins_not_kept = 0;
     std::vector<page_in_row> page_ins;
+    std::size_t bytes = 0;  // estimated
   };
   struct conversation {
     std::string trace_id, api, model, group;
@@ -96,15 +116,19 @@ class conversation_ledger {
     std::uint64_t offloads = 0, tokens_saved = 0, page_ins = 0, churn = 0, integrity_failures = 0;
     std::deque<turn_row> kept;
     conversation_join join;
+    std::size_t bytes = 0;  // estimated: itself, its kept turns and its join
   };
   using lru = std::list<conversation>;
+  void clean(turn_event& e);
   conversation& touch(const turn_event& e);
+  void evict_least_recent();
   nlohmann::json summary_of(const conversation& c) const;
 
   limits limits_;
   drops drops_;
   lru recent_;  // most recently seen first
   std::unordered_map<std::string, lru::iterator> index_;
+  std::size_t bytes_ = 0;
 };
 
 // Tokens sent and saved, page-ins and churn per minute over the last

@@ -35,8 +35,10 @@ metric_catalogue::metric_catalogue(registry& r)
           "Compressed upstream answers decoded so read_blob calls could be intercepted, by coding.", {"coding"})),
       accept_paused(r.add_counter(
           "gistproxy_accept_paused_total",
-          "Times the client listener stopped accepting, by reason: limit (--max-connections reached; new clients "
-          "wait in the backlog), descriptors (the process or system is out of file descriptors), error.",
+          "Times a listener stopped accepting, by reason: limit (--max-connections reached; new clients "
+          "wait in the backlog), descriptors (the process or system is out of file descriptors; either listener), "
+          "error, admin_limit (the admin listener at --admin-max-connections closed its least recently active "
+          "connection for a new one).",
           {"reason"})),
       offloads(r.add_counter("gistproxy_offloads_total",
                              "Tool outputs offloaded to the blob store, by API, content kind and source (proxy: "
@@ -130,7 +132,7 @@ metric_catalogue::metric_catalogue(registry& r)
   for (std::string_view reason : {"leftover", "unframed"}) upstream_connections_discarded.labels({reason});
   for (std::string_view result : {"written", "dropped", "failed", "rotation_failed"}) records.labels({result});
   for (std::string_view coding : {"gzip", "deflate", "br", "zstd"}) upstream_answers_decoded.labels({coding});
-  for (std::string_view reason : {"limit", "descriptors", "error"}) accept_paused.labels({reason});
+  for (std::string_view reason : {"limit", "descriptors", "error", "admin_limit"}) accept_paused.labels({reason});
 }
 
 void metric_catalogue::initialise_api_series(const std::vector<std::string_view>& apis) {

@@ -66,7 +66,7 @@ int report_command(const std::vector<std::string>& args) {
     if (!read_log(in, f, builder)) return std::cerr << "gistproxy report: error reading " << f << "\n", 2;
   }
   auto report = builder.build();
-  if (json) std::cout << telemetry::report_to_json(report).dump(2) << "\n";
+  if (json) std::cout << telemetry::report_to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else std::cout << telemetry::format_report_text(report);
   return report.total.integrity_failures ? 1 : 0;
 }

@@ -88,7 +88,7 @@ int tokens_command(const std::vector<std::string>& args) {
     out["bytes"] = total_bytes;
     out["seconds"] = seconds;
     out["mb_per_s"] = seconds > 0 ? double(total_bytes) / 1e6 / seconds : 0.0;
-    std::cout << out.dump() << "\n";
+    std::cout << out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   return rc;
 }

@@ -105,9 +105,12 @@ void blob_pager::record(const answered_page& p) {
   exchange_stats(svc_.metrics, ctx_.in.api, ctx_.in.source).page_in(r, churn, p.tokens);
   if (svc_.live) {
     auto& live = ctx_.live;
-    if (live.page_ins.size() < svc_.live->details_per_turn())
-      live.page_ins.push_back({r.hash, r.tool_name, std::string(rewrite::page_mode_name(r.mode)), std::string(result), hop_,
-                               r.integrity_ok, r.bytes_returned, r.ok ? p.tokens : 0});
+    const auto& l = svc_.live->limits();
+    if (live.page_ins.size() < l.details_per_turn)  // the handle and tool come from the model's call: cut them here
+      live.page_ins.push_back({telemetry::live::keep_text(r.hash, l.max_handle_bytes, live.marks),
+                               telemetry::live::keep_text(r.tool_name, l.max_tool_bytes, live.marks),
+                               std::string(rewrite::page_mode_name(r.mode)), std::string(result), hop_, r.integrity_ok,
+                               r.bytes_returned, r.ok ? p.tokens : 0});
     else
       ++live.page_ins_dropped;
   }

@@ -112,12 +112,13 @@ void tell_live_view(services& svc, request_context& ctx, int status, const std::
   telemetry::live::turn_event e;
   e.trace_id = trace_hex;
   e.api = std::string(ctx.in.api);
-  if (ctx.in.facts) e.model = ctx.in.facts->model.substr(0, 64);
+  auto& live = ctx.live;
+  // The client's model may be any bytes of any length: bounded, valid UTF-8.
+  if (ctx.in.facts) e.model = telemetry::live::keep_text(ctx.in.facts->model, svc.live->limits().max_model_bytes, live.marks);
   e.group = std::string(rewrite::group_label(ctx.in.group));
   e.unix_ms = svc.tracer.now() / 1'000'000;
   e.status = status;
   e.input_tokens = ctx.upstream.usage.input_tokens > 0 ? std::uint64_t(ctx.upstream.usage.input_tokens) : 0;
-  auto& live = ctx.live;
   e.offloads = live.offloads;
   e.tokens_before = live.tokens_before;
   e.tokens_after = live.tokens_after;
@@ -125,6 +126,7 @@ void tell_live_view(services& svc, request_context& ctx, int status, const std::
   e.new_offloads_dropped = live.new_offloads_dropped;
   e.page_ins = std::move(live.page_ins);
   e.page_ins_dropped = live.page_ins_dropped;
+  e.marks = live.marks;
   svc.live->submit(std::move(e));
 }
 

@@ -89,6 +89,7 @@ struct live_notes {
   std::uint64_t new_offloads_dropped = 0;
   std::vector<telemetry::live::page_in_detail> page_ins;
   std::uint64_t page_ins_dropped = 0;
+  telemetry::live::text_marks marks;  // what keep_text cut or repaired of the strings above
 };
 
 struct request_context {

@@ -29,7 +29,10 @@ void note_new_offload(const live_feed& feed, live_notes& live, const rewrite::of
     ++live.new_offloads_dropped;
     return;
   }
-  live.new_offloads.push_back({std::string(o.hash), o.tool_name, o.kind, o.bytes, o.tokens_before, o.tokens_after});
+  const auto& l = feed.limits();
+  live.new_offloads.push_back({telemetry::live::keep_text(o.hash, l.max_handle_bytes, live.marks),
+                               telemetry::live::keep_text(o.tool_name, l.max_tool_bytes, live.marks), o.kind, o.bytes,
+                               o.tokens_before, o.tokens_after});
 }
 
 // Turns the engine's report into metrics and one compaction span per offload.

@@ -1,5 +1,7 @@
 #include "proxy/live/live_feed.hpp"
 
+#include "rewrite/json/checked.hpp"
+
 namespace gistproxy::proxy {
 namespace {
 
@@ -79,19 +81,20 @@ std::string live_feed::summary_json() {
   d.events = queue_.dropped();
   auto j = telemetry::live::summary_json(t, series_, d, unix_ms_(), started_ms_);
   j["conversations_kept"] = ledger_.size();
-  return j.dump();
+  j["ledger_bytes"] = ledger_.bytes();
+  return rewrite::checked::dump(j);
 }
 
 std::string live_feed::conversations_json() {
   std::lock_guard lock(mutex_);
-  return nlohmann::json{{"conversations", ledger_.conversations_json(limits_.conversations)}}.dump();
+  return rewrite::checked::dump(nlohmann::json{{"conversations", ledger_.conversations_json(limits_.conversations)}});
 }
 
 std::optional<std::string> live_feed::conversation_json(const std::string& trace_id) {
   std::lock_guard lock(mutex_);
   auto j = ledger_.conversation_json(trace_id);
   if (!j) return std::nullopt;
-  return j->dump();
+  return rewrite::checked::dump(*j);
 }
 
 }  // namespace gistproxy::proxy

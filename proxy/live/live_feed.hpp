@@ -3,6 +3,8 @@
 // into the conversation ledger and samples the metric registry into the
 // per-minute series (tick), and renders the JSON the page polls. The totals
 // are read from the registry, so the page's numbers are /metrics' numbers.
+// Every answer is serialised without throwing (invalid UTF-8 cannot reach the
+// ledger, and would become U+FFFD if it did).
 #pragma once
 
 #include <functional>
@@ -25,6 +27,9 @@ class live_feed {
   // Hot path: one event per finished request; never blocks on the reader.
   void submit(telemetry::live::turn_event&& e) { queue_.push(std::move(e)); }
   std::size_t details_per_turn() const { return limits_.details_per_turn; }
+  // The bounds the hot path cuts outside text to (keep_text) before queueing
+  // it: the queue never holds a client's megabyte tool name.
+  const telemetry::live::limits& limits() const { return limits_; }
 
   // Admin thread: drains the queue and samples the totals.
   void tick();

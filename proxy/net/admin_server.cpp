@@ -5,7 +5,9 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "proxy/live/live_page.hpp"
+#include "proxy/net/accept_backoff.hpp"
 #include "proxy/net/admin_auth.hpp"
+#include "proxy/net/admin_connections.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -26,6 +28,13 @@ bool route_live(services& svc, const http::request<http::string_body>& req, std:
   if (!page && path.substr(0, 5) != "/api/") return false;
   if (!svc.live) {
     json_body(res, http::status::not_found, R"({"error":"the live view is off"})");
+    return true;
+  }
+  // Another site's page whose name now resolves here (DNS rebinding) must not
+  // read the view: its Host is its own name. 421: not a name this server answers for.
+  if (!admin_host_allowed(req[http::field::host], svc.cfg.admin_listen, svc.cfg.admin_allowed_hosts)) {
+    json_body(res, http::status::misdirected_request,
+              R"({"error":"the live view answers only for loopback names, the --admin-listen address and --admin-allowed-hosts"})");
     return true;
   }
   if (!admin_authorized(svc.cfg.admin_token, req[http::field::authorization], req.target())) {
@@ -78,8 +87,22 @@ response route(services& svc, const http::request<http::string_body>& req) {
   return res;
 }
 
-awaitable<void> admin_session(services& svc, tcp_socket socket) {
+// A HEAD answer is the GET answer's header, Content-Length included, without
+// its body (RFC 9110 §9.3.2).
+awaitable<error_code> write_answer(tcp_stream& stream, http::verb method, response& res) {
+  if (method == http::verb::head) {
+    http::response<http::empty_body> head(std::move(res.base()));
+    auto [ec, n] = co_await http::async_write(stream, head, use_nothrow);
+    co_return ec;
+  }
+  auto [ec, n] = co_await http::async_write(stream, res, use_nothrow);
+  co_return ec;
+}
+
+awaitable<void> admin_session(services& svc, std::shared_ptr<admin_connections> open, tcp_socket socket) {
   tcp_stream stream(std::move(socket));
+  admin_connection self(stream);
+  if (open->open(self)) svc.metrics.accept_paused.labels({"admin_limit"}).inc();
   beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
@@ -87,10 +110,13 @@ awaitable<void> admin_session(services& svc, tcp_socket socket) {
     stream.expires_after(std::chrono::seconds(30));
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_nothrow);
     if (ec) break;
+    open->touch(self);
+    const auto method = parser.get().method();
     auto res = route(svc, parser.get());
-    auto [wec, wn] = co_await http::async_write(stream, res, use_nothrow);
-    if (wec || !res.keep_alive()) break;
+    const bool keep_alive = res.keep_alive();
+    if (co_await write_answer(stream, method, res) || !keep_alive) break;
   }
+  open->close(self);
   error_code ignored;
   stream.socket().shutdown(tcp_socket::shutdown_both, ignored);
 }
@@ -111,11 +137,18 @@ awaitable<void> live_ticker(services& svc, tcp_acceptor& acceptor) {
 
 awaitable<void> run_admin(services& svc, tcp_acceptor& acceptor) {
   if (svc.live) asio::co_spawn(acceptor.get_executor(), live_ticker(svc, acceptor), asio::detached);
+  // Shared with the sessions, which may outlive this loop at shutdown.
+  auto open = std::make_shared<admin_connections>(svc.cfg.admin_max_connections);
+  accept_backoff backoff;
   for (;;) {
     auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-    if (ec) continue;
-    asio::co_spawn(acceptor.get_executor(), admin_session(svc, std::move(socket)), asio::detached);
+    if (ec) {
+      co_await backoff.pause(svc, ec, "admin");
+      continue;
+    }
+    backoff.reset();
+    asio::co_spawn(acceptor.get_executor(), admin_session(svc, open, std::move(socket)), asio::detached);
   }
 }
 

@@ -1,4 +1,7 @@
-// The admin listener: GET /metrics (Prometheus text), /healthz, /readyz.
+// The admin listener: GET (or HEAD) / and /api/* (the live view), /metrics
+// (Prometheus text), /healthz, /readyz. At most --admin-max-connections
+// connections (a new one closes the least recently active); accept failures
+// back off instead of spinning.
 #pragma once
 
 #include "proxy/net/beast.hpp"

@@ -13,6 +13,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <stdexcept>
 
+#include "proxy/net/accept_backoff.hpp"
 #include "proxy/net/admin_server.hpp"
 #include "proxy/net/client_session.hpp"
 #include "proxy/recorder.hpp"
@@ -77,7 +78,7 @@ static unsigned connection_limit(unsigned flag) {
 
 awaitable<void> server::accept_loop() {
   const long limit = long(connection_limit(svc_.cfg.max_connections));
-  auto backoff = std::chrono::milliseconds(20);
+  accept_backoff backoff;
   for (;;) {
     // At the limit, stop accepting: new clients wait in the kernel's backlog
     // (a bounded queue) until a connection ends; the admin listener, on its
@@ -92,20 +93,11 @@ awaitable<void> server::accept_loop() {
     auto& target = *shards_[next_shard_++ % shards_.size()];
     auto [ec, socket] = co_await acceptor_->async_accept(target.io(), use_nothrow);
     if (!acceptor_->is_open() || ec == asio::error::operation_aborted) co_return;
-    if (ec) {
-      // Out of descriptors (EMFILE/ENFILE) or similar: count it, back off
-      // (doubling to a second, so a full table is not retried in a spin and
-      // the log is not flooded), keep serving.
-      const bool descriptors = ec == asio::error::no_descriptors || ec.value() == ENFILE;
-      svc_.metrics.accept_paused.labels({descriptors ? "descriptors" : "error"}).inc();
-      if (backoff == std::chrono::milliseconds(20))
-        svc_.log.log(telemetry::log_level::warn, "accept failed", "\"error\":\"" + ec.message() + "\"");
-      asio::steady_timer pause(shards_[0]->io(), backoff);
-      co_await pause.async_wait(use_nothrow);
-      backoff = std::min(backoff * 2, std::chrono::milliseconds(1000));
+    if (ec) {  // out of descriptors or similar: count, back off, keep serving
+      co_await backoff.pause(svc_, ec, "proxy");
       continue;
     }
-    backoff = std::chrono::milliseconds(20);
+    backoff.reset();
     svc_.live_connections.fetch_add(1);  // released by the session when it ends
     asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
   }

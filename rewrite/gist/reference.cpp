@@ -123,10 +123,8 @@ static std::string digest_of(std::string_view bytes, content_kind kind, std::siz
 // The output's tool as a reference names it: the client's name, bounded and
 // valid UTF-8 (it comes from the body; the reference goes into every later turn).
 static std::string shown_tool(std::string_view name) {
-  if (name.empty()) return "unknown";
   constexpr std::size_t max_shown_tool = 128;
-  if (name.size() <= max_shown_tool) return text::scrub_utf8(name);
-  return text::scrub_utf8(name.substr(0, text::raw_string_floor(name, max_shown_tool))) + "…";
+  return name.empty() ? std::string("unknown") : text::bounded_utf8(name, max_shown_tool).text;
 }
 
 std::string render_reference(std::string_view bytes, const content_shape& shape, std::string_view tool_name,

@@ -4,6 +4,29 @@
 #include <cstring>
 
 namespace gistproxy::rewrite::text {
+namespace {
+
+// The length of the valid UTF-8 sequence starting at p (p < end), 0 if none.
+std::size_t sequence_length(const unsigned char* p, const unsigned char* end) {
+  const unsigned char c = *p;
+  if (c < 0x80) return 1;
+  std::size_t n;
+  unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c == 0xE0) n = 3, lo = 0xA0;
+  else if (c == 0xED) n = 3, hi = 0x9F;  // no surrogates
+  else if (c >= 0xE1 && c <= 0xEF) n = 3;
+  else if (c == 0xF0) n = 4, lo = 0x90;
+  else if (c >= 0xF1 && c <= 0xF3) n = 4;
+  else if (c == 0xF4) n = 4, hi = 0x8F;
+  else return 0;
+  if (std::size_t(end - p) < n || p[1] < lo || p[1] > hi) return 0;
+  for (std::size_t i = 2; i < n; ++i)
+    if ((p[i] & 0xC0) != 0x80) return 0;
+  return n;
+}
+
+}  // namespace
 
 bool is_valid_utf8(std::string_view bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
@@ -18,24 +41,8 @@ bool is_valid_utf8(std::string_view bytes) {
         continue;
       }
     }
-    const unsigned char c = *p;
-    if (c < 0x80) {
-      ++p;
-      continue;
-    }
-    std::size_t n;
-    unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) n = 2;
-    else if (c == 0xE0) n = 3, lo = 0xA0;
-    else if (c == 0xED) n = 3, hi = 0x9F;  // no surrogates
-    else if (c >= 0xE1 && c <= 0xEF) n = 3;
-    else if (c == 0xF0) n = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) n = 4;
-    else if (c == 0xF4) n = 4, hi = 0x8F;
-    else return false;
-    if (std::size_t(end - p) < n || p[1] < lo || p[1] > hi) return false;
-    for (std::size_t i = 2; i < n; ++i)
-      if ((p[i] & 0xC0) != 0x80) return false;
+    const std::size_t n = sequence_length(p, end);
+    if (n == 0) return false;
     p += n;
   }
   return true;
@@ -49,22 +56,33 @@ std::size_t utf8_floor(std::string_view s, std::size_t cut) {
   return cut;
 }
 
-std::string scrub_utf8(std::string_view s) {
-  if (is_valid_utf8(s)) return std::string(s);
-  std::string out;
-  out.reserve(s.size() + 16);
-  for (std::size_t i = 0; i < s.size();) {
-    // The longest valid sequence starting here (1..4 bytes), else U+FFFD.
-    std::size_t n = 0;
-    for (std::size_t len = 1; len <= 4 && i + len <= s.size(); ++len)
-      if (is_valid_utf8(s.substr(i, len))) {
-        n = len;
-        break;
-      }
-    if (n) out.append(s.substr(i, n));
-    else out += "\xEF\xBF\xBD";
-    i += n ? n : 1;
+bounded_text bounded_utf8(std::string_view s, std::size_t max_bytes) {
+  static constexpr std::string_view replacement = "\xEF\xBF\xBD", ellipsis = "\xE2\x80\xA6";
+  bounded_text out;
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const auto* end = p + s.size();
+  // Clean up to one character past the bound: each input byte yields at
+  // least one output byte, so this reads at most max_bytes + 1 characters.
+  while (p < end && out.text.size() <= max_bytes) {
+    const std::size_t n = sequence_length(p, end);
+    if (n == 0) {
+      out.text += replacement;
+      out.repaired = true;
+      ++p;
+    } else {
+      out.text.append(reinterpret_cast<const char*>(p), n);
+      p += n;
+    }
   }
+  if (p == end && out.text.size() <= max_bytes) return out;
+  // Too long: keep what fits with the ellipsis, cut where a character starts.
+  out.cut = true;
+  if (max_bytes < ellipsis.size()) {
+    out.text.resize(utf8_floor(out.text, max_bytes));
+    return out;
+  }
+  out.text.resize(utf8_floor(out.text, max_bytes - ellipsis.size()));
+  out.text += ellipsis;
   return out;
 }
 

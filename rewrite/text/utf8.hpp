@@ -14,13 +14,20 @@ bool is_valid_utf8(std::string_view bytes);
 // The largest cut <= `cut` that does not split a UTF-8 sequence of `s`.
 std::size_t utf8_floor(std::string_view s, std::size_t cut);
 
-// `s` with every byte that does not begin a valid sequence (RFC 3629) written
-// as U+FFFD: text we put in a body or an answer is valid UTF-8 whatever it
-// was made from.
-std::string scrub_utf8(std::string_view s);
+// Outside text as a view may keep it: at most `max_bytes` bytes of valid
+// UTF-8. Each byte that is not part of a valid sequence becomes U+FFFD
+// (`repaired`); text that does not fit is cut on a character boundary and
+// ends in "…" (`cut`), so a reader sees that something was changed. Reads at
+// most about `max_bytes` bytes of `s`, however long it is. Idempotent: clean
+// text within the bound comes back unchanged.
+struct bounded_text {
+  std::string text;
+  bool cut = false, repaired = false;
+};
+bounded_text bounded_utf8(std::string_view s, std::size_t max_bytes);
 
-// The same for the raw text of a JSON string (as written, escapes and all):
-// never inside a UTF-8 sequence nor inside an escape (`\u00e9`, `\"`).
+// A cut of the raw text of a JSON string (as written, escapes and all): the
+// largest <= `cut` inside neither a UTF-8 sequence nor an escape (`\u00e9`).
 std::size_t raw_string_floor(std::string_view raw, std::size_t cut);
 
 }  // namespace gistproxy::rewrite::text

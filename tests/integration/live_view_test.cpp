@@ -5,9 +5,11 @@
 // key or a tenant hash; the token rule holds.
 #include <catch2/catch.hpp>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "rewrite/offload/engine.hpp"
+#include "rewrite/text/utf8.hpp"
 #include "tests/integration/operators_workload.hpp"
 #include "tests/support/child_process.hpp"
 
@@ -151,4 +153,86 @@ TEST_CASE("make run's first log line names the live view's URL") {
   INFO(first);
   CHECK(first.find("\"msg\":\"live view\"") != std::string::npos);
   CHECK(first.find("\"url\":\"http://127.0.0.1:" + std::to_string(proxy.admin_port()) + "/\"") != std::string::npos);
+}
+
+namespace {
+
+// A chat turn whose model and tool name are raw bytes (spliced into the JSON
+// unescaped, as a hostile client sends them), with a 100 KB output to offload.
+std::string chat_with_raw_names(const std::string& ask, const std::string& model, const std::string& tool) {
+  std::string output;
+  for (int i = 0; output.size() < 100 * 1024; ++i) output += "line " + std::to_string(i) + ": value=" + std::to_string(i * 31) + "\n";
+  nlohmann::json j = {{"model", "@MODEL@"},
+                      {"messages", {{{"role", "user"}, {"content", ask}},
+                                    {{"role", "assistant"}, {"tool_calls", {{{"id", "c1"}, {"type", "function"},
+                                                                              {"function", {{"name", "@TOOL@"}, {"arguments", "{}"}}}}}}},
+                                    {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", output}}}},
+                      {"tools", {{{"type", "function"}, {"function", {{"name", "@TOOL@"}}}}}}};
+  std::string body = j.dump();
+  for (const auto& [mark, value] : {std::pair<std::string, std::string>{"@MODEL@", model}, {"@TOOL@", tool}})
+    for (auto at = body.find(mark); at != std::string::npos; at = body.find(mark, at + value.size()))
+      body.replace(at, mark.size(), value);
+  return body;
+}
+
+bool valid_utf8(const std::string& s) { return gistproxy::rewrite::text::is_valid_utf8(s); }
+
+}  // namespace
+
+TEST_CASE("a model or tool name of invalid UTF-8, or cut through a character, never blanks the live view") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});  // every output offloaded
+  const std::string euro = "\xE2\x82\xAC";  // three bytes: a 64-byte cut of "ab" + euros splits one
+  std::string cut_model = "ab", long_tool;
+  for (int i = 0; i < 30; ++i) cut_model += euro;
+  for (int i = 0; i < 60; ++i) long_tool += euro;
+  const std::vector<std::pair<std::string, std::string>> turns = {
+      {cut_model, long_tool},                        // valid UTF-8, cut by the view's bounds
+      {"gpt-\xFF\xFE-x", "run_\xC3(\xED\xA0\x80)"},  // invalid bytes, a truncated sequence, a surrogate
+      {"gpt-4o", std::string(1 << 20, 't')},         // a megabyte tool name
+  };
+  int n = 0;
+  for (const auto& [model, tool] : turns) {
+    auto r = http_request(proxy.port(), "POST", "/v1/chat/completions",
+                          chat_with_raw_names("raw names " + std::to_string(++n), model, tool), {{"Authorization", "Bearer sk-raw"}});
+    INFO(r.status << " " << r.body.substr(0, 200));
+    CHECK(r.status > 0);
+  }
+  const auto admin = proxy.admin_port();
+  nlohmann::json list;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {  // the view takes events in every second: wait (bounded) for all three
+    auto r = http_request(admin, "GET", "/api/conversations");
+    REQUIRE(r.status == 200);  // before: the answer's dump() threw and the connection closed unanswered
+    REQUIRE(valid_utf8(r.body));
+    list = nlohmann::json::parse(r.body)["conversations"];
+    if (list.size() >= turns.size()) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  REQUIRE(list.size() == turns.size());
+  std::set<std::string> models;
+  std::size_t tools_seen = 0;
+  for (const auto& c : list) {
+    models.insert(c["model"].get<std::string>());
+    CHECK(c["model"].get<std::string>().size() <= 64);
+    auto detail = http_request(admin, "GET", "/api/conversations/" + c["trace_id"].get<std::string>());
+    REQUIRE(detail.status == 200);
+    REQUIRE(valid_utf8(detail.body));
+    const auto parsed = nlohmann::json::parse(detail.body);  // named: a range-for over a temporary's member dangles
+    for (const auto& t : parsed["turns_detail"])
+      for (const auto& o : t["new_offloads"]) {
+        ++tools_seen;
+        CHECK(o["tool"].get<std::string>().size() <= 128);  // a megabyte name is kept as 128 bytes
+      }
+  }
+  // The cut falls before the character it would split and says so; the invalid bytes are U+FFFD.
+  std::string cut_shown = "ab";
+  for (int i = 0; i < 19; ++i) cut_shown += euro;
+  CHECK(models.count(cut_shown + "\xE2\x80\xA6") == 1);
+  CHECK(models.count("gpt-\xEF\xBF\xBD\xEF\xBF\xBD-x") == 1);
+  CHECK(tools_seen >= 2);
+  auto summary = nlohmann::json::parse(http_request(admin, "GET", "/api/summary").body);
+  CHECK(summary["dropped"]["text_cut"].get<std::uint64_t>() >= 2);
+  CHECK(summary["dropped"]["text_repaired"].get<std::uint64_t>() >= 1);
+  CHECK(http_request(admin, "GET", "/healthz").status == 200);
 }

@@ -179,3 +179,38 @@ test("the live view renders /metrics' numbers, marks the churn and the integrity
     await browser.close();
   }
 });
+
+// Models and tool names come from clients: the page must put them into the DOM
+// as text. Rendered as markup, this tool name would become an <img> whose
+// handler runs in the operator's browser.
+test("a client's model and tool name reach the page as text, never as markup", async () => {
+  const tool = `<img src=x onerror="window.__injected=1">`;
+  const model = `<b class="injected">m</b>`;
+  const body = chat("markup in names", configDump("gamma"), tool);
+  body.model = model;
+  await post(body);
+  const conversation = (await getJson("/api/conversations")).conversations.find((c) => c.model === model);
+  assert.ok(conversation, "listed, with its model as sent");
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"],
+  });
+  try {
+    const page = await browser.newPage();
+    await page.goto(proxy.adminUrl + "/", { waitUntil: "load" });
+    const row = `#conversations tr[data-trace="${conversation.trace_id}"]`;
+    await page.waitForSelector(row, { timeout: 10000 });
+    await page.click(row);
+    const cellHolds = (selector, text) =>
+      [...document.querySelectorAll(selector)].some((td) => td.textContent === text);
+    await page.waitForFunction(`(${cellHolds})("#conversation td", ${JSON.stringify(tool)})`, { timeout: 10000 });
+    const dom = await page.evaluate((model) => ({
+      markup: document.querySelectorAll("main img, main b.injected").length,
+      ran: window.__injected === 1,
+      modelShown: [...document.querySelectorAll("#conversations td")].some((td) => td.textContent === model),
+    }), model);
+    assert.deepEqual(dom, { markup: 0, ran: false, modelShown: true });
+  } finally {
+    await browser.close();
+  }
+});

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "rewrite/text/utf8.hpp"
 #include "telemetry/event_queue.hpp"
 
 using namespace gistproxy::telemetry;
@@ -194,7 +195,7 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   t.rewrite_failures["unparsable"] = 2;
   t.groups["control"] = {1, 10, 0.25};
   minute_series s;
-  auto j = summary_json(t, s, drops{3, 0, 0, 0, 0}, 6'000'000'000, 5'999'000'000);
+  auto j = summary_json(t, s, drops{3, 0, 0, 0, 0, {}}, 6'000'000'000, 5'999'000'000);
   CHECK(j["tokens_saved"] == 400);
   CHECK(j["saved_share"].get<double>() == Approx(0.4));
   CHECK(j["cache_read_share"].get<double>() == Approx(0.25));
@@ -215,4 +216,102 @@ TEST_CASE("the event queue is bounded: a full queue drops and counts instead of 
   CHECK(got == std::vector<int>{1, 2});
   CHECK(q.push(4));
   CHECK(q.take() == std::vector<int>{4});
+}
+
+namespace {
+
+bool valid(const std::string& s) { return gistproxy::rewrite::text::is_valid_utf8(s); }
+const std::string euro = "\xE2\x82\xAC", ellipsis = "\xE2\x80\xA6", fffd = "\xEF\xBF\xBD";
+
+}  // namespace
+
+TEST_CASE("keep_text keeps outside text bounded and valid UTF-8, cut on a character boundary and marked") {
+  text_marks m;
+  CHECK(keep_text("read_config", 128, m) == "read_config");
+  CHECK(keep_text("", 128, m).empty());
+  CHECK((m.cut == 0 && m.repaired == 0));
+  CHECK(keep_text("ab\xFF", 128, m) == "ab" + fffd);
+  CHECK(keep_text("x\xC3", 128, m) == "x" + fffd);                      // a sequence cut short
+  CHECK(keep_text("\xC0\xAF", 128, m) == fffd + fffd);                   // an overlong form
+  CHECK(keep_text("\xED\xA0\x80", 128, m) == fffd + fffd + fffd);        // a surrogate
+  CHECK(m.repaired == 4);
+  CHECK(keep_text("a" + euro + euro, 6, m) == "a" + ellipsis);           // 7 bytes: the cut would split a euro
+  CHECK(keep_text(std::string(1 << 20, 't'), 128, m) == std::string(125, 't') + ellipsis);
+  CHECK(m.cut == 2);
+
+  // Every cut of a mixed string, every bound: valid, within the bound, and idempotent.
+  const std::string mixed = "a" + euro + "\xF0\x9F\x98\x80" + "b\xFF" + euro + "\xC3\xA9z";
+  for (std::size_t len = 0; len <= mixed.size(); ++len)
+    for (std::size_t max = 0; max <= 20; ++max) {
+      INFO("len " << len << " max " << max);
+      text_marks once, again;
+      auto kept = keep_text(mixed.substr(0, len), max, once);
+      CHECK(kept.size() <= max);
+      CHECK(valid(kept));
+      CHECK(keep_text(kept, max, again) == kept);
+      CHECK((again.cut == 0 && again.repaired == 0));
+    }
+}
+
+TEST_CASE("the ledger keeps every client string bounded and valid UTF-8, so its JSON always serialises") {
+  conversation_ledger ledger;
+  auto e = turn(1, 1000);
+  e.model = "ab";
+  for (int i = 0; i < 30; ++i) e.model += euro;  // a 64-byte cut splits the 21st euro
+  auto o = offload('a');
+  o.tool = "run_\xFF\xFE";
+  auto big = offload('b');
+  big.tool = std::string(1 << 20, 't');
+  e.new_offloads = {o, big};
+  auto p = page_in('c');
+  p.handle = "ref-\xC3";  // whatever a model's read_blob call named
+  p.tool = "grep\xED\xA0\x80";
+  e.page_ins = {p};
+  ledger.add(e);
+  auto g = turn(2, 2000);
+  g.model = "gpt-\xFF";
+  ledger.add(g);
+
+  // The strict serialiser: it throws on any invalid byte kept.
+  std::string list, detail;
+  REQUIRE_NOTHROW(list = ledger.conversations_json(10).dump());
+  REQUIRE_NOTHROW(detail = ledger.conversation_json(trace(1))->dump());
+  CHECK((valid(list) && valid(detail)));
+  auto d = nlohmann::json::parse(detail);
+  CHECK(d["model"].get<std::string>().size() <= 64);
+  CHECK(d["model"] == "ab" + [&] { std::string s; for (int i = 0; i < 19; ++i) s += euro; return s; }() + ellipsis);
+  const auto& turn1 = d["turns_detail"][0];
+  CHECK(turn1["new_offloads"][0]["tool"] == "run_" + fffd + fffd);
+  CHECK(turn1["new_offloads"][1]["tool"].get<std::string>().size() == 128);
+  CHECK(turn1["page_ins"][0]["handle"] == "ref-" + fffd);
+  CHECK(turn1["page_ins"][0]["tool"] == "grep" + fffd + fffd + fffd);
+  CHECK(nlohmann::json::parse(list)[0]["model"] == "gpt-" + fffd);
+  CHECK(ledger.dropped().text.cut == 2);
+  CHECK(ledger.dropped().text.repaired == 4);
+}
+
+TEST_CASE("the ledger's memory stays within its bound whatever the tool names, the least recently seen evicted") {
+  limits l;
+  l.max_bytes = 1 << 20;
+  conversation_ledger ledger(l);
+  const std::string long_tool(8 * 1024, 'x');
+  char h = 0;
+  for (int c = 0; c < 50; ++c)
+    for (int t = 0; t < 4; ++t) {
+      auto e = turn(c, std::uint64_t(c * 10 + t));
+      for (int i = 0; i < 32; ++i) {
+        auto o = offload(char('a' + (h++ % 26)));
+        o.handle += std::to_string(c * 1000 + t * 100 + i);  // distinct: every one joins
+        o.tool = long_tool;
+        e.new_offloads.push_back(o);
+      }
+      ledger.add(e);
+      CHECK(ledger.bytes() <= l.max_bytes);
+    }
+  std::size_t rendered = 0;
+  for (const auto& c : ledger.conversations_json(200)) rendered += ledger.conversation_json(c["trace_id"])->dump().size();
+  CHECK(rendered <= l.max_bytes);  // what the page polls is bounded too
+  CHECK(ledger.conversation_json(trace(49)));  // the newest is kept
+  CHECK(ledger.size() < 50);
+  CHECK(ledger.dropped().conversations == 50 - ledger.size());
 }

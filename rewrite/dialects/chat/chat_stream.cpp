@@ -13,7 +13,7 @@
 namespace gistproxy::rewrite {
 namespace {
 
-std::string data_line(const nlohmann::json& j) { return "data: " + j.dump() + "\n\n"; }
+std::string data_line(const nlohmann::json& j) { return "data: " + checked::dump(j) + "\n\n"; }
 
 class chat_stream final : public stream_filter {
  public:

@@ -46,7 +46,7 @@ class messages_stream final : public stream_filter {
       }
       b.client_index = next_index_++;
       data["index"] = b.client_index;
-      return sse_event("content_block_start", data.dump());
+      return sse_event("content_block_start", checked::dump(data));
     }
     if (type == "content_block_delta" || type == "content_block_stop") {
       auto it = blocks_.find(checked::integer_at(data, "index").value_or(0));
@@ -60,7 +60,7 @@ class messages_stream final : public stream_filter {
         return {};
       }
       data["index"] = b.client_index;
-      return sse_event(type, data.dump());
+      return sse_event(type, checked::dump(data));
     }
     if (type == "message_delta") {
       stop_reason_ = checked::member(checked::member(data, "delta"), "stop_reason");
@@ -122,7 +122,7 @@ class messages_stream final : public stream_filter {
   std::string keepalive() const override { return sse_event("ping", R"({"type": "ping"})"); }
 
   std::string error_event(std::string_view type, std::string_view message) const override {
-    return sse_event("error", nlohmann::json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}.dump());
+    return sse_event("error", checked::dump(nlohmann::json{{"type", "error"}, {"error", {{"type", type}, {"message", message}}}}));
   }
 
  private:

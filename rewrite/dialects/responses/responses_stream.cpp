@@ -122,7 +122,7 @@ class responses_stream final : public stream_filter {
   std::string error_event(std::string_view type, std::string_view message) const override {
     nlohmann::json data = {{"type", "error"}, {"code", type}, {"message", message}, {"param", nullptr},
                            {"sequence_number", sequence_}};
-    return sse_event("error", data.dump());
+    return sse_event("error", checked::dump(data));
   }
 
  private:
