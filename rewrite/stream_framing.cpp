@@ -9,7 +9,7 @@ namespace {
 class sse_framing final : public stream_framing {
  public:
   bool feed(std::string_view bytes, const event_handler& on_event) override {
-    events_.feed(bytes, [&](const sse::event& e) { on_event(e, e.raw); });
+    events_.feed(bytes, [&](const sse::event& e) { on_event(&e, e.raw); });
     return true;
   }
   std::string_view pending() const override { return events_.pending(); }

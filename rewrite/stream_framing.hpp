@@ -22,11 +22,13 @@ class stream_framing {
   virtual ~stream_framing() = default;
   // Feeds wire bytes; each complete event goes to on_event as SSE (its `raw`
   // the SSE text a filter passes on unchanged), with its wire bytes (what a
-  // stream that gave up filtering sends as they came). False when the bytes
-  // cannot be followed (a framing error, or a message that is not an event,
-  // such as an AWS exception): the caller then passes pending() and every
-  // later byte through as sent.
-  using event_handler = std::function<void(const sse::event&, std::string_view wire)>;
+  // stream that gave up filtering sends as they came). A message that is no
+  // event a filter reads (an unknown AWS :event-type, a chunk whose JSON has
+  // no "type") comes with a null event: the caller sends its wire bytes as
+  // they came and keeps following the stream. False when the bytes cannot be
+  // followed (a framing error, or an AWS exception, which ends the turn): the
+  // caller then passes pending() and every later byte through as sent.
+  using event_handler = std::function<void(const sse::event* e, std::string_view wire)>;
   virtual bool feed(std::string_view bytes, const event_handler& on_event) = 0;
   // Wire bytes received but not yet part of an event the filter saw.
   virtual std::string_view pending() const = 0;

@@ -24,10 +24,29 @@ store::s3::header_list query_pairs(std::string_view query) {
   return out;
 }
 
-bool presigned(std::string_view target) {
-  auto q = target.find('?');
-  return q != std::string_view::npos && target.substr(q).find("X-Amz-Signature=") != std::string_view::npos;
+// The query parameters of SigV4's query form. Names are compared after
+// %-decoding and without case: "X-Amz-%53ignature" is the same parameter to
+// AWS, and one that merely looks like ours must still never be re-signed.
+constexpr std::string_view sigv4_query_names[] = {"X-Amz-Algorithm",     "X-Amz-Credential", "X-Amz-Date",
+                                                  "X-Amz-Expires",       "X-Amz-SignedHeaders", "X-Amz-Signature",
+                                                  "X-Amz-Security-Token"};
+
+bool is_sigv4_query_name(std::string_view raw_name) {
+  const auto name = store::s3::uri_decode(raw_name);
+  for (auto known : sigv4_query_names)
+    if (beast::iequals(name, known)) return true;
+  return false;
 }
+
+bool presigned(std::string_view target) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return false;
+  for (const auto& [name, value] : query_pairs(target.substr(q + 1)))
+    if (beast::iequals(name, "X-Amz-Signature")) return true;
+  return false;
+}
+
+bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::string_view::npos; }
 
 }  // namespace
 
@@ -57,15 +76,37 @@ store::s3::header_list aws_signer::sign(std::string_view method, std::string_vie
 
 aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign) {
   if (d.upstream().sigv4_service.empty()) return aws_auth::not_aws;
+  // Authorization is a singleton field (RFC 9110 §11.6.2: credentials hold
+  // commas, so two fields cannot be one list). Which one the endpoint would
+  // honour is unknowable, and signing beside them would add a third identity.
+  if (r.count(http::field::authorization) > 1) return aws_auth::ambiguous;
   if (presigned(std::string_view(r.target()))) return aws_auth::client_signed;
   auto it = r.find(http::field::authorization);
-  if (it == r.end() || std::string_view(it->value()).find_first_not_of(" \t") == std::string_view::npos)
+  if (it == r.end() || blank(std::string_view(it->value())))
     return can_sign ? aws_auth::proxy_signs : aws_auth::anonymous;
   const auto value = std::string_view(it->value());
   if (starts_with_nocase(value, sigv4_scheme)) return aws_auth::client_signed;
   // A Bearer API key, or a scheme nobody here knows: not a signature over
   // the body, so a changed body does not break it.
   return aws_auth::api_key;
+}
+
+std::string without_sigv4_query(std::string_view target) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return std::string(target);
+  std::string out(target.substr(0, q));
+  std::string_view query = target.substr(q + 1);
+  char separator = '?';
+  while (!query.empty()) {
+    const auto amp = query.find('&');
+    const auto pair = query.substr(0, amp);
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+    if (is_sigv4_query_name(pair.substr(0, pair.find('=')))) continue;
+    out += separator;
+    out += pair;
+    separator = '&';
+  }
+  return out;
 }
 
 std::string_view sigv4_access_key(std::string_view authorization) {

@@ -12,6 +12,13 @@
 //                  with another identity (rewrite_failures{reason="signed_body"}).
 //   anonymous      no credentials, nothing to sign with: forwarded as is
 //                  (the endpoint answers 403, as it would without gistproxy).
+//   ambiguous      more than one Authorization field: refused (400), never
+//                  forwarded, since no one can say whose request it is.
+// A blank Authorization counts as none and is never forwarded (proxy_signs,
+// anonymous). Under proxy_signs every field that names or proves a client's
+// identity (Authorization, X-Amz-Date, X-Amz-Security-Token,
+// X-Amz-Content-Sha256, SigV4's query parameters) is dropped before
+// gistproxy signs: one request, one identity.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +33,7 @@ namespace gistproxy::proxy {
 
 using client_request = http::request<http::string_body>;
 
-enum class aws_auth : std::uint8_t { not_aws, api_key, proxy_signs, client_signed, anonymous };
+enum class aws_auth : std::uint8_t { not_aws, api_key, proxy_signs, client_signed, anonymous, ambiguous };
 
 // Signs upstream requests with gistproxy's own credentials (--sign-bedrock).
 class aws_signer {
@@ -49,6 +56,11 @@ class aws_signer {
 
 // The mode of a request of `d` (not_aws when d's family does not sign).
 aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign);
+
+// The target (path and query as sent) without SigV4's query parameters
+// (X-Amz-Algorithm, -Credential, -Date, -Expires, -SignedHeaders, -Signature,
+// -Security-Token; names %-decoded, any case); every other byte as it was.
+std::string without_sigv4_query(std::string_view target);
 
 // The access key id in a SigV4 Authorization value ("AWS4-HMAC-SHA256
 // Credential=AKID/20250101/us-east-1/bedrock/aws4_request, …"); empty if the

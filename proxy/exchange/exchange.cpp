@@ -16,7 +16,8 @@ awaitable<bool> exchange::run(client_request& request) {
     co_return co_await serve(ctx, route);
   receive(svc_, ctx);
   if (!ctx.in.controls.error.empty()) {
-    // A control header gistproxy cannot honour: said, not guessed.
+    // A control header gistproxy cannot honour, or credentials naming no one
+    // identity (aws_signing.hpp): said, not guessed.
     const proxy_error refused{error_kind::bad_request, ctx.in.controls.error};
     co_await ctx.out.error(refused);
     finish(svc_, ctx);

@@ -81,6 +81,8 @@ void receive(services& svc, request_context& ctx) {
   if (in.dialect) {
     in.api = in.dialect->name();
     in.aws = aws_auth_of(req, *in.dialect, svc.aws != nullptr);
+    if (in.aws == aws_auth::ambiguous && in.controls.error.empty())
+      in.controls.error = "more than one Authorization field: send one credential (gistproxy cannot tell whose request it is)";
     // A body the client signed, or asked to bypass gistproxy, goes upstream
     // byte for byte: not even decoded.
     const bool may_decode = in.aws != aws_auth::client_signed && !in.controls.bypass;

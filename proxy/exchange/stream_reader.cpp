@@ -6,6 +6,7 @@
 // bytes into the filter's events and its output back into wire bytes.
 #include "proxy/exchange/hop_readers.hpp"
 #include "rewrite/stream_framing.hpp"
+#include "rewrite/stream_splice.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -19,14 +20,14 @@ class stream_reader final : public hop_reader {
     if (hop_index == 0) {
       // One client head for all hops: the first hop's fields, streamed.
       if (!co_await env_.out.stream_head(hop.head(), std::nullopt)) co_return client_left(hop);
-    } else if (hop.status() != 200) {
-      proxy_error e{error_kind::upstream_bad_response,
-                    "upstream answered a page-in hop with HTTP " + std::to_string(hop.status())};
-      hop.fail(e.type());
-      co_await fail(e);
+    } else if (auto refused = not_a_stream(hop)) {
+      // Its bytes are not this stream's (an error, or JSON where events were
+      // asked for): spliced in, they would corrupt the client's stream.
+      hop.fail(refused->type());
+      co_await fail(*refused);
       co_return hop_read::stopped();
     }
-    auto framing = rewrite::make_stream_framing(transport_);  // one per hop: each hop is a stream of its own
+    rewrite::hop_splice splice(transport_, *filter_, max_pending_event);  // one per hop: each hop is a stream of its own
     for (bool done = false; !done;) {
       auto piece = co_await hop.read_piece();
       if (piece.failure) {
@@ -35,11 +36,14 @@ class stream_reader final : public hop_reader {
         co_return hop_read::stopped();
       }
       done = piece.done;
-      std::string to_client = passthrough_ ? std::string(piece.bytes) : filter_events(*framing, piece.bytes);
+      const bool followed = !splice.passing_through();
+      const std::string to_client = splice.feed(piece.bytes);
+      // Counted once, when the hop stops being followed.
+      if (followed && splice.passing_through()) env_.stats.degraded_mode(degraded::stream_unparsed);
       if (!co_await env_.out.piece(to_client, false)) co_return client_left(hop);
     }
     hop.end(200, {});
-    if (passthrough_) {
+    if (splice.passing_through()) {
       // The upstream's own events, from the one we did not understand on,
       // reached the client as sent, its end included: nothing to add.
       co_await env_.out.piece({}, true);
@@ -80,31 +84,22 @@ class stream_reader final : public hop_reader {
     return hop_read::stopped();
   }
 
-  // Feeds one piece of a hop's stream through the filter. An event the filter
-  // cannot handle (an exception on a shape nobody expected), or an event
-  // larger than any API sends, switches the stream to pass-through: from that
-  // event on, the upstream's bytes reach the client as sent (fail-open),
-  // counted. Never an aborted stream for what we merely did not understand.
-  std::string filter_events(rewrite::stream_framing& framing, std::string_view piece) {
-    std::string to_client;
-    const bool framed = framing.feed(piece, [&](const rewrite::sse::event& e, std::string_view wire) {
-      if (passthrough_) {
-        to_client += wire;
-        return;
-      }
-      try {
-        to_client += framing.encode(filter_->on_event(e));
-      } catch (const std::exception&) {
-        passthrough_ = true;
-        to_client += wire;
-      }
-    });
-    if (!framed || (!passthrough_ && framing.pending().size() > max_pending_event)) passthrough_ = true;
-    if (passthrough_) {
-      to_client += framing.pending();
-      env_.stats.degraded_mode(degraded::stream_unparsed);
-    }
-    return to_client;
+  // Why a later hop's answer cannot be spliced into the client's stream:
+  // an error status, or a body that is not the stream the first hop began
+  // (the first hop's kind chose this reader). nullopt when it can.
+  std::optional<proxy_error> not_a_stream(const upstream_answer& hop) const {
+    if (hop.status() != 200)
+      return proxy_error{error_kind::upstream_bad_response,
+                         "upstream answered a page-in hop with HTTP " + std::to_string(hop.status())};
+    const auto kind = body_kind_of(hop.head());
+    const auto expected = transport_ == rewrite::stream_transport::sse ? rewrite::usage_observer::body_kind::sse
+                                                                       : rewrite::usage_observer::body_kind::eventstream;
+    if (kind == expected) return std::nullopt;
+    // The upstream's Content-Type is not echoed: its bytes are not ours to print.
+    return proxy_error{error_kind::upstream_bad_response,
+                       std::string("upstream answered a page-in hop with ") +
+                           (kind == rewrite::usage_observer::body_kind::json ? "JSON" : "another Content-Type") +
+                           ", not the stream the turn began"};
   }
 
   reader_env env_;
@@ -114,7 +109,6 @@ class stream_reader final : public hop_reader {
   // keep-alives); a reference so the const keepalive() can use it.
   std::unique_ptr<rewrite::stream_framing> output_framing_ = rewrite::make_stream_framing(transport_);
   rewrite::stream_framing& output_ = *output_framing_;
-  bool passthrough_ = false;
 };
 
 }  // namespace

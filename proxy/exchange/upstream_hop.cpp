@@ -83,13 +83,21 @@ std::string upstream_request_head(const services& svc, const request_context& ct
   const std::string_view traceparent = ctx.in.client_parent && !client_signed ? "traceparent" : "";
   // An answer gistproxy must read is asked for only in codings it decodes.
   const std::string_view accept_encoding = decode_answer ? "Accept-Encoding" : "";
-  const std::string path = target.join(std::string_view(req.target()));
-  auto head = head_builder::request(req.method_string(), path, head_size_hint(req));
   const bool signs = ctx.in.aws == aws_auth::proxy_signs && svc.aws;
-  // Fields a signature of ours replaces (a client that sent no credentials may still send a date).
+  // A request gistproxy signs carries gistproxy's identity only: the
+  // client's SigV4 query parameters go too (aws_signing.hpp).
+  const std::string unsigned_target = signs ? without_sigv4_query(std::string_view(req.target())) : std::string();
+  const std::string path = target.join(signs ? std::string_view(unsigned_target) : std::string_view(req.target()));
+  auto head = head_builder::request(req.method_string(), path, head_size_hint(req));
+  // These modes are chosen because Authorization is absent or blank: a blank
+  // one is dropped, never forwarded beside (or instead of) a signature of ours.
+  const bool drops_authorization = ctx.in.aws == aws_auth::proxy_signs || ctx.in.aws == aws_auth::anonymous;
+  // Fields naming or proving a client's AWS identity, which a signature of
+  // ours replaces (a client that sent no credentials may still send them).
   // gistproxy's own control headers are for gistproxy: never forwarded.
-  head.end_to_end_fields_of(req, {traceparent, accept_encoding, signs ? "X-Amz-Date" : "",
-                                  signs ? "X-Amz-Security-Token" : "", bypass_header, threshold_header})
+  head.end_to_end_fields_of(req, {traceparent, accept_encoding, drops_authorization ? "Authorization" : "",
+                                  signs ? "X-Amz-Date" : "", signs ? "X-Amz-Security-Token" : "",
+                                  signs ? "X-Amz-Content-Sha256" : "", bypass_header, threshold_header})
       .field("Host", target.host_header());
   if (signs) sign_for_aws(svc, ctx, target, path, body, head);
   if (decode_answer) {

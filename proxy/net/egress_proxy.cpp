@@ -178,15 +178,6 @@ std::string egress_proxy::name() const {
   return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + port;
 }
 
-std::string without_credentials(std::string_view url) {
-  const auto scheme_end = url.find("://");
-  const std::size_t start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
-  const auto authority_end = std::min(url.find_first_of("/?#", start), url.size());
-  const auto at = url.substr(0, authority_end).rfind('@');
-  if (at == std::string_view::npos || at < start) return std::string(url);
-  return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
-}
-
 std::optional<egress_proxy> parse_egress_proxy(std::string_view url, std::string& error) {
   const std::string shown = "'" + without_credentials(url) + "'";
   std::string_view rest = url;
@@ -198,8 +189,13 @@ std::optional<egress_proxy> parse_egress_proxy(std::string_view url, std::string
   }
   const auto authority_end = std::min(rest.find_first_of("/?#"), rest.size());
   std::string_view authority = rest.substr(0, authority_end);
-  if (const auto tail = rest.substr(authority_end); !tail.empty() && tail != "/")
+  if (const auto tail = rest.substr(authority_end); !tail.empty() && tail != "/") {
+    // An '@' after the cut: a password holding '/', '?' or '#' unencoded.
+    if (tail.find('@') != std::string_view::npos)
+      return error = shown + ": percent-encode '/', '?' and '#' in the user name and password (%2F, %3F, %23)",
+             std::nullopt;
     return error = shown + ": a proxy URL has no path, query or fragment", std::nullopt;
+  }
 
   egress_proxy via;
   if (const auto at = authority.rfind('@'); at != std::string_view::npos) {

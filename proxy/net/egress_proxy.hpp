@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "proxy/net/http_url.hpp"  // without_credentials, for messages naming a proxy URL
 #include "proxy/proxy_error.hpp"
 
 namespace gistproxy::proxy {
@@ -28,9 +29,6 @@ struct egress_proxy {
 // (https:// and socks proxies are not supported); `error` never holds the
 // credentials.
 std::optional<egress_proxy> parse_egress_proxy(std::string_view url, std::string& error);
-
-// The URL with its userinfo, if any, replaced by "***": for messages.
-std::string without_credentials(std::string_view url);
 
 // Whether a no_proxy list exempts host:port (host as in http_url: IPv6
 // without brackets). Entries are separated by commas or blanks and compared

@@ -20,7 +20,16 @@ bool split_host_port(std::string_view s, std::string& host, std::string& port) {
   return true;
 }
 
+std::string without_credentials(std::string_view url) {
+  const auto scheme_end = url.find("://");
+  const std::size_t start = scheme_end == std::string_view::npos ? 0 : scheme_end + 3;
+  const auto at = url.rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  return std::string(url.substr(0, start)) + "***" + std::string(url.substr(at));
+}
+
 std::optional<http_url> parse_http_url(std::string_view url, std::string& error) {
+  auto shown = [url] { return "'" + without_credentials(url) + "'"; };
   http_url u;
   std::string_view rest;
   if (url.rfind("https://", 0) == 0) {
@@ -29,21 +38,21 @@ std::optional<http_url> parse_http_url(std::string_view url, std::string& error)
   } else if (url.rfind("http://", 0) == 0) {
     rest = url.substr(7);
   } else {
-    error = "'" + std::string(url) + "' is not an http:// or https:// URL";
+    error = shown() + " is not an http:// or https:// URL";
     return std::nullopt;
   }
   auto slash = rest.find('/');
   std::string_view authority = rest.substr(0, slash);
   std::string_view path = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
   if (authority.find('@') != std::string_view::npos || path.find_first_of("?#") != std::string_view::npos) {
-    error = "'" + std::string(url) + "': credentials, query and fragment are not allowed in a base URL";
+    error = shown() + ": credentials, query and fragment are not allowed in a base URL";
     return std::nullopt;
   }
   bool has_port = authority.find(':') != std::string_view::npos &&
                   (authority.front() != '[' || authority.find("]:") != std::string_view::npos);
   if (has_port) {
     if (!split_host_port(authority, u.host, u.port)) {
-      error = "'" + std::string(url) + "': bad host or port";
+      error = shown() + ": bad host or port";
       return std::nullopt;
     }
   } else {
@@ -52,7 +61,7 @@ std::optional<http_url> parse_http_url(std::string_view url, std::string& error)
     u.port = u.tls ? "443" : "80";
   }
   if (u.host.empty()) {
-    error = "'" + std::string(url) + "': no host";
+    error = shown() + ": no host";
     return std::nullopt;
   }
   while (!path.empty() && path.back() == '/') path.remove_suffix(1);

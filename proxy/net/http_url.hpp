@@ -21,6 +21,14 @@ struct http_url {
 // Returns nullopt and sets `error` on anything but http(s)://host[:port][/path].
 std::optional<http_url> parse_http_url(std::string_view url, std::string& error);
 
+// The URL with everything between its scheme and the last '@' replaced by
+// "***": for messages. RFC 3986 forbids an unencoded '/', '?' or '#' in the
+// userinfo, but a user who types a password holding one ("http://u:pa/ss@h")
+// must still never see it printed, and such a URL's "path" cannot be told
+// from its userinfo: so the userinfo runs to the last '@' of the URL, and a
+// path holding '@' is hidden too (a message may say less, never the secret).
+std::string without_credentials(std::string_view url);
+
 // Splits "HOST:PORT" ("[::1]:8080" for IPv6).
 bool split_host_port(std::string_view s, std::string& host, std::string& port);
 

@@ -1,9 +1,11 @@
 // Bedrock's streams as SSE events for the stream filters, and back. An
 // InvokeModel stream wraps each Anthropic event as base64 in a "chunk"
 // message ({"bytes": …}); a Converse stream names each event by its
-// :event-type header and carries its JSON as the payload. Exceptions
-// (:message-type exception or error) are not events: from one on, the stream
-// passes through as sent.
+// :event-type header and carries its JSON as the payload. A message that is
+// no event a filter reads (an unknown :event-type, a chunk without a "type")
+// is handed on as sent and the stream is still followed, as an SSE stream's
+// unknown events are. Exceptions (:message-type exception or error) end the
+// turn: from one on, the stream passes through as sent.
 #include <nlohmann/json.hpp>
 
 #include "rewrite/eventstream/eventstream.hpp"
@@ -19,6 +21,11 @@ namespace {
 struct named_event {
   std::string name, data;
 };
+
+bool is_exception(const eventstream::message& m) {
+  const auto type = m.string_header(":message-type");
+  return type == std::optional<std::string_view>("exception") || type == std::optional<std::string_view>("error");
+}
 
 // The event a message carries; nullopt for anything else.
 std::optional<named_event> event_of(const eventstream::message& m, stream_transport transport) {
@@ -57,12 +64,10 @@ class eventstream_framing final : public stream_framing {
       return false;
     }
     const bool framed = decoder_.feed(bytes, [&](eventstream::message&& m, std::string_view raw) {
+      if (!failed_ && is_exception(m)) failed_ = true;  // the turn ends in it: the rest goes as sent
       if (failed_) return leftover_.append(raw), void();
       auto named = event_of(m, transport_);
-      if (!named) {
-        failed_ = true;
-        return leftover_.append(raw), void();
-      }
+      if (!named) return on_event(nullptr, raw);  // no event a filter reads: on as sent
       current_ = std::move(*named);
       // The event as SSE: what a filter passing it on unchanged returns.
       current_sse_ = sse_event(current_.name, current_.data);
@@ -70,10 +75,13 @@ class eventstream_framing final : public stream_framing {
       e.raw = current_sse_;
       e.name = current_.name;
       e.data = current_.data;
-      on_event(e, raw);
+      on_event(&e, raw);
     });
-    if (!framed && !failed_) failed_ = true;
-    if (failed_ && !framed) leftover_.append(decoder_.pending());
+    if (!framed) failed_ = true;
+    // Every byte the decoder holds waits too, in order: the start of the next
+    // message (or, after a framing error, the undecodable rest). The decoder
+    // is not fed again, so they are nowhere else.
+    if (failed_) leftover_.append(decoder_.pending());
     return !failed_;
   }
 
@@ -102,7 +110,7 @@ class eventstream_framing final : public stream_framing {
   named_event current_;   // the event being handed out (views into it)
   std::string current_sse_;
   bool failed_ = false;
-  std::string leftover_;  // wire bytes from the first message that was not an event
+  std::string leftover_;  // wire bytes from the first exception or framing error on
 };
 
 }  // namespace

@@ -33,8 +33,8 @@ void usage_observer::on_body(std::string_view bytes) {
     // rather than buffer the stream.
     if (sse_.pending().size() > max_json_bytes) sse_overflow_ = true, sse_ = {};
   } else if (kind_ == body_kind::eventstream && frames_) {
-    const bool followed = frames_->feed(bytes, [&](const sse::event& e, std::string_view) {
-      dialect_->usage_from_event(e.name, e.data, usage_);
+    const bool followed = frames_->feed(bytes, [&](const sse::event* e, std::string_view) {
+      if (e) dialect_->usage_from_event(e->name, e->data, usage_);
     });
     if (!followed) frames_.reset();  // an exception or a framing error: usage as far as it went
   } else if (kind_ == body_kind::json && !json_overflow_) {

@@ -1,19 +1,28 @@
 // An event stream from upstream (Bedrock) is hostile bytes. The decoder must
 // never crash on them; every message it decodes must encode back to exactly
 // the bytes it was read from; and how the bytes are split between feeds must
-// not change what comes out.
+// not change what comes out. The splice (rewrite/stream_splice.hpp), fed the
+// same pieces through a filter that drops the first events and throws on the
+// next, must lose no byte: its output is whole input messages as sent (those
+// no filter reads), then, once it passes through, the input's exact tail,
+// whatever the decoder held at that moment included.
 //
 // Input: split (1 byte: piece size of the first decoder's feeds), limit (1
 // byte: max_message 256 B..64 KiB), flags (1 byte: bit 0 rewrites the
 // stream's CRCs so mutations reach the header parser rather than dying on a
-// checksum), cut (2 bytes: the second decoder's one split point), the stream.
+// checksum; bit 1 the Converse framing rather than InvokeModel's; bits 2-3
+// how many events the filter drops before it throws), cut (2 bytes: the
+// second decoder's one split point), the stream.
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "rewrite/eventstream/eventstream.hpp"
+#include "rewrite/stream_splice.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
 using namespace gistproxy::rewrite::eventstream;
+namespace rw = gistproxy::rewrite;
 
 namespace {
 
@@ -73,13 +82,73 @@ bool same(const message& a, const message& b) {
   return true;
 }
 
+// Drops the first `drops` events (the client gets nothing for them), then
+// throws: the splice passes the hop through from that event on.
+struct dropping_filter final : rw::stream_filter {
+  std::size_t drops = 0;
+  std::string on_event(const rw::sse::event&) override {
+    if (drops == 0) throw std::runtime_error("unexpected shape");
+    --drops;
+    return {};
+  }
+  hop_end end_hop() override { return {}; }
+  std::string finish() override { return {}; }
+  rw::token_usage usage() const override { return {}; }
+  std::string keepalive() const override { return {}; }
+  std::string error_event(std::string_view, std::string_view) const override { return {}; }
+};
+
+// Whether `out` is a concatenation of some of `frames`, in order. Frames are
+// self-delimiting (their length leads), so two that match at one place are
+// the same bytes: taking the first that matches is never wrong.
+bool made_of(std::string_view out, const std::vector<std::string_view>& frames, std::size_t limit) {
+  for (std::size_t i = 0; i < limit && !out.empty(); ++i)
+    if (out.substr(0, frames[i].size()) == frames[i]) out.remove_prefix(frames[i].size());
+  return out.empty();
+}
+
+void check_splice(std::string_view stream, const std::vector<std::size_t>& cuts, bool typed, std::size_t drops) {
+  dropping_filter filter;
+  filter.drops = drops;
+  rw::hop_splice splice(typed ? rw::stream_transport::eventstream_typed : rw::stream_transport::eventstream_wrapped,
+                        filter, std::size_t(16) << 20);
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t to : cuts) {
+    out += splice.feed(stream.substr(from, to - from));
+    from = to;
+  }
+  // The stream's messages as the splice's own decoder (default limit) sees them.
+  std::vector<std::string_view> frames;
+  std::vector<std::size_t> starts;
+  decoder d;
+  std::size_t at = 0;
+  d.feed(stream, [&](message&&, std::string_view raw) {
+    frames.push_back(stream.substr(at, raw.size()));
+    starts.push_back(at);
+    at += raw.size();
+  });
+  starts.push_back(at);  // where the undecodable or unfinished rest begins
+  if (!splice.passing_through()) {
+    if (!made_of(out, frames, frames.size())) __builtin_trap();
+    return;
+  }
+  for (std::size_t m = 0; m < starts.size(); ++m) {
+    const auto tail = stream.substr(starts[m]);
+    if (tail.size() > out.size() || std::string_view(out).substr(out.size() - tail.size()) != tail) continue;
+    if (made_of(std::string_view(out).substr(0, out.size() - tail.size()), frames, m)) return;
+  }
+  __builtin_trap();  // a byte lost, added or moved once the hop passed through
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   gistproxy::fuzz::input in(data, size);
   const std::size_t split = 1 + in.byte() % 64;
   const std::size_t max_message = std::size_t(1) << (8 + in.byte() % 9);
-  const bool fix = in.byte() & 1;
+  const std::uint8_t flags = in.byte();
+  const bool fix = flags & 1;
   const std::size_t cut_at = std::size_t(in.byte()) << 8 | in.byte();
   std::string stream(in.rest());
   if (fix) fix_crcs(stream);
@@ -103,5 +172,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!o->failed && seen.size() != stream.size()) __builtin_trap();
     if (o->pending.size() > max_message && !o->failed) __builtin_trap();
   }
+  const bool typed = flags & 2;
+  const std::size_t drops = (flags >> 2) & 3;
+  check_splice(stream, pieces, typed, drops);
+  check_splice(stream, halves, typed, drops);
   return 0;
 }

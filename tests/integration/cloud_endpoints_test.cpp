@@ -3,14 +3,17 @@
 // do (Bedrock streams as binary AWS event-stream): offload, read_blob
 // interception in JSON and in streams, the cloud's model and api label, the
 // 502 for a cloud without an upstream, and Bedrock's signing modes.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <set>
 
 #include "rewrite/eventstream/eventstream.hpp"
+#include "rewrite/offload/base64.hpp"
 #include "rewrite/stream_framing.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/raw_upstream.hpp"
 
 using namespace gistproxy::testing;
 using njson = nlohmann::json;
@@ -53,6 +56,49 @@ std::string bedrock_events(const std::string& body, gistproxy::rewrite::stream_t
   CHECK(d.pending().empty());
   CHECK(messages > 3);
   return gistproxy::rewrite::eventstream_as_sse(body, transport);
+}
+
+namespace es = gistproxy::rewrite::eventstream;
+
+es::message event_message(const std::string& event_type, const std::string& payload) {
+  return es::make_message(
+      {{":event-type", event_type}, {":content-type", "application/json"}, {":message-type", "event"}}, payload);
+}
+
+// A Bedrock InvokeModel stream answer carrying these Anthropic events.
+std::string invoke_stream(const std::vector<std::string>& events, const std::string& after_first = {}) {
+  std::string body;
+  for (const auto& e : events) {
+    body += es::encode(event_message("chunk", R"({"bytes":")" + gistproxy::rewrite::base64_encode(e) + R"("})"));
+    if (&e == &events.front()) body += after_first;
+  }
+  return raw_upstream::response(body, "application/vnd.amazon.eventstream");
+}
+
+std::vector<std::string> turn_events(const std::string& block_start, const std::string& delta, const std::string& stop) {
+  return {R"({"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m",)"
+          R"("content":[],"usage":{"input_tokens":3,"output_tokens":1}}})",
+          R"({"type":"content_block_start","index":0,"content_block":)" + block_start + "}",
+          R"({"type":"content_block_delta","index":0,"delta":)" + delta + "}",
+          R"({"type":"content_block_stop","index":0})",
+          R"({"type":"message_delta","delta":{"stop_reason":")" + stop + R"("},"usage":{"output_tokens":4}})",
+          R"({"type":"message_stop"})"};
+}
+
+const auto read_blob_turn = turn_events(R"({"type":"tool_use","id":"rb_0","name":"read_blob","input":{}})",
+                                        R"({"type":"input_json_delta","partial_json":"{\"handle\":\"0000000000000000\"}"})",
+                                        "tool_use");
+const auto text_turn = turn_events(R"({"type":"text","text":""})", R"({"type":"text_delta","text":"all done"})", "end_turn");
+
+// Every message of a body, each as its :message-type; REQUIREs that all decode.
+std::vector<std::string> message_types(const std::string& body) {
+  es::decoder d;
+  std::vector<std::string> types;
+  REQUIRE(d.feed(body, [&](es::message&& m, std::string_view) {
+    types.emplace_back(m.string_header(":message-type").value_or(""));
+  }));
+  CHECK(d.pending().empty());
+  return types;
 }
 
 const std::vector<std::string> clouds = {"azure-chat", "azure-responses", "vertex-messages", "vertex-gemini",
@@ -126,6 +172,39 @@ TEST_CASE("clouds: a Bedrock stream whose later hop fails ends in an event-strea
   REQUIRE(d.feed(res.body, [&](gistproxy::rewrite::eventstream::message&& m, std::string_view) {
     types.emplace_back(m.string_header(":message-type").value_or(""));
   }));
+  REQUIRE_FALSE(types.empty());
+  CHECK(types.back() == "exception");
+}
+
+TEST_CASE("clouds: an InvokeModel stream's unknown frames reach the client as sent, and its later read_blob call never does") {
+  const std::string odd = es::encode(event_message("futureEvent", R"({"note":"newer than the proxy"})")) +
+                          es::encode(event_message("chunk", R"({"bytes":")" +
+                                                                gistproxy::rewrite::base64_encode(R"({"no_type":1})") + R"("})"));
+  raw_upstream upstream({{invoke_stream(read_blob_turn, odd)}, {invoke_stream(text_turn)}});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
+  const auto body = request_for("bedrock-messages", "hello", "a short output").dump();
+  auto res = http_request(proxy.port(), "POST", path_for("bedrock-messages", true), body, key_header("bedrock-messages"));
+  REQUIRE(res.status == 200);
+  CHECK(upstream.requests() == 2);  // the call was answered by gistproxy, the turn went on
+  CHECK(res.body.find(odd) != std::string::npos);
+  const auto types = message_types(res.body);
+  CHECK(std::count(types.begin(), types.end(), "event") == std::ptrdiff_t(types.size()));
+  const auto events = gistproxy::rewrite::eventstream_as_sse(res.body, gistproxy::rewrite::stream_transport::eventstream_wrapped);
+  CHECK(events.find("read_blob") == std::string::npos);
+  CHECK(events.find("all done") != std::string::npos);
+}
+
+TEST_CASE("clouds: a later hop answering JSON to a Bedrock stream ends it in an exception, never spliced in raw") {
+  const std::string json = R"({"id":"msg_2","type":"message","role":"assistant","content":[{"type":"text",)"
+                           R"("text":"RAW JSON"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}})";
+  raw_upstream upstream({{invoke_stream(read_blob_turn)}, {raw_upstream::response(json)}});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
+  const auto body = request_for("bedrock-messages", "hello", "a short output").dump();
+  auto res = http_request(proxy.port(), "POST", path_for("bedrock-messages", true), body, key_header("bedrock-messages"));
+  REQUIRE(res.status == 200);
+  CHECK(upstream.requests() == 2);
+  CHECK(res.body.find("RAW JSON") == std::string::npos);
+  const auto types = message_types(res.body);
   REQUIRE_FALSE(types.empty());
   CHECK(types.back() == "exception");
 }

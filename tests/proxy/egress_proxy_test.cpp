@@ -66,8 +66,24 @@ TEST_CASE("without_credentials hides userinfo and keeps the rest") {
   CHECK(without_credentials("http://alice:hunter2@proxy:3128") == "http://***@proxy:3128");
   CHECK(without_credentials("alice:hunter2@proxy:3128") == "***@proxy:3128");
   CHECK(without_credentials("http://a:b@c@proxy/") == "http://***@proxy/");
-  CHECK(without_credentials("http://proxy:3128/a@b") == "http://proxy:3128/a@b");
   CHECK(without_credentials("http://proxy:3128") == "http://proxy:3128");
+  // A "path" holding '@' cannot be told from a password holding '/': hidden too.
+  CHECK(without_credentials("http://proxy:3128/a@b") == "http://***@b");
+}
+
+TEST_CASE("a proxy password holding an unencoded '/', '?' or '#' is never printed, whatever the URL's shape") {
+  auto password = GENERATE(as<std::string>{}, "hun/ter2", "hun?ter2", "hun#ter2", "h/u?n#ter2", "hunter2/", "/hunter2",
+                           "hunter2@x/y");
+  auto scheme = GENERATE(as<std::string>{}, "http://", "", "socks5://");
+  const std::string url = scheme + "alice:" + password + "@proxy.corp:3128";
+  CAPTURE(url);
+  const auto shown = without_credentials(url);
+  CHECK(shown == scheme + "***@proxy.corp:3128");
+  std::string err;
+  CHECK_FALSE(parse_egress_proxy(url, err));
+  CHECK_FALSE(err.empty());
+  CHECK(err.find("ter2") == std::string::npos);
+  CHECK(err.find("alice") == std::string::npos);
 }
 
 TEST_CASE("no_proxy lists exempt hosts as curl reads them, with ports and CIDR blocks") {

@@ -33,3 +33,13 @@ TEST_CASE("unsupported URLs are refused with a reason") {
   CHECK_FALSE(parse_http_url("http://host:abc", err));
   CHECK_FALSE(parse_http_url("http://", err));
 }
+
+TEST_CASE("a base URL's refusal never prints the credentials it carries, '/', '?' or '#' in the password too") {
+  auto url = GENERATE(as<std::string>{}, "http://user:hunter2@host", "https://user:hun/ter2@host:8443",
+                      "https://user:hun?ter2@host", "https://user:hun#ter2@host/v1", "ftp://user:hunter2@host");
+  CAPTURE(url);
+  std::string err;
+  CHECK_FALSE(parse_http_url(url, err));
+  CHECK_FALSE(err.empty());
+  CHECK(err.find("ter2") == std::string::npos);
+}

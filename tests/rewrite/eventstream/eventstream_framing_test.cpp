@@ -41,8 +41,9 @@ std::vector<got> feed_bytewise(stream_framing& f, const std::string& wire, bool&
   std::vector<got> out;
   framed = true;
   for (char c : wire)
-    framed = f.feed(std::string_view(&c, 1), [&](const sse::event& e, std::string_view w) {
-      out.push_back({std::string(e.name), std::string(e.data), std::string(e.raw), std::string(w)});
+    framed = f.feed(std::string_view(&c, 1), [&](const sse::event* e, std::string_view w) {
+      REQUIRE(e);
+      out.push_back({std::string(e->name), std::string(e->data), std::string(e->raw), std::string(w)});
     }) && framed;
   return out;
 }
@@ -89,15 +90,39 @@ TEST_CASE("event-stream framing: from an exception on, the stream is not followe
   const auto first = typed("messageStart", R"({"role":"assistant"})");
   const auto rest = exception_message() + typed("messageStop", "{}");
   std::vector<std::string> names;
-  CHECK(framing->feed(first, [&](const sse::event& e, std::string_view) { names.emplace_back(e.name); }));
-  CHECK_FALSE(framing->feed(rest, [&](const sse::event& e, std::string_view) { names.emplace_back(e.name); }));
+  auto named = [&](const sse::event* e, std::string_view) { names.emplace_back(e ? e->name : "(as sent)"); };
+  CHECK(framing->feed(first, named));
+  CHECK_FALSE(framing->feed(rest, named));
   CHECK(names == std::vector<std::string>{"messageStart"});
   CHECK(framing->pending() == rest);  // passed through as they came, nothing lost
   // Garbage is no event stream either: nothing is delivered, nothing is lost.
   auto garbage = make_stream_framing(stream_transport::eventstream_wrapped);
   const std::string junk(64, '\x7f');
-  CHECK_FALSE(garbage->feed(junk, [&](const sse::event&, std::string_view) { FAIL("no event in garbage"); }));
+  CHECK_FALSE(garbage->feed(junk, [&](const sse::event*, std::string_view) { FAIL("no event in garbage"); }));
   CHECK(garbage->pending() == junk);
+}
+
+TEST_CASE("event-stream framing: the next message's start, held when an exception arrives, waits as sent too") {
+  auto framing = make_stream_framing(stream_transport::eventstream_wrapped);
+  const auto next = chunk(R"({"type":"message_stop"})");
+  const auto first = exception_message() + next.substr(0, 20);
+  CHECK_FALSE(framing->feed(first, [&](const sse::event*, std::string_view) { FAIL("an exception is no event"); }));
+  CHECK(framing->pending() == first);
+  CHECK_FALSE(framing->feed(next.substr(20), [&](const sse::event*, std::string_view) { FAIL("not followed"); }));
+  CHECK(framing->pending() == exception_message() + next);
+}
+
+TEST_CASE("event-stream framing: a message no filter reads comes as sent, and the events after it still come") {
+  auto framing = make_stream_framing(stream_transport::eventstream_wrapped);
+  const auto unknown = typed("futureEvent", "{}");
+  const auto typeless = chunk(R"({"no_type":true})");
+  const auto stop = chunk(R"({"type":"message_stop"})");
+  std::vector<std::string> seen;
+  CHECK(framing->feed(unknown + typeless + stop, [&](const sse::event* e, std::string_view wire) {
+    seen.push_back(e ? std::string(e->name) : "as sent: " + std::string(wire));
+  }));
+  CHECK(seen == std::vector<std::string>{"as sent: " + unknown, "as sent: " + typeless, "message_stop"});
+  CHECK(framing->pending().empty());
 }
 
 TEST_CASE("event-stream framing: a failure after the stream started is an exception message, and replay reads events only") {
