@@ -6,7 +6,8 @@ namespace gistproxy::proxy {
 
 int proxy_error::status() const {
   switch (kind) {
-    case error_kind::bad_request: return 400;
+    case error_kind::bad_request:
+    case error_kind::credential_mismatch: return 400;
     case error_kind::request_timeout: return 408;
     case error_kind::body_too_large: return 413;
     case error_kind::not_found: return 404;
@@ -30,6 +31,7 @@ int proxy_error::status() const {
 std::string_view proxy_error::type() const {
   switch (kind) {
     case error_kind::bad_request: return "bad_request";
+    case error_kind::credential_mismatch: return "credential_mismatch";
     case error_kind::request_timeout: return "request_timeout";
     case error_kind::body_too_large: return "body_too_large";
     case error_kind::not_found: return "not_found";
@@ -53,6 +55,7 @@ std::string_view proxy_error::type() const {
 error_source proxy_error::source() const {
   switch (kind) {
     case error_kind::bad_request:
+    case error_kind::credential_mismatch:
     case error_kind::request_timeout:
     case error_kind::body_too_large:
     case error_kind::not_found:

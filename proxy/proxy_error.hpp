@@ -12,6 +12,7 @@ enum class error_source { downstream, upstream, internal };
 
 enum class error_kind {
   bad_request,           // 400: malformed HTTP
+  credential_mismatch,   // 400: a provider's credential on another provider's path (never forwarded)
   request_timeout,       // 408: the client was too slow sending its request
   body_too_large,        // 413: over --max-body
   not_found,             // 404: the offload service's unknown API, or a blob this tenant does not have

@@ -73,9 +73,9 @@ class shard {
   bool stopping() const { return stopping_; }
   services& svc() { return services_; }
   deadline_sweeper& deadlines() { return deadlines_; }
-  // The pool of the upstream serving this dialect's family (no dialect: the
-  // default family); null when that family has no upstream configured.
-  upstream_pool* pool_for(const rewrite::dialect* d);
+  // The pool of the upstream serving this family (routing.cpp chose it);
+  // null when that family has no upstream configured.
+  upstream_pool* pool_for(std::string_view family);
   std::list<session_handle>& sessions() { return sessions_; }
   // Closes idle client connections and idle upstream connections (drain).
   void close_idle();

@@ -21,9 +21,7 @@ shard::~shard() {
   io_.reset();
 }
 
-upstream_pool* shard::pool_for(const rewrite::dialect* d) {
-  if (!d) return pools_.front().get();
-  const auto family = d->upstream().name;
+upstream_pool* shard::pool_for(std::string_view family) {
   for (std::size_t i = 0; i < pools_.size(); ++i)
     if (services_.upstreams[i].family == family) return pools_[i].get();
   return nullptr;

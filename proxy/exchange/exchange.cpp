@@ -15,11 +15,12 @@ awaitable<bool> exchange::run(client_request& request) {
   if (auto route = service_route_of(std::string_view(request.target())); route.what != service_route::kind::none)
     co_return co_await serve(ctx, route);
   receive(svc_, ctx);
-  if (!ctx.in.controls.error.empty()) {
-    // A control header gistproxy cannot honour, or credentials naming no one
-    // identity (aws_signing.hpp): said, not guessed.
-    const proxy_error refused{error_kind::bad_request, ctx.in.controls.error};
-    co_await ctx.out.error(refused);
+  auto refused = credential_mismatch(ctx);
+  // A control header gistproxy cannot honour, or credentials naming no one
+  // identity (aws_signing.hpp): said, not guessed.
+  if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
+  if (refused) {
+    co_await ctx.out.error(*refused);
     finish(svc_, ctx);
     co_return ctx.out.reply().keep_alive;
   }

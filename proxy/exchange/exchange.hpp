@@ -50,6 +50,11 @@ void remember_turn(services& svc, request_context& ctx);
 
 // The phases, each in its own file.
 void receive(services& svc, request_context& ctx);
+// Part of receive (routing.cpp): the upstream family and dialect of the
+// request, and the credential it carries that its family must not see.
+void route(services& svc, request_context& ctx);
+// The 400 for a request whose credential belongs to another provider; nullopt when none does.
+std::optional<proxy_error> credential_mismatch(const request_context& ctx);
 // `report`: where the engine's report goes when the caller wants it (the offload service).
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report = nullptr);
 // Prompt-cache health: whether this turn's forwarded prefix extends the

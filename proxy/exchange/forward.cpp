@@ -83,13 +83,12 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
 }  // namespace
 
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client) {
-  auto* configured = sh.pool_for(ctx.in.dialect);
+  auto* configured = sh.pool_for(ctx.in.family);
   exchange_stats stats(svc.metrics, ctx.in.api);
   if (!configured) {
     const proxy_error missing{error_kind::upstream_not_configured,
-                              "no upstream for the " + std::string(ctx.in.dialect->upstream().name) +
-                                  " APIs: start gistproxy with --" + std::string(ctx.in.dialect->upstream().name) +
-                                  "-upstream URL (or --upstream)"};
+                              "no upstream for the " + std::string(ctx.in.family) + " APIs: start gistproxy with --" +
+                                  std::string(ctx.in.family) + "-upstream URL (or --upstream)"};
     co_await ctx.out.error(missing);
     co_return;
   }

@@ -21,7 +21,8 @@ std::optional<rewrite::prefix_fingerprint> fingerprint(request_context& ctx, std
 }  // namespace
 
 void track_prefix(services& svc, request_context& ctx) {
-  if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts) return;
+  // A token count is sent beside the turns, not as one: no prefix to keep.
+  if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts || ctx.in.count_tokens) return;
   const auto layout = ctx.in.dialect->cache_prefix();
   auto client = fingerprint(ctx, ctx.in.request.body(), layout, false);
   std::optional<rewrite::prefix_fingerprint> forwarded;

@@ -77,7 +77,7 @@ void receive(services& svc, request_context& ctx) {
   auto& req = in.request;
   in.bytes_in = req.body().size();
   in.controls = read_request_controls(req, svc.cfg);
-  in.dialect = rewrite::dialect_for(std::string_view(req.method_string()), std::string_view(req.target()));
+  route(svc, ctx);
   if (in.dialect) {
     in.api = in.dialect->name();
     in.aws = aws_auth_of(req, *in.dialect, svc.aws != nullptr);
@@ -113,6 +113,8 @@ void receive(services& svc, request_context& ctx) {
   s.set_text("gistproxy.api", in.api);
   s.set_text("gistproxy.group", rewrite::group_label(in.group));
   s.set("http.request.body.size", std::int64_t(in.bytes_in));
+  s.set_text("gistproxy.upstream_family", in.family);
+  if (in.count_tokens) s.set("gistproxy.count_tokens", true);
   if (in.dialect) {
     s.set_text("gen_ai.operation.name", in.dialect->operation_name());
     s.set_text("gen_ai.provider.name", in.dialect->provider_name());

@@ -14,6 +14,7 @@
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
+#include "rewrite/upstream_route.hpp"
 #include "telemetry/live_view.hpp"
 #include "telemetry/span.hpp"
 #include "telemetry/trace_context.hpp"
@@ -25,6 +26,9 @@ struct received {
   explicit received(client_request& r) : request(r) {}
   client_request& request;
   const rewrite::dialect* dialect = nullptr;  // null: not an API we know (forwarded untouched)
+  std::string_view family;                      // the upstream family it goes to (routing.cpp)
+  bool count_tokens = false;                    // a token count: rewritten as its turn, never intercepted
+  std::optional<rewrite::credential_kind> misdirected;  // a credential its upstream must not see: refused
   std::string tenant;                           // with a dialect: whose blobs and turns (tenant.cpp)
   std::optional<rewrite::request_facts> facts;  // set when the body parsed
   std::string_view api = "other";               // metric label

@@ -35,9 +35,8 @@ void note_new_offload(const live_feed& feed, live_notes& live, const rewrite::of
                                o.tokens_before, o.tokens_after});
 }
 
-// Turns the engine's report into metrics and one compaction span per offload.
-void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
-  exchange_stats stats(svc.metrics, ctx.in.api, ctx.in.source);
+// What became of the body, and the degraded modes it met (any request rewritten).
+void record_outcome(exchange_stats& stats, const rewrite::rewrite_report& report) {
   switch (report.outcome) {
     case rewrite::rewrite_outcome::rewritten: stats.rewrite_outcome(rewrite_outcome_label::rewritten); break;
     case rewrite::rewrite_outcome::unchanged: stats.rewrite_outcome(rewrite_outcome_label::unchanged); break;
@@ -49,7 +48,12 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   stats.degraded_mode(degraded::too_large, report.skipped_too_large);
   stats.degraded_mode(degraded::lossy, report.skipped_lossy);
   stats.degraded_mode(degraded::store_error, report.store_failures);
+}
 
+// Turns a turn's report into metrics and one compaction span per offload.
+void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
+  exchange_stats stats(svc.metrics, ctx.in.api, ctx.in.source);
+  record_outcome(stats, report);
   std::uint64_t saved = 0;
   stats.offloads(report.offloads);
   // Only offloads the conversation's previous turn did not make can be new
@@ -169,6 +173,15 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
           co_return run(true);
         },
         use_awaitable);
+  }
+  if (ctx.in.count_tokens) {
+    // A token count is the turn's body as it will be sent, not a turn: its
+    // offloads are the turn's own (counted when the turn comes), its answer
+    // carries no tool call to intercept, and it starts no paging turn.
+    exchange_stats count_stats(svc.metrics, ctx.in.api, ctx.in.source);
+    record_outcome(count_stats, result.report);
+    if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
+    co_return;
   }
   if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());
   record_rewrite(svc, ctx, result.report);

@@ -19,7 +19,8 @@ void recall_turn(services& svc, request_context& ctx) {
   auto& in = ctx.in;
   // Bodies gistproxy reads (inspect, offload, the prefix check); not those
   // it must forward unread.
-  if (!svc.turns || !in.dialect || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
+  // A token count is not a turn: it must not stand in for the next one.
+  if (!svc.turns || !in.dialect || in.count_tokens || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
   const std::string_view body = in.request.body();
   if (body.size() < min_remembered_body) return;
   const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect, body);

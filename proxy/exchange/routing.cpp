@@ -1,0 +1,100 @@
+// Part of receive: which upstream family a request goes to and which dialect
+// reads it (rewrite/upstream_route.hpp decides from the path and the kinds of
+// credential the headers carry), and whether a credential would reach a
+// provider it does not belong to. Values are only tested for being there:
+// no credential is copied, kept or logged here.
+#include <algorithm>
+
+#include <boost/beast/core/string.hpp>
+
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/net/request_target.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+using rewrite::credential_kind;
+
+bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::string_view::npos; }
+
+bool has_field(const client_request& r, std::string_view name) {
+  for (auto [it, end] = r.equal_range(name); it != end; ++it)
+    if (!blank(std::string_view(it->value()))) return true;
+  return false;
+}
+
+// A presigned query: X-Amz-Credential or X-Amz-Signature, in any case, with
+// the dashes spelled or percent-encoded (AWS decodes the names before it reads them).
+bool presigned(std::string_view target) {
+  const auto q = target.find('?');
+  if (q == std::string_view::npos) return false;
+  const auto query = target.substr(q + 1);
+  for (std::string_view name : {"amz-credential=", "amz-signature=", "amz%2dcredential=", "amz%2dsignature="})
+    for (std::size_t at = 0; at + name.size() <= query.size(); ++at)
+      if (beast::iequals(query.substr(at, name.size()), name)) return true;
+  return false;
+}
+
+bool aws_signed(const client_request& r) {
+  for (auto [it, end] = r.equal_range(http::field::authorization); it != end; ++it) {
+    auto v = std::string_view(it->value());
+    v.remove_prefix(std::min(v.find_first_not_of(" \t"), v.size()));
+    if (v.size() >= 16 && beast::iequals(v.substr(0, 16), "AWS4-HMAC-SHA256")) return true;
+  }
+  return has_field(r, "x-amz-security-token") || presigned(std::string_view(r.target()));
+}
+
+rewrite::request_credentials credentials_of(const client_request& r) {
+  rewrite::request_credentials c;
+  auto set = [&](credential_kind k, bool present) { c.has[std::size_t(k)] = present; };
+  set(credential_kind::anthropic_key, has_field(r, "x-api-key"));
+  set(credential_kind::google_key, has_field(r, "x-goog-api-key") || !query_value(std::string_view(r.target()), "key").empty());
+  set(credential_kind::azure_key, has_field(r, "api-key"));
+  set(credential_kind::aws_signature, aws_signed(r));
+  c.anthropic_version = has_field(r, "anthropic-version");
+  return c;
+}
+
+// The first credential that would reach a provider it does not belong to.
+// One whose own family is served by the very same upstream URL (a single
+// --upstream for every family, a gateway in front of all) reaches no other
+// provider: forwarded.
+std::optional<credential_kind> misdirected(const config& cfg, const rewrite::upstream_route& route) {
+  if (!route.has_foreign()) return std::nullopt;
+  const auto target = cfg.upstream_for(route.family);
+  for (std::size_t k = 0; k < rewrite::credential_kinds; ++k) {
+    if (!route.foreign[k]) continue;
+    bool same_upstream = false;
+    for (auto family : rewrite::credential_families(credential_kind(k)))
+      same_upstream |= !target.empty() && cfg.upstream_for(family) == target;
+    if (!same_upstream) return credential_kind(k);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+void route(services& svc, request_context& ctx) {
+  auto& in = ctx.in;
+  const auto& req = in.request;
+  const auto r = rewrite::route_request(std::string_view(req.method_string()), std::string_view(req.target()),
+                                        credentials_of(req));
+  in.dialect = r.api;
+  in.family = r.family;
+  in.count_tokens = r.count_tokens;
+  in.misdirected = misdirected(svc.cfg, r);
+}
+
+std::optional<proxy_error> credential_mismatch(const request_context& ctx) {
+  if (!ctx.in.misdirected) return std::nullopt;
+  const auto kind = *ctx.in.misdirected;
+  std::string owners;
+  for (auto f : rewrite::credential_families(kind)) owners += (owners.empty() ? "" : " or ") + std::string(f);
+  return proxy_error{error_kind::credential_mismatch,
+                     "the request carries a " + std::string(rewrite::credential_field(kind)) + " credential, which belongs to " +
+                         owners + ", on a path of the " + std::string(ctx.in.family) +
+                         " APIs: not forwarded, so it reaches no other provider (send it to its own API's path, "
+                         "or remove the credential that does not belong)"};
+}
+
+}  // namespace gistproxy::proxy
