@@ -38,7 +38,7 @@ TEST_CASE("the live view answers 421 to a Host that does not name the admin list
   CHECK(http_request(admin, "GET", "/healthz", {}, {{"Host", "gistproxy:9464"}}).status == 200);
 }
 
-TEST_CASE("--admin-allowed-hosts adds the names the live view answers for, and no others") {
+TEST_CASE("the live view answers for the names --admin-allowed-hosts adds, and no others") {
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url(), "--admin-allowed-hosts", "gistproxy.internal,ops.example"});
   const auto admin = proxy.admin_port();

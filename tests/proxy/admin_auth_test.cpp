@@ -78,7 +78,7 @@ TEST_CASE("the live view's Host must be a loopback name, the listen address or a
   CHECK(admin_host_allowed("anything.example", "0.0.0.0:9464", {"*"}));
 }
 
-TEST_CASE("--admin-allowed-hosts takes names or addresses separated by commas, and refuses ports, paths and gaps") {
+TEST_CASE("the admin allowed hosts flag takes names or addresses separated by commas, and refuses ports, paths and gaps") {
   const char* no_env[] = {nullptr};
   auto ok = parse_serve_args({"--admin-allowed-hosts", "gistproxy.internal,10.0.0.5,[fd00::5],*"}, no_env);
   REQUIRE(ok.cfg);

@@ -57,7 +57,7 @@ TEST_CASE("routing: every path goes to its own family, read by its own family's 
   CHECK_FALSE(r.has_foreign());
 }
 
-TEST_CASE("routing: where the path names no provider, the credential does; a foreign one is flagged") {
+TEST_CASE("routing: where the path names no provider, the credential does, and a foreign one is flagged") {
   SECTION("paths both OpenAI and Anthropic serve follow the key or anthropic-version") {
     CHECK(route_request("GET", "/v1/models", with({credential_kind::anthropic_key})).family == "anthropic");
     CHECK(route_request("GET", "/v1/models", with({}, true)).family == "anthropic");
