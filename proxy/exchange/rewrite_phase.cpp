@@ -94,7 +94,24 @@ void restore_as_sent(received& in) {
   in.sent_body.reset();
 }
 
+// The cost model prices a request at its own model's cache discount.
+std::optional<double> read_ratio_of(const services& svc, const request_context& ctx) {
+  if (svc.prices && ctx.in.facts)
+    if (auto price = svc.prices->find(ctx.in.facts->model)) return rewrite::cache_read_ratio(*price);
+  return std::nullopt;
+}
+
 }  // namespace
+
+// The trust that skipped the store (the previous turn's confirmation, the
+// store's own) came from before this request: the bytes in the request are
+// the truth. Run without the turn memory, every output the turn offloads is
+// put again, and a put replaces what is missing or damaged.
+void store_again(services& svc, const request_context& ctx) {
+  if (!svc.offload || !ctx.in.dialect || !ctx.rw.body || ctx.in.source != "proxy") return;
+  svc.offload->rewrite(*ctx.in.dialect, ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
+                       ctx.in.controls.threshold_tokens);
+}
 
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
   if (ctx.in.control()) {
@@ -131,10 +148,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.in.tenant;
-  // The cost model prices a request at its own model's cache discount.
-  std::optional<double> read_ratio;
-  if (svc.prices)
-    if (auto price = svc.prices->find(ctx.in.facts->model)) read_ratio = rewrite::cache_read_ratio(*price);
+  const auto read_ratio = read_ratio_of(svc, ctx);
   rewrite::rewrite_result result;
   const auto threshold = ctx.in.controls.threshold_tokens;
   // The conversation's previous turn: what both bodies share is not scanned,
