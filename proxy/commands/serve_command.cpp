@@ -87,15 +87,21 @@ class offload_services {
   void stop_gc() { gc_.reset(); }
 
  private:
-  // Hourly, bounded gc of expired blobs, off the I/O threads.
+  // Hourly, bounded gc of expired blobs, off the I/O threads; looked at
+  // each minute, so a store near --store-max-bytes evicts without waiting
+  // an hour while new offloads stay inline.
   void start_gc(asio::thread_pool& store_pool) {
     auto timer = std::make_shared<asio::steady_timer>(store_pool);
     gc_ = std::make_shared<std::function<void()>>();
-    *gc_ = [timer, weak = std::weak_ptr<std::function<void()>>(gc_), s = store_.get()] {
-      timer->expires_after(std::chrono::hours(1));
-      timer->async_wait([weak, s](error_code ec) {
+    auto minutes = std::make_shared<int>(0);  // since the last gc; only this chain of waits touches it
+    *gc_ = [timer, weak = std::weak_ptr<std::function<void()>>(gc_), s = store_.get(), minutes] {
+      timer->expires_after(std::chrono::minutes(1));
+      timer->async_wait([weak, s, minutes](error_code ec) {
         if (ec) return;
-        s->gc(10000);
+        if (++*minutes >= 60 || s->wants_gc()) {
+          *minutes = 0;
+          s->gc(10000);
+        }
         if (auto again = weak.lock()) (*again)();
       });
     };

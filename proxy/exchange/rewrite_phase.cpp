@@ -46,6 +46,7 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   stats.degraded_mode(degraded::too_large, report.skipped_too_large);
   stats.degraded_mode(degraded::lossy, report.skipped_lossy);
   stats.degraded_mode(degraded::store_error, report.store_failures);
+  stats.degraded_mode(degraded::store_full, report.store_full);
 
   std::uint64_t saved = 0;
   stats.offloads(report.offloads);

@@ -60,7 +60,8 @@ std::optional<proxy_error> failure_of(const rewrite::page_result& page, std::str
       return proxy_error{error_kind::not_found, "no blob " + std::string(handle) + " for this credential"};
     case blob_error::integrity:
     case blob_error::too_large: return proxy_error{error_kind::store_integrity, page.text};
-    case blob_error::io: return proxy_error{error_kind::store_unavailable, page.text};
+    case blob_error::io:
+    case blob_error::full: return proxy_error{error_kind::store_unavailable, page.text};
   }
   return proxy_error{error_kind::internal, "unknown page-in result"};
 }

@@ -181,24 +181,41 @@ put_result fs_blob_store::store(std::string_view bytes, std::optional<std::strin
     return {blob_error::none, true, {}};
   }
 
+  // The replaced file counts as the store last knew it (one damaged from
+  // outside changed size without telling it; gc's walk recounts).
+  const auto replaced = before.regular ? (accounted ? accounted : before.bytes_on_disk) : 0;
+  if (options_.max_bytes && stored_bytes_.load() >= options_.max_bytes && !before.regular)
+    return {blob_error::full, false, "the store is at --store-max-bytes"};  // before compressing anything
   std::string error;
   std::string owned;
   const std::string_view out =
       encoded ? *encoded : std::string_view(owned = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error));
   if (out.empty()) return {blob_error::io, false, error};
-  if (auto failed = write_blob(path, out); !failed.empty()) return {blob_error::io, false, failed};
+  if (!account(out.size(), replaced)) return {blob_error::full, false, "the store is at --store-max-bytes"};
+  if (auto failed = write_blob(path, out); !failed.empty()) {
+    account(replaced, out.size(), false);
+    return {blob_error::io, false, failed};
+  }
   {
     std::lock_guard lock(confirmed_mutex_);
     damaged_.erase(key);
   }
   confirm(key, options_.now(), out.size());
   if (!before.regular) objects_.fetch_add(1);
-  stored_bytes_.fetch_add(out.size());
-  // The file replaced was counted as the store last knew it (a file damaged
-  // from outside changed size without telling it).
-  const auto replaced = before.regular ? (accounted ? accounted : before.bytes_on_disk) : 0;
-  stored_bytes_.fetch_sub(std::min<std::uint64_t>(stored_bytes_.load(), replaced));
   return {blob_error::none, false, {}};
+}
+
+// Counts `adding` bytes in and `freeing` out of the store, in one step so
+// concurrent puts never overshoot the bound together; false (nothing
+// counted) when `bounded` and the store would end past --store-max-bytes.
+bool fs_blob_store::account(std::uint64_t adding, std::uint64_t freeing, bool bounded) {
+  auto now_bytes = stored_bytes_.load();
+  std::uint64_t after = 0;
+  do {
+    after = now_bytes - std::min(now_bytes, freeing) + adding;
+    if (bounded && options_.max_bytes && adding > freeing && after > options_.max_bytes) return false;
+  } while (!stored_bytes_.compare_exchange_weak(now_bytes, after));
+  return true;
 }
 
 // Writes one blob file atomically (a damaged one is replaced whole), its

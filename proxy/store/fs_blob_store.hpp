@@ -41,6 +41,10 @@ struct fs_store_options {
   // fsync each blob and its directory before put() returns. Off only for a
   // cache whose blobs are durable elsewhere (--store-cache: the bucket has them).
   bool durable = true;
+  // --store-max-bytes (0: no bound): a put that would take the blob files
+  // past it is refused (blob_error::full), and gc() evicts the blobs least
+  // recently kept down to evict_to_percent of it.
+  std::uint64_t max_bytes = 0;
 };
 
 class fs_blob_store final : public blob_store {
@@ -56,6 +60,7 @@ class fs_blob_store final : public blob_store {
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override;
   std::uint64_t gc(std::uint64_t max_removals) override;
+  bool wants_gc() const override { return over_percent(evict_at_percent); }
   store_stats stats() override;
 
   std::filesystem::path path_of(std::string_view tenant, std::string_view hash) const;
@@ -80,7 +85,14 @@ class fs_blob_store final : public blob_store {
   };
   existing existing_file(const std::filesystem::path& path, std::string_view hash, std::uint64_t size);
   std::string write_blob(const std::filesystem::path& path, std::string_view encoded);
-  bool remove_blob(const std::filesystem::path& path, std::uint64_t size);  // gc's and remove()'s
+  bool account(std::uint64_t adding, std::uint64_t freeing, bool bounded = true);
+  // gc's helpers (fs_blob_walks.cpp).
+  bool over_percent(std::uint64_t percent) const;  // of --store-max-bytes
+  bool remove_blob(const std::filesystem::path& path, std::uint64_t size);
+  void recount(std::uint64_t expected_objects, std::uint64_t expected_bytes, std::uint64_t seen_objects,
+               std::uint64_t seen_bytes);
+  static constexpr std::uint64_t evict_at_percent = 90;  // gc evicts past this share of the bound...
+  static constexpr std::uint64_t evict_to_percent = 80;  // ...down to this one
   get_result read_file(const std::filesystem::path& path, std::string_view expected_hash, bool check_ttl);
   void touch(const std::filesystem::path& path);
   std::optional<std::uint64_t> kept(const std::filesystem::path& path);
