@@ -1,5 +1,6 @@
 #include "proxy/commands/serve_command.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <functional>
 #include <iostream>
@@ -164,6 +165,9 @@ int run(const config& cfg, telemetry::logger& log) {
   svc.live = &live;
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
+  // Half the store threads at most for any one tenant: the rest stay free for the others.
+  store_lanes lanes(std::max(1u, cfg.store_threads / 2));
+  svc.lanes = &lanes;
   offload_services offload(cfg, svc, store_pool, clock);
   std::unique_ptr<recorder> rec;
   if (!cfg.record.empty()) {

@@ -52,6 +52,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
   std::vector<rewrite::call_result> results;
   std::vector<answered_page> pages;
   ++hop_;
+  const auto place = co_await enter_lane(svc_.lanes, ctx_.in.tenant);
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<void> {
@@ -74,6 +75,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
 }
 
 awaitable<rewrite::page_result> blob_pager::page(const std::string& arguments) {
+  const auto place = co_await enter_lane(svc_.lanes, ctx_.in.tenant);
   answered_page p = co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<answered_page> {
@@ -86,6 +88,7 @@ awaitable<rewrite::page_result> blob_pager::page(const std::string& arguments) {
 }
 
 awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
+  const auto place = co_await enter_lane(svc_.lanes, ctx_.in.tenant);
   answered_page p = co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<answered_page> {

@@ -12,6 +12,7 @@
 #include "proxy/exchange/compaction_span.hpp"
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/store/blob_io.hpp"
 #include "proxy/store/store_call_trace.hpp"
 
 namespace gistproxy::proxy {
@@ -110,6 +111,7 @@ std::optional<double> read_ratio_of(const services& svc, const request_context& 
 // put again, and a put replaces what is missing or damaged.
 void store_again(services& svc, const request_context& ctx) {
   if (!svc.offload || !ctx.in.dialect || !ctx.rw.body || ctx.in.source != "proxy") return;
+  store::directory_sync_batch batch;
   svc.offload->rewrite(*ctx.in.dialect, ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
                        ctx.in.controls.threshold_tokens);
 }
@@ -173,11 +175,14 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     }
   }
   if (!done) {
-    // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
+    // Hashing, compressing and fsync-ing blobs must not stall this I/O thread,
+    // nor one tenant's bulk hold every store thread (store_lanes.hpp).
+    const auto place = co_await enter_lane(svc.lanes, ctx.in.tenant);
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
         [&]() -> asio::awaitable<rewrite::rewrite_result> {
           store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
+          store::directory_sync_batch batch;  // one fsync per blob directory, done before the references leave
           co_return run(true);
         },
         use_awaitable);

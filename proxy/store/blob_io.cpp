@@ -4,8 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
+#include <memory>
 #include <random>
+#include <set>
+#include <utility>
 
 namespace gistproxy::store {
 namespace fs = std::filesystem;
@@ -92,11 +96,38 @@ int write_atomically(const fs::path& path, std::string_view data, bool durable, 
   return 0;
 }
 
-void sync_directory(const fs::path& dir) {
+namespace {
+
+std::atomic<std::uint64_t> syncs{0};
+thread_local std::set<std::string>* batched = nullptr;  // this thread's open batch, if any
+
+void sync_now(const fs::path& dir) {
   if (int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); fd >= 0) {
     ::fsync(fd);
     ::close(fd);
+    ++syncs;
   }
 }
+
+}  // namespace
+
+void sync_directory(const fs::path& dir) {
+  if (batched) batched->insert(dir.native());  // bounded: a tenant has 256 blob directories
+  else sync_now(dir);
+}
+
+directory_sync_batch::directory_sync_batch() {
+  if (batched) return;
+  batched = new std::set<std::string>;
+  owner_ = true;
+}
+
+directory_sync_batch::~directory_sync_batch() {
+  if (!owner_) return;
+  std::unique_ptr<std::set<std::string>> dirs(std::exchange(batched, nullptr));
+  for (const auto& d : *dirs) sync_now(d);
+}
+
+std::uint64_t directory_syncs() { return syncs.load(); }
 
 }  // namespace gistproxy::store

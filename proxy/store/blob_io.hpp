@@ -28,8 +28,26 @@ std::optional<rewrite::get_result> read_regular_file(const std::filesystem::path
 // directory is gone) with `error` saying what failed.
 int write_atomically(const std::filesystem::path& path, std::string_view data, bool durable, std::string& error);
 
-// fsyncs a directory, so the renames made in it survive a crash.
+// fsyncs a directory, so the renames made in it survive a crash; inside a
+// directory_sync_batch on this thread, once per directory when the batch ends.
 void sync_directory(const std::filesystem::path& dir);
 
+// One request's blobs (a bulk offload writes hundreds, into at most 256
+// directories of its tenant) fsync each directory once, not once a blob:
+// the batch ends, and its fsyncs are done, before the request's references
+// leave the store thread. Batches do not nest (an inner one is a no-op).
+class directory_sync_batch {
+ public:
+  directory_sync_batch();
+  ~directory_sync_batch();
+  directory_sync_batch(const directory_sync_batch&) = delete;
+  directory_sync_batch& operator=(const directory_sync_batch&) = delete;
+
+ private:
+  bool owner_ = false;
+};
+
+// Directory fsyncs done by this process so far (tests count them).
+std::uint64_t directory_syncs();
 
 }  // namespace gistproxy::store

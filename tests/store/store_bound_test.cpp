@@ -1,11 +1,14 @@
-// --store-max-bytes: the filesystem store counts its bytes (from a scan at
-// start), refuses new blobs past the bound (the engine then leaves the
-// output inline, counted), and gc evicts the least recently kept blobs.
+// The store as a shared resource: --store-max-bytes (the filesystem store
+// counts its bytes from a scan at start, refuses new blobs past the bound,
+// and gc evicts the least recently kept), and one directory fsync per
+// directory for a request's batch of blobs.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <memory>
 #include <random>
+#include <set>
 
+#include "proxy/store/blob_io.hpp"
 #include "proxy/store/fs_blob_store.hpp"
 #include "rewrite/blob/digest.hpp"
 
@@ -91,4 +94,25 @@ TEST_CASE("gc recounts a full store whose files were deleted behind its back so 
   b.store->gc(1000);
   CHECK(b.store->stats().objects == 1);
   CHECK(b.store->put(third, meta_for(third)).error == blob_error::none);
+}
+
+TEST_CASE("a request's batch of puts fsyncs each blob directory once when the batch ends (not once a blob)") {
+  bounded_store b(0);  // no bound
+  std::set<std::string> directories;
+  const auto before = directory_syncs();
+  {
+    directory_sync_batch batch;
+    for (unsigned i = 0; i < 300; ++i) {  // more blobs than a tenant has directories
+      const auto bytes = "output " + std::to_string(i);
+      REQUIRE(b.store->put(bytes, meta_for(bytes)).error == blob_error::none);
+      directories.insert(meta_for(bytes).hash.substr(0, 2));
+    }
+    CHECK(directory_syncs() == before);  // none yet: the references have not left
+  }
+  CHECK(directory_syncs() - before == directories.size());  // was: 300, one per blob
+  REQUIRE(directories.size() <= 256);
+  // Outside a batch every put still syncs its directory before it returns.
+  const std::string alone = "an output stored alone";
+  REQUIRE(b.store->put(alone, meta_for(alone)).error == blob_error::none);
+  CHECK(directory_syncs() - before == directories.size() + 1);
 }
