@@ -129,6 +129,10 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   ctx.in.dialect = rule;
   ctx.in.aws = aws_auth_of(req, *rule, svc.aws != nullptr);
   ctx.in.tenant = tenant_of_request(svc, ctx);
+  if (ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous) {
+    co_await ctx.out.error(keyless_refusal());
+    co_return;
+  }
   blob_pager pager(svc, ctx);
   // Not a conditional expression: GCC mishandles co_await in one (the result dies early).
   rewrite::page_result page;
