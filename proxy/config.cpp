@@ -94,6 +94,16 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return c.s3_endpoint = v, !v.empty(); }},
       {"store-slow-span", "DURATION", "S3 calls at least this slow become store_call spans of their request (default 200ms; 0: all)",
        [](config& c, const std::string& v) { return set_duration(c.store_slow_span, v); }},
+      {"store-max-bytes", "BYTES", "bound on the directory store's blob files (default 0: none); past it new "
+                                   "offloads stay inline (counted), and gc evicts the least recently kept blobs",
+       [](config& c, const std::string& v) { return set_bytes(c.store_max_bytes, v); }},
+      {"offload-service-anonymous", "on|off", "let callers without an API key use /v1/offload and /v1/blobs, as one "
+                                              "shared tenant (default off: 401)",
+       [](config& c, const std::string& v) {
+         if (v != "on" && v != "off" && v != "true" && v != "false") return false;
+         c.offload_service_anonymous = v == "on" || v == "true";
+         return true;
+       }},
       {"store-cache", "DIR", "local disk cache of an s3:// store: page-ins read it first (re-hashed), writes go to S3 first",
        [](config& c, const std::string& v) { return c.store_cache = v, !v.empty(); }},
       {"store-cache-bytes", "BYTES", "the cache's budget; least recently used blobs leave first (default 1GiB)",

@@ -70,6 +70,8 @@ struct config {
   std::chrono::milliseconds store_slow_span{200};  // S3 calls at least this slow become store_call spans
   std::string store_cache;                         // --store-cache: local disk cache of an s3:// store
   std::uint64_t store_cache_bytes = 1ull << 30;
+  std::uint64_t store_max_bytes = 0;        // --store-max-bytes: bound on a directory store (0: none)
+  bool offload_service_anonymous = false;   // keyless callers of /v1/offload and /v1/blobs (one shared tenant)
   std::uint64_t turn_memory_bytes = 256ull << 20;  // each conversation's last turn, reused by the next (0: off)
   int zstd_level = 3;
   std::uint64_t max_blob_bytes = 16ull << 20;

@@ -12,6 +12,7 @@ int proxy_error::status() const {
     case error_kind::body_too_large: return 413;
     case error_kind::not_found: return 404;
     case error_kind::method_not_allowed: return 405;
+    case error_kind::unauthorized: return 401;
     case error_kind::unsupported_encoding: return 415;
     case error_kind::store_unavailable: return 503;
     case error_kind::store_integrity: return 502;
@@ -36,6 +37,7 @@ std::string_view proxy_error::type() const {
     case error_kind::body_too_large: return "body_too_large";
     case error_kind::not_found: return "not_found";
     case error_kind::method_not_allowed: return "method_not_allowed";
+    case error_kind::unauthorized: return "unauthorized";
     case error_kind::unsupported_encoding: return "unsupported_encoding";
     case error_kind::store_unavailable: return "store_unavailable";
     case error_kind::store_integrity: return "integrity";
@@ -60,6 +62,7 @@ error_source proxy_error::source() const {
     case error_kind::body_too_large:
     case error_kind::not_found:
     case error_kind::method_not_allowed:
+    case error_kind::unauthorized:
     case error_kind::unsupported_encoding:
     case error_kind::client_disconnected: return error_source::downstream;
     case error_kind::internal:

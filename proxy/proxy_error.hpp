@@ -17,6 +17,7 @@ enum class error_kind {
   body_too_large,        // 413: over --max-body
   not_found,             // 404: the offload service's unknown API, or a blob this tenant does not have
   method_not_allowed,    // 405: the offload service's paths take only the methods they serve
+  unauthorized,          // 401: the offload service without an API key (unless --offload-service-anonymous)
   unsupported_encoding,  // 415: a Content-Encoding the offload service cannot decode
   store_unavailable,     // 503: the blob store could not be read (the offload service's blob reads)
   store_integrity,       // 502: the stored bytes no longer hash to their handle (never served)

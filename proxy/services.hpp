@@ -14,6 +14,7 @@
 #include "proxy/live/live_feed.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/net/upstream_pool.hpp"
+#include "proxy/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"
@@ -45,6 +46,7 @@ struct services {
   rewrite::blob_store* store = nullptr;        // read_blob answers come from here
   rewrite::churn_tracker* churn = nullptr;
   asio::thread_pool* store_pool = nullptr;     // blocking store work runs here, not on I/O threads
+  store_lanes* lanes = nullptr;                // each tenant's share of store_pool (enter_lane before a co_spawn there)
   bool store_is_remote = false;                // s3://: every rewrite that may store runs on the pool
   class recorder* recorder = nullptr;          // --record
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table

@@ -151,6 +151,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     saved_usd.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
     rewrite_failures.labels({api, "store_error"});
+    rewrite_failures.labels({api, "store_full"});
     for (std::string_view decision : {"head", "output_pays", "already_offered", "not_worth"})
       read_blob_offers.labels({api, decision});
     outputs_not_worth_offloading.labels({api});

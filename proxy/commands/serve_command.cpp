@@ -1,5 +1,6 @@
 #include "proxy/commands/serve_command.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <functional>
 #include <iostream>
@@ -87,15 +88,21 @@ class offload_services {
   void stop_gc() { gc_.reset(); }
 
  private:
-  // Hourly, bounded gc of expired blobs, off the I/O threads.
+  // Hourly, bounded gc of expired blobs, off the I/O threads; looked at
+  // each minute, so a store near --store-max-bytes evicts without waiting
+  // an hour while new offloads stay inline.
   void start_gc(asio::thread_pool& store_pool) {
     auto timer = std::make_shared<asio::steady_timer>(store_pool);
     gc_ = std::make_shared<std::function<void()>>();
-    *gc_ = [timer, weak = std::weak_ptr<std::function<void()>>(gc_), s = store_.get()] {
-      timer->expires_after(std::chrono::hours(1));
-      timer->async_wait([weak, s](error_code ec) {
+    auto minutes = std::make_shared<int>(0);  // since the last gc; only this chain of waits touches it
+    *gc_ = [timer, weak = std::weak_ptr<std::function<void()>>(gc_), s = store_.get(), minutes] {
+      timer->expires_after(std::chrono::minutes(1));
+      timer->async_wait([weak, s, minutes](error_code ec) {
         if (ec) return;
-        s->gc(10000);
+        if (++*minutes >= 60 || s->wants_gc()) {
+          *minutes = 0;
+          s->gc(10000);
+        }
         if (auto again = weak.lock()) (*again)();
       });
     };
@@ -158,6 +165,9 @@ int run(const config& cfg, telemetry::logger& log) {
   svc.live = &live;
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
+  // Half the store threads at most for any one tenant: the rest stay free for the others.
+  store_lanes lanes(std::max(1u, cfg.store_threads / 2));
+  svc.lanes = &lanes;
   offload_services offload(cfg, svc, store_pool, clock);
   std::unique_ptr<recorder> rec;
   if (!cfg.record.empty()) {

@@ -110,6 +110,7 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
     so.zstd_level = cfg.zstd_level;
     so.max_blob_bytes = cfg.max_blob_bytes;
     so.ttl_seconds = ttl;
+    so.max_bytes = cfg.store_max_bytes;
     out.blobs = std::make_unique<store::fs_blob_store>(so);
     return out;
   }
@@ -117,6 +118,9 @@ opened_store open_store(const config& cfg, telemetry::metric_catalogue* metrics,
     const char* v = std::getenv(name);
     return v ? std::optional<std::string>(v) : std::nullopt;
   };
+  // A bucket's size is its lifecycle rule's business (README), not a count
+  // this process could keep for replicas writing the same bucket.
+  if (cfg.store_max_bytes) throw std::runtime_error("--store-max-bytes bounds a directory store, not an s3:// one");
   std::string error;
   auto where = store::s3::parse_location(cfg.store, cfg.s3_endpoint, env, error);
   if (!where) throw std::runtime_error("--store " + cfg.store + ": " + error);

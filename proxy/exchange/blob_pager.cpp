@@ -3,6 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/store/store_call_trace.hpp"
 
@@ -20,11 +21,27 @@ blob_pager::answered_page blob_pager::page_of(const std::string& arguments) {
   p.start_ns = svc_.tracer.now();
   std::string error;
   auto req = rewrite::parse_page_request(arguments, error);
-  auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
-  const auto deadline = std::chrono::steady_clock::now() + page_in_search_budget;
-  limits.out_of_time = [deadline] { return std::chrono::steady_clock::now() > deadline; };
-  if (req) p.page = rewrite::page_in(*svc_.store, ctx_.in.tenant, *req, limits);
+  auto look = [&] {
+    auto limits = rewrite::page_limits::with_page(svc_.cfg.page_max_bytes);
+    const auto deadline = std::chrono::steady_clock::now() + page_in_search_budget;
+    limits.out_of_time = [deadline] { return std::chrono::steady_clock::now() > deadline; };
+    return rewrite::page_in(*svc_.store, ctx_.in.tenant, *req, limits);
+  };
+  if (req) p.page = look();
   else p.page.text = error;
+  // Missing or damaged, while this request may carry the bytes (a blob
+  // deleted inside the trust window, a file gone bad): stored again from
+  // them, and looked up once more.
+  const auto e = p.page.error;
+  if (req && !stored_again_ && (e == rewrite::blob_error::not_found || e == rewrite::blob_error::integrity)) {
+    stored_again_ = true;
+    store_again(svc_, ctx_);
+    if (auto again = look(); again.ok) {
+      again.integrity_ok = p.page.integrity_ok;  // served, but the store had failed its check: still counted
+      p.page = std::move(again);
+      p.restored = e;
+    }
+  }
   // Counted here, off the I/O thread: a page can be 256 KiB. A store is only
   // wired with the offload engine (serve_command): its tokenizer counts pages.
   if (p.page.ok) p.tokens = svc_.offload->estimator().estimate(p.page.text, rewrite::content_kind::text);
@@ -35,6 +52,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
   std::vector<rewrite::call_result> results;
   std::vector<answered_page> pages;
   ++hop_;
+  const auto place = co_await enter_lane(svc_.lanes, ctx_.in.tenant);
   co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<void> {
@@ -57,6 +75,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
 }
 
 awaitable<rewrite::page_result> blob_pager::page(const std::string& arguments) {
+  const auto place = co_await enter_lane(svc_.lanes, ctx_.in.tenant);
   answered_page p = co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<answered_page> {
@@ -69,6 +88,7 @@ awaitable<rewrite::page_result> blob_pager::page(const std::string& arguments) {
 }
 
 awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
+  const auto place = co_await enter_lane(svc_.lanes, ctx_.in.tenant);
   answered_page p = co_await asio::co_spawn(
       svc_.store_pool->get_executor(),
       [&]() -> asio::awaitable<answered_page> {
@@ -93,6 +113,8 @@ void blob_pager::record(const answered_page& p) {
   s.set("gistproxy.integrity_ok", r.integrity_ok);
   s.set_text("gistproxy.mode", rewrite::page_mode_name(r.mode));
   s.set_text("gistproxy.result", result);
+  // Served, but only once stored again from the request: what the store had lost.
+  if (p.restored != rewrite::blob_error::none) s.set_text("gistproxy.stored_again", rewrite::blob_error_name(p.restored));
   if (!r.tool_name.empty()) s.set("gen_ai.tool.name", r.tool_name);
   bool churn = false;
   if (svc_.churn && !r.hash.empty()) {

@@ -29,6 +29,7 @@ class blob_pager {
     rewrite::page_result page;
     std::uint64_t start_ns = 0;
     std::uint64_t tokens = 0;  // what the page puts back into the conversation
+    rewrite::blob_error restored = rewrite::blob_error::none;  // what the first look found, when stored again
   };
   void record(const answered_page& p);
   // One call's page, on a store thread.
@@ -38,6 +39,7 @@ class blob_pager {
   request_context& ctx_;
   std::map<std::string, rewrite::call_result> answered_;  // arguments → first answer
   std::uint64_t hop_ = 0;  // answer() calls so far: the upstream hop whose calls are answered
+  bool stored_again_ = false;  // at most once a request: a model asking for unknown handles costs one rewrite
 };
 
 }  // namespace gistproxy::proxy

@@ -57,6 +57,10 @@ void route(services& svc, request_context& ctx);
 std::optional<proxy_error> credential_mismatch(const request_context& ctx);
 // `report`: where the engine's report goes when the caller wants it (the offload service).
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report = nullptr);
+// A page-in found a blob this request offloaded missing or damaged: the
+// turn's offloads are stored again from the request's own bytes. Blocks (the
+// store pool); does nothing for a request that offloaded nothing.
+void store_again(services& svc, const request_context& ctx);
 // Prompt-cache health: whether this turn's forwarded prefix extends the
 // previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
 void track_prefix(services& svc, request_context& ctx);

@@ -24,6 +24,7 @@ inline constexpr std::string_view corrupt_encoding = "corrupt_encoding";
 inline constexpr std::string_view too_large = "too_large";              // output over --max-blob-bytes
 inline constexpr std::string_view lossy = "lossy";                      // output not valid UTF-8
 inline constexpr std::string_view store_error = "store_error";
+inline constexpr std::string_view store_full = "store_full";            // the store at --store-max-bytes: output left inline
 inline constexpr std::string_view internal = "internal";                // the rewrite threw
 inline constexpr std::string_view answer_unparsed = "answer_unparsed";  // a JSON answer we could not follow
 inline constexpr std::string_view stream_unparsed = "stream_unparsed";  // a stream switched to pass-through

@@ -12,6 +12,7 @@
 #include "proxy/exchange/compaction_span.hpp"
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/store/blob_io.hpp"
 #include "proxy/store/store_call_trace.hpp"
 
 namespace gistproxy::proxy {
@@ -48,6 +49,7 @@ void record_outcome(exchange_stats& stats, const rewrite::rewrite_report& report
   stats.degraded_mode(degraded::too_large, report.skipped_too_large);
   stats.degraded_mode(degraded::lossy, report.skipped_lossy);
   stats.degraded_mode(degraded::store_error, report.store_failures);
+  stats.degraded_mode(degraded::store_full, report.store_full);
 }
 
 // Turns a turn's report into metrics and one compaction span per offload.
@@ -101,7 +103,25 @@ void restore_as_sent(received& in) {
   in.sent_body.reset();
 }
 
+// The cost model prices a request at its own model's cache discount.
+std::optional<double> read_ratio_of(const services& svc, const request_context& ctx) {
+  if (svc.prices && ctx.in.facts)
+    if (auto price = svc.prices->find(ctx.in.facts->model)) return rewrite::cache_read_ratio(*price);
+  return std::nullopt;
+}
+
 }  // namespace
+
+// The trust that skipped the store (the previous turn's confirmation, the
+// store's own) came from before this request: the bytes in the request are
+// the truth. Run without the turn memory, every output the turn offloads is
+// put again, and a put replaces what is missing or damaged.
+void store_again(services& svc, const request_context& ctx) {
+  if (!svc.offload || !ctx.in.dialect || !ctx.rw.body || ctx.in.source != "proxy") return;
+  store::directory_sync_batch batch;
+  svc.offload->rewrite(*ctx.in.dialect, ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
+                       ctx.in.controls.threshold_tokens);
+}
 
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
   if (ctx.in.control()) {
@@ -138,10 +158,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.in.tenant;
-  // The cost model prices a request at its own model's cache discount.
-  std::optional<double> read_ratio;
-  if (svc.prices)
-    if (auto price = svc.prices->find(ctx.in.facts->model)) read_ratio = rewrite::cache_read_ratio(*price);
+  const auto read_ratio = read_ratio_of(svc, ctx);
   rewrite::rewrite_result result;
   const auto threshold = ctx.in.controls.threshold_tokens;
   // The conversation's previous turn: what both bodies share is not scanned,
@@ -165,11 +182,14 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     }
   }
   if (!done) {
-    // Hashing, compressing and fsync-ing blobs must not stall this I/O thread.
+    // Hashing, compressing and fsync-ing blobs must not stall this I/O thread,
+    // nor one tenant's bulk hold every store thread (store_lanes.hpp).
+    const auto place = co_await enter_lane(svc.lanes, ctx.in.tenant);
     result = co_await asio::co_spawn(
         svc.store_pool->get_executor(),
         [&]() -> asio::awaitable<rewrite::rewrite_result> {
           store::store_call_scope scope(ctx.span.trace, ctx.span.id);  // slow store calls become spans of this request
+          store::directory_sync_batch batch;  // one fsync per blob directory, done before the references leave
           co_return run(true);
         },
         use_awaitable);

@@ -60,7 +60,8 @@ std::optional<proxy_error> failure_of(const rewrite::page_result& page, std::str
       return proxy_error{error_kind::not_found, "no blob " + std::string(handle) + " for this credential"};
     case blob_error::integrity:
     case blob_error::too_large: return proxy_error{error_kind::store_integrity, page.text};
-    case blob_error::io: return proxy_error{error_kind::store_unavailable, page.text};
+    case blob_error::io:
+    case blob_error::full: return proxy_error{error_kind::store_unavailable, page.text};
   }
   return proxy_error{error_kind::internal, "unknown page-in result"};
 }
@@ -128,6 +129,10 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   ctx.in.dialect = rule;
   ctx.in.aws = aws_auth_of(req, *rule, svc.aws != nullptr);
   ctx.in.tenant = tenant_of_request(svc, ctx);
+  if (ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous) {
+    co_await ctx.out.error(keyless_refusal());
+    co_return;
+  }
   blob_pager pager(svc, ctx);
   // Not a conditional expression: GCC mishandles co_await in one (the result dies early).
   rewrite::page_result page;

@@ -116,6 +116,8 @@ awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_v
   ctx.in.request.target(sent_target);
   ctx.span.set_text("url.path", std::string_view(sent_target).substr(0, sent_target.find('?')));
   if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
+  if (!refused && ctx.in.dialect && ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous)
+    refused = keyless_refusal();
   if (!refused && ctx.in.dialect != rewrite::dialect_named(api))
     refused = proxy_error{error_kind::bad_request, "model= does not fit the " + api + " API's path"};
   if (!refused && ctx.in.body_encoded)

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "proxy/exchange/request_context.hpp"
+#include "proxy/proxy_error.hpp"
 #include "proxy/service/service_routes.hpp"
 #include "proxy/services.hpp"
 
@@ -22,6 +23,17 @@ namespace gistproxy::proxy {
 // exchange. serve_offload: true when a turn was rewritten (to remember).
 awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_view api);
 awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view handle);
+
+// The tenant of a request without an API key: every keyless caller shares it.
+inline constexpr std::string_view anonymous_tenant = "anonymous";
+// The service stores and reads blobs for a tenant: without a key, every
+// keyless caller would write into (and read) one shared tenant, with nothing
+// to tell them apart or hold to account. Refused unless the operator allows
+// it (--offload-service-anonymous on).
+inline proxy_error keyless_refusal() {
+  return {error_kind::unauthorized,
+          "the offload service needs the API's key (the same header the API takes): it names whose blobs these are"};
+}
 
 // A JSON answer from the service with its status (Content-Type application/json).
 awaitable<void> answer_json(request_context& ctx, unsigned status, std::string body);

@@ -71,6 +71,18 @@ get_result decode_blob(std::string_view file, std::string_view expected_hash, st
   return r;
 }
 
+bool is_intact_blob(std::string_view file, std::string_view hash, std::uint64_t size) {
+  const auto nl = file.find('\n');
+  if (nl == std::string_view::npos || !is_blob_header_of(file.substr(0, nl + 1), hash)) return false;
+  auto header = checked::parse(file.substr(magic.size(), nl - magic.size()));
+  if (checked::integer_at(header, "size") != std::optional<std::int64_t>(std::int64_t(size))) return false;
+  const auto frame = file.substr(nl + 1);
+  if (ZSTD_getFrameContentSize(frame.data(), frame.size()) != size) return false;
+  // Walks the frame's block headers only: no decompression.
+  const auto compressed = ZSTD_findFrameCompressedSize(frame.data(), frame.size());
+  return !ZSTD_isError(compressed) && compressed == frame.size();
+}
+
 bool is_blob_header_of(std::string_view head, std::string_view hash) {
   if (head.substr(0, magic.size()) != magic) return false;
   const auto nl = head.find('\n');

@@ -1,17 +1,13 @@
 #include "proxy/store/fs_blob_store.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <nlohmann/json.hpp>
-#include <cstring>
-#include <random>
 
 #include "proxy/store/blob_file.hpp"
+#include "proxy/store/blob_io.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/json/checked.hpp"
 
@@ -28,62 +24,6 @@ std::int64_t system_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(std::size_t(n));
-  }
-  return true;
-}
-
-std::int64_t mtime_of(const fs::path& p) {
-  struct stat st {};
-  if (::stat(p.c_str(), &st) != 0) return -1;
-  return st.st_mtim.tv_sec;
-}
-
-void set_mtime(const fs::path& p, std::int64_t when) {
-  struct timespec times[2];
-  times[0].tv_sec = times[1].tv_sec = when;
-  times[0].tv_nsec = times[1].tv_nsec = 0;
-  ::utimensat(AT_FDCWD, p.c_str(), times, 0);
-}
-
-// Reads a blob file the store wrote: a regular file, not a link (O_NOFOLLOW),
-// not a FIFO or device (opened non-blocking, then fstat), and no larger than
-// a compressed blob of max_blob bytes can be. nullopt on success.
-std::optional<get_result> read_regular_file(const fs::path& path, std::uint64_t max_blob, std::string& out) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return get_result{blob_error::not_found, {}, {}, "no such blob"};
-    if (errno == ELOOP) return get_result{blob_error::integrity, {}, {}, "blob path is a symbolic link"};
-    return get_result{blob_error::io, {}, {}, std::string("cannot open blob: ") + std::strerror(errno)};
-  }
-  struct stat st {};
-  const std::uint64_t limit = ZSTD_compressBound(max_blob) + max_header_bytes;
-  std::optional<get_result> failure;
-  if (::fstat(fd, &st) != 0) failure = get_result{blob_error::io, {}, {}, std::string("cannot stat blob: ") + std::strerror(errno)};
-  else if (!S_ISREG(st.st_mode)) failure = get_result{blob_error::integrity, {}, {}, "blob path is not a regular file"};
-  else if (std::uint64_t(st.st_size) > limit) failure = get_result{blob_error::integrity, {}, {}, "blob file is larger than any blob"};
-  if (!failure) {
-    out.resize(std::size_t(st.st_size));
-    std::size_t got = 0;
-    while (got < out.size()) {
-      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      got += std::size_t(n);
-    }
-    out.resize(got);  // a file that shrank under us reads short: the checks below catch it
-  }
-  ::close(fd);
-  return failure;
-}
-
 }  // namespace
 
 bool is_valid_tenant(std::string_view t) {
@@ -97,6 +37,10 @@ fs_blob_store::fs_blob_store(fs_store_options options) : options_(std::move(opti
   if (!options_.now) options_.now = system_now;
   fs::create_directories(options_.root);
   rescan();
+}
+
+std::uint64_t fs_blob_store::file_limit() const {
+  return ZSTD_compressBound(options_.max_blob_bytes) + max_header_bytes;
 }
 
 fs::path fs_blob_store::path_of(std::string_view tenant, std::string_view hash) const {
@@ -125,30 +69,53 @@ bool fs_blob_store::keep(std::string_view tenant, std::string_view hash) {
   key += '/';
   key += hash;
   const auto now = options_.now();
-  const auto recheck = recheck_seconds();
+  std::uint64_t verified_bytes = 0;
   {
     std::lock_guard lock(confirmed_mutex_);
-    if (auto it = confirmed_.find(key); it != confirmed_.end() && now - it->second < recheck) return true;
+    if (!damaged_.empty() && damaged_.count(key)) return false;  // a read found it damaged: only a put of its bytes repairs it
+    if (auto it = confirmed_.find(key); it != confirmed_.end()) {
+      if (now - it->second.when < recheck_seconds()) return true;
+      verified_bytes = it->second.bytes_on_disk;
+    }
   }
-  const bool there = kept(path_of(tenant, hash));
-  std::lock_guard lock(confirmed_mutex_);
+  const auto on_disk = kept(path_of(tenant, hash));
+  // A file whose size changed since a put verified it is not the blob it
+  // was (truncated, or replaced): the caller's put() then checks and repairs.
+  const bool there = on_disk && (!verified_bytes || *on_disk == verified_bytes);
   if (!there) {
-    confirmed_.erase(key);
+    forget_confirmation(key);
     return false;
   }
-  if (confirmed_.size() >= max_confirmed) confirmed_.clear();  // bounded; a miss costs a stat
-  confirmed_[key] = now;
+  confirm(key, now, verified_bytes);
   return true;
 }
 
-// Whether the blob file is there, refreshing its age when due: one stat,
-// asked for every offloaded output of every turn.
-bool fs_blob_store::kept(const fs::path& path) {
+// The blob file's size if it is there, refreshing its age when due: one
+// stat, asked for every offloaded output of every turn.
+std::optional<std::uint64_t> fs_blob_store::kept(const fs::path& path) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return false;
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   const auto now = options_.now();
   if (now - st.st_mtim.tv_sec >= refresh_interval(options_.ttl_seconds, touch_granularity)) set_mtime(path, now);
-  return true;
+  return std::uint64_t(st.st_size);
+}
+
+void fs_blob_store::confirm(const std::string& key, std::int64_t now, std::uint64_t bytes_on_disk) {
+  std::lock_guard lock(confirmed_mutex_);
+  if (confirmed_.size() >= max_confirmed) confirmed_.clear();  // bounded; a miss costs a stat
+  confirmed_[key] = {now, bytes_on_disk};
+}
+
+void fs_blob_store::forget_confirmation(const std::string& key) {
+  std::lock_guard lock(confirmed_mutex_);
+  confirmed_.erase(key);
+}
+
+void fs_blob_store::mark_damaged(const std::string& key) {
+  std::lock_guard lock(confirmed_mutex_);
+  confirmed_.erase(key);
+  if (damaged_.size() >= max_damaged) damaged_.clear();  // bounded; a forgotten one is found by its next read again
+  damaged_.insert(key);
 }
 
 // Blob directories are created once; a directory removed since (by hand) is
@@ -179,46 +146,91 @@ put_result fs_blob_store::put_encoded(std::string_view bytes, std::string_view e
   return store(bytes, encoded, meta);
 }
 
+// What is at a blob's path before a put: nothing, the intact blob (a
+// dedupe), or something else the put replaces (damaged, truncated, a link).
+fs_blob_store::existing fs_blob_store::existing_file(const fs::path& path, std::string_view hash, std::uint64_t size) {
+  std::string file;
+  auto failure = read_regular_file(path, file_limit(), file);
+  if (failure && failure->error == blob_error::not_found) return {};
+  struct stat st {};
+  const bool regular = ::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return {true, !failure && is_intact_blob(file, hash, size), regular ? std::uint64_t(st.st_size) : 0, regular};
+}
+
 put_result fs_blob_store::store(std::string_view bytes, std::optional<std::string_view> encoded, const blob_meta& meta) {
   if (!is_valid_tenant(meta.tenant) || meta.hash.size() != 64)
     return {blob_error::io, false, "invalid tenant or hash"};
   if (bytes.size() > options_.max_blob_bytes)
     return {blob_error::too_large, false, "blob exceeds --max-blob-bytes"};
-  auto path = path_of(meta.tenant, meta.hash);
-  if (kept(path)) return {blob_error::none, true, {}};  // an offload seen again keeps its blob alive
+  const auto path = path_of(meta.tenant, meta.hash);
+  const std::string key = meta.tenant + '/' + meta.hash;
+  bool suspect = false;
+  std::uint64_t accounted = 0;  // what stats() counts for this blob, when the store wrote or checked it
+  {
+    std::lock_guard lock(confirmed_mutex_);
+    suspect = damaged_.count(key) > 0;
+    if (auto it = confirmed_.find(key); it != confirmed_.end()) accounted = it->second.bytes_on_disk;
+  }
+  // The file is not trusted for being there: a put has the bytes at hand,
+  // so what does not hold them is replaced (a read found it damaged, or it
+  // is not the frame its header declares).
+  const auto before = existing_file(path, meta.hash, bytes.size());
+  if (before.present && before.intact && !suspect) {
+    touch(path);  // an offload seen again keeps its blob alive
+    confirm(key, options_.now(), before.bytes_on_disk);
+    return {blob_error::none, true, {}};
+  }
 
+  // The replaced file counts as the store last knew it (one damaged from
+  // outside changed size without telling it; gc's walk recounts).
+  const auto replaced = before.regular ? (accounted ? accounted : before.bytes_on_disk) : 0;
+  if (options_.max_bytes && stored_bytes_.load() >= options_.max_bytes && !before.regular)
+    return {blob_error::full, false, "the store is at --store-max-bytes"};  // before compressing anything
   std::string error;
   std::string owned;
   const std::string_view out =
       encoded ? *encoded : std::string_view(owned = encode_blob(bytes, meta, options_.now(), options_.zstd_level, error));
   if (out.empty()) return {blob_error::io, false, error};
+  if (!account(out.size(), replaced)) return {blob_error::full, false, "the store is at --store-max-bytes"};
+  if (auto failed = write_blob(path, out); !failed.empty()) {
+    account(replaced, out.size(), false);
+    return {blob_error::io, false, failed};
+  }
+  {
+    std::lock_guard lock(confirmed_mutex_);
+    damaged_.erase(key);
+  }
+  confirm(key, options_.now(), out.size());
+  if (!before.regular) objects_.fetch_add(1);
+  return {blob_error::none, false, {}};
+}
 
+// Counts `adding` bytes in and `freeing` out of the store, in one step so
+// concurrent puts never overshoot the bound together; false (nothing
+// counted) when `bounded` and the store would end past --store-max-bytes.
+bool fs_blob_store::account(std::uint64_t adding, std::uint64_t freeing, bool bounded) {
+  auto now_bytes = stored_bytes_.load();
+  std::uint64_t after = 0;
+  do {
+    after = now_bytes - std::min(now_bytes, freeing) + adding;
+    if (bounded && options_.max_bytes && adding > freeing && after > options_.max_bytes) return false;
+  } while (!stored_bytes_.compare_exchange_weak(now_bytes, after));
+  return true;
+}
+
+// Writes one blob file atomically (a damaged one is replaced whole), its
+// directory created when missing; empty on success, else why not.
+std::string fs_blob_store::write_blob(const fs::path& path, std::string_view out) {
   std::error_code ec;
   if (!ensure_directory(path.parent_path(), false, ec))
-    return {blob_error::io, false, "cannot create " + path.parent_path().string() + ": " + ec.message()};
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  auto tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rng());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0 && errno == ENOENT && ensure_directory(path.parent_path(), true, ec))
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return {blob_error::io, false, "cannot create " + tmp.string() + ": " + std::strerror(errno)};
-  bool ok = write_all(fd, out) && (!options_.durable || ::fsync(fd) == 0);
-  ok = (::close(fd) == 0) && ok;
-  // rename() is atomic: a concurrent writer of the same bytes just replaces an identical file.
-  if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return {blob_error::io, false, "cannot write blob: " + std::string(std::strerror(err))};
-  }
+    return "cannot create " + path.parent_path().string() + ": " + ec.message();
+  std::string error;
+  int err = write_atomically(path, out, options_.durable, error);
+  if (err == ENOENT && ensure_directory(path.parent_path(), true, ec)) err = write_atomically(path, out, options_.durable, error);
+  if (err) return error;
   set_mtime(path, options_.now());
-  if (int dir = options_.durable ? ::open(path.parent_path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1; dir >= 0) {
-    ::fsync(dir);  // the rename itself survives a crash
-    ::close(dir);
-  }
-  objects_.fetch_add(1);
-  stored_bytes_.fetch_add(out.size());
-  return {blob_error::none, false, {}};
+  if (options_.durable) sync_directory(path.parent_path());  // the rename itself survives a crash
+  return {};
 }
 
 get_result fs_blob_store::read_file(const fs::path& path, std::string_view expected_hash, bool check_ttl) {
@@ -232,7 +244,7 @@ get_result fs_blob_store::read_file(const fs::path& path, std::string_view expec
     }
   }
   std::string file;
-  if (auto failure = read_regular_file(path, options_.max_blob_bytes, file)) return *std::move(failure);
+  if (auto failure = read_regular_file(path, file_limit(), file)) return *std::move(failure);
   return decode_blob(file, expected_hash, options_.max_blob_bytes);
 }
 
@@ -255,102 +267,15 @@ get_result fs_blob_store::get(std::string_view tenant, std::string_view prefix) 
     if (full.empty()) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
   }
   auto path = path_of(tenant, full);
-  if (std::error_code exists_ec; !fs::exists(path, exists_ec) && !fs::is_symlink(path, exists_ec))
+  const std::string key = std::string(tenant) + '/' + full;
+  if (std::error_code exists_ec; !fs::exists(path, exists_ec) && !fs::is_symlink(path, exists_ec)) {
+    forget_confirmation(key);  // deleted behind the store's back: keep() looks again
     return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
+  }
   auto r = read_file(path, full, true);
   if (r.error == blob_error::none) touch(path);
+  if (r.error == blob_error::integrity) mark_damaged(key);  // the next put of its bytes replaces it
   return r;
-}
-
-verify_report fs_blob_store::verify() {
-  verify_report report;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
-    auto name = it->path().filename().string();
-    // Anything named like a blob is checked, links, FIFOs, devices and
-    // directories included: read_file refuses them, so verify names them as
-    // corrupt, by their own path (not the target of a link).
-    if (!name.ends_with(".blob") || name.size() != 69) continue;
-    ++report.checked;
-    auto r = read_file(it->path(), name.substr(0, 64), false);
-    if (r.error != blob_error::none)
-      report.corrupt.push_back(it->path().lexically_relative(options_.root).string() + ": " + r.message);
-  }
-  return report;
-}
-
-std::uint64_t fs_blob_store::gc(std::uint64_t max_removals) {
-  {
-    std::lock_guard lock(confirmed_mutex_);
-    confirmed_.clear();  // what gc removes is never taken as there
-  }
-  std::uint64_t removed = 0;
-  auto now = options_.now();
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end && removed < max_removals;
-       it.increment(ec)) {
-    std::error_code type_ec;
-    if (!it->is_regular_file(type_ec) || it->is_symlink(type_ec)) continue;
-    auto name = it->path().filename().string();
-    bool stale_tmp = name.find(".tmp.") != std::string::npos && now - mtime_of(it->path()) > 3600;
-    bool expired = name.ends_with(".blob") && now - mtime_of(it->path()) > options_.ttl_seconds;
-    if (!stale_tmp && !expired) continue;
-    auto size = it->file_size(type_ec);
-    if (type_ec) size = 0;
-    if (fs::remove(it->path(), type_ec) && expired) {
-      ++removed;
-      objects_.fetch_sub(1);
-      stored_bytes_.fetch_sub(size);
-    }
-  }
-  return removed;
-}
-
-store_stats fs_blob_store::stats() { return {objects_.load(), stored_bytes_.load()}; }
-
-void fs_blob_store::remove(std::string_view tenant, std::string_view hash) {
-  if (!is_valid_tenant(tenant) || hash.size() != 64) return;
-  {
-    std::lock_guard lock(confirmed_mutex_);
-    confirmed_.erase(std::string(tenant) + '/' + std::string(hash));
-  }
-  std::error_code ec;
-  auto path = path_of(tenant, hash);
-  auto size = fs::file_size(path, ec);
-  if (fs::remove(path, ec) && !ec) {
-    objects_.fetch_sub(std::min<std::uint64_t>(objects_.load(), 1));
-    stored_bytes_.fetch_sub(std::min<std::uint64_t>(stored_bytes_.load(), size));
-  }
-}
-
-std::vector<fs_blob_store::blob_file_info> fs_blob_store::list_blobs() {
-  std::vector<blob_file_info> out;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;
-    const auto& p = it->path();
-    if (!it->is_regular_file(type_ec) || it->is_symlink(type_ec) || p.extension() != ".blob") continue;
-    auto hash = p.stem().string();
-    auto tenant = p.parent_path().parent_path().filename().string();
-    if (hash.size() != 64 || !is_valid_tenant(tenant)) continue;
-    out.push_back({tenant, hash, it->file_size(type_ec), mtime_of(p)});
-  }
-  return out;
-}
-
-void fs_blob_store::rescan() {
-  std::uint64_t objects = 0, bytes = 0;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(options_.root, ec), end; !ec && it != end; it.increment(ec)) {
-    std::error_code type_ec;
-    if (it->is_regular_file(type_ec) && !it->is_symlink(type_ec) && it->path().extension() == ".blob") {
-      ++objects;
-      auto size = it->file_size(type_ec);
-      bytes += type_ec ? 0 : size;
-    }
-  }
-  objects_ = objects;
-  stored_bytes_ = bytes;
 }
 
 }  // namespace gistproxy::store

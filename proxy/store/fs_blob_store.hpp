@@ -41,6 +41,10 @@ struct fs_store_options {
   // fsync each blob and its directory before put() returns. Off only for a
   // cache whose blobs are durable elsewhere (--store-cache: the bucket has them).
   bool durable = true;
+  // --store-max-bytes (0: no bound): a put that would take the blob files
+  // past it is refused (blob_error::full), and gc() evicts the blobs least
+  // recently kept down to evict_to_percent of it.
+  std::uint64_t max_bytes = 0;
 };
 
 class fs_blob_store final : public blob_store {
@@ -56,6 +60,7 @@ class fs_blob_store final : public blob_store {
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override;
   std::uint64_t gc(std::uint64_t max_removals) override;
+  bool wants_gc() const override { return over_percent(evict_at_percent); }
   store_stats stats() override;
 
   std::filesystem::path path_of(std::string_view tenant, std::string_view hash) const;
@@ -70,21 +75,52 @@ class fs_blob_store final : public blob_store {
   std::vector<blob_file_info> list_blobs();
 
  private:
-  // Writes `encoded` (nullopt: encodes `bytes` now) unless already stored.
+  // Writes `encoded` (nullopt: encodes `bytes` now) unless the intact blob is there.
   put_result store(std::string_view bytes, std::optional<std::string_view> encoded, const blob_meta& meta);
+  struct existing {
+    bool present = false;  // anything at the path
+    bool intact = false;   // the blob of this hash and size, as far as is_intact_blob tells
+    std::uint64_t bytes_on_disk = 0;
+    bool regular = false;  // a regular file (counted in stats)
+  };
+  existing existing_file(const std::filesystem::path& path, std::string_view hash, std::uint64_t size);
+  std::string write_blob(const std::filesystem::path& path, std::string_view encoded);
+  bool account(std::uint64_t adding, std::uint64_t freeing, bool bounded = true);
+  // gc's helpers (fs_blob_walks.cpp).
+  bool over_percent(std::uint64_t percent) const;  // of --store-max-bytes
+  bool remove_blob(const std::filesystem::path& path, std::uint64_t size);
+  void recount(std::uint64_t expected_objects, std::uint64_t expected_bytes, std::uint64_t seen_objects,
+               std::uint64_t seen_bytes);
+  static constexpr std::uint64_t evict_at_percent = 90;  // gc evicts past this share of the bound...
+  static constexpr std::uint64_t evict_to_percent = 80;  // ...down to this one
   get_result read_file(const std::filesystem::path& path, std::string_view expected_hash, bool check_ttl);
   void touch(const std::filesystem::path& path);
-  bool kept(const std::filesystem::path& path);
+  std::optional<std::uint64_t> kept(const std::filesystem::path& path);
   bool ensure_directory(const std::filesystem::path& dir, bool known_missing, std::error_code& ec);
   void rescan();
+  std::uint64_t file_limit() const;  // the largest file a blob of max_blob_bytes can be
+
+  // What keep() and put() learnt of a blob (tenant/hash): when it was last
+  // seen, and its file's size when a put wrote or checked it (0: unknown).
+  struct confirmation {
+    std::int64_t when = 0;
+    std::uint64_t bytes_on_disk = 0;
+  };
+  void confirm(const std::string& key, std::int64_t now, std::uint64_t bytes_on_disk);
+  void forget_confirmation(const std::string& key);
+  // A read found the blob damaged: keep() no longer confirms it and the
+  // next put() of its bytes rewrites it, whatever the file looks like.
+  void mark_damaged(const std::string& key);
 
   static constexpr std::size_t max_known_directories = 65536;
   static constexpr std::size_t max_confirmed = 1 << 18;
+  static constexpr std::size_t max_damaged = 4096;
   static constexpr std::int64_t keep_recheck_seconds = 10;
   // How long keep() trusts a confirmation: well inside the TTL's refresh.
   std::int64_t recheck_seconds() const;
   std::mutex confirmed_mutex_;
-  std::unordered_map<std::string, std::int64_t, rewrite::handle_key_hash, std::equal_to<>> confirmed_;  // tenant/hash → when keep() last saw it
+  std::unordered_map<std::string, confirmation, rewrite::handle_key_hash, std::equal_to<>> confirmed_;
+  std::unordered_set<std::string> damaged_;  // tenant/hash; under confirmed_mutex_
   fs_store_options options_;
   std::mutex directories_mutex_;
   std::unordered_set<std::string> directories_;  // blob directories known to exist

@@ -11,6 +11,7 @@ std::string_view blob_error_name(blob_error e) {
     case blob_error::integrity: return "integrity";
     case blob_error::too_large: return "too_large";
     case blob_error::io: return "io";
+    case blob_error::full: return "full";
   }
   return "io";
 }

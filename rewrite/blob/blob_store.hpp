@@ -29,6 +29,7 @@ enum class blob_error {
   integrity,     // bytes on disk do not hash to the handle: never returned
   too_large,     // over the store's size cap (not offloaded / refused to decompress)
   io,            // the store could not read or write
+  full,          // storing it would take the store past its byte bound (--store-max-bytes): not stored
 };
 std::string_view blob_error_name(blob_error e);
 
@@ -84,8 +85,12 @@ class blob_store {
   virtual get_result get(std::string_view tenant, std::string_view handle_prefix) = 0;
   // Re-hashes every blob.
   virtual verify_report verify() = 0;
-  // Removes expired blobs, at most max_removals per call; returns how many.
+  // Removes expired blobs (and, past a store's byte bound, the least
+  // recently kept), at most max_removals per call; returns how many.
   virtual std::uint64_t gc(std::uint64_t max_removals) = 0;
+  // True when gc() has work that should not wait for its next hour: the
+  // store is near its byte bound, and new offloads will soon stay inline.
+  virtual bool wants_gc() const { return false; }
   virtual store_stats stats() = 0;
 };
 

@@ -134,6 +134,7 @@ std::string_view fate_name(output_fate f) {
     case output_fate::not_exact: return "not_exact";
     case output_fate::too_large: return "too_large";
     case output_fate::store_failed: return "store_failed";
+    case output_fate::store_full: return "store_full";
     case output_fate::already_reference: return "already_reference";
     case output_fate::not_worth_it: return "not_worth_it";
   }
@@ -385,8 +386,11 @@ class offload_engine::pass {
       if (!confirmed && put.error == blob_error::none) c.kept_ns = now;
       if (put.error != blob_error::none) {
         if (put.error == blob_error::too_large) ++report_.skipped_too_large;
+        else if (put.error == blob_error::full) ++report_.store_full;
         else ++report_.store_failures;
-        c.fate = put.error == blob_error::too_large ? output_fate::too_large : output_fate::store_failed;
+        c.fate = put.error == blob_error::too_large ? output_fate::too_large
+                 : put.error == blob_error::full    ? output_fate::store_full
+                                                    : output_fate::store_failed;
         continue;
       }
       c.fate = output_fate::offloaded;

@@ -58,6 +58,7 @@ enum class output_fate : std::uint8_t {
   not_exact,           // not representable exactly: lone surrogates, not UTF-8, bad base64
   too_large,           // over --max-blob-bytes
   store_failed,        // the store refused it (fail-open)
+  store_full,          // the store is at its byte bound (--store-max-bytes): left inline (fail-open)
   already_reference,   // a gistproxy reference already (another gistproxy offloaded it)
   not_worth_it,        // --inject-read-blob=auto: offloading would not pay in this conversation (yet)
 };
@@ -70,6 +71,7 @@ struct rewrite_report {
   std::size_t skipped_too_large = 0;  // over --max-blob-bytes: left inline, never truncated
   std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
+  std::size_t store_full = 0;         // the store was at its byte bound: left inline (fail-open)
   bool store_needed = false;          // output_reuse::may_store was false and a put was needed: run again
   bool tool_injected = false;
   // The request already declares read_blob exactly as gistproxy defines it

@@ -152,7 +152,7 @@ TEST_CASE("an unknown handle goes back to the model as a tool error it can act o
   CHECK(metrics.find("result=\"not_found\",source=\"proxy\"} 1") != std::string::npos);
 }
 
-TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error and it is counted") {
+TEST_CASE("a corrupted blob is never paged in: it is counted and stored again from the request's bytes which the model reads") {
   auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto output = haystack();
@@ -165,10 +165,12 @@ TEST_CASE("a corrupted blob is never paged in: the model gets an integrity error
   }
   auto res = s.ask(api, "find the needle", output);
   REQUIRE(res.status == 200);
-  CHECK(answer_text(api, nlohmann::json::parse(res.body)) == "found: no needle found");
+  // The request carries the output's exact bytes: the damaged blob is
+  // replaced by them, never read (the offload service's GET, which has no
+  // bytes at hand, is an integrity error: offload_service_test).
+  CHECK(answer_text(api, nlohmann::json::parse(res.body)) == "found: 2501: config line 2500: NEEDLE secret_port=48213");
   auto seen = s.upstream.llm_bodies();
-  CHECK(seen.back().find("failed its integrity check") != std::string::npos);
-  CHECK(seen.back().find("secret_port") == std::string::npos);  // never wrong (or any) bytes
+  CHECK(seen.back().find("failed its integrity check") == std::string::npos);
   auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_integrity_failures_total{api=\"" + api + "\"} 1"});
   CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
   bool span_says_so = false;
@@ -373,7 +375,7 @@ TEST_CASE("streamed per API: two calls and mixed calls and the hop limit and an 
   if (script == "unknown handle") CHECK(got.text.find("no stored output has handle") != std::string::npos);
 }
 
-TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never bytes") {
+TEST_CASE("streamed: a corrupted blob is counted and stored again from the request's bytes before the model reads it") {
   auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini");
   stack s;
   auto output = haystack();
@@ -388,8 +390,8 @@ TEST_CASE("streamed: a corrupted blob gives the model an integrity error, never 
   if (api != "gemini") req["stream"] = true;
   auto res = http_request(s.proxy.port(), "POST", path_for(api, true), req.dump(), key_header(api));
   REQUIRE(res.ok());
-  CHECK(read_stream(api, res.body).text == "found: no needle found");
-  CHECK(s.upstream.llm_bodies().back().find("failed its integrity check") != std::string::npos);
+  CHECK(read_stream(api, res.body).text == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+  CHECK(s.upstream.llm_bodies().back().find("failed its integrity check") == std::string::npos);
   auto metrics = metrics_with(s.proxy.admin_port(), {"gistproxy_integrity_failures_total{api=\"" + api + "\"} 1"});
   CHECK(metrics.find("gistproxy_integrity_failures_total{api=\"" + api + "\"} 1") != std::string::npos);
 }
