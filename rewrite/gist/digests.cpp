@@ -96,7 +96,8 @@ std::string log_digest(std::string_view bytes, std::size_t budget_bytes) {
     for (const auto* part : {&first, &last})
       for (const auto& p : *part) {
         auto line = std::to_string(p.number) + ": " + shown(p.line) + "\n";
-        if (out.size() + line.size() > budget_bytes) return out;
+        // The levels and the header count too: never more than the budget.
+        if (out.size() + line.size() > budget_bytes) return out.size() <= budget_bytes ? out : std::string();
         out += line;
       }
   }

@@ -84,3 +84,12 @@ TEST_CASE("a source outline fits every budget it is given, its header and its la
   }
   CHECK(empty == 0);
 }
+
+TEST_CASE("a log digest fits every budget it is given, its levels and header included", "[gist]") {
+  std::string log;
+  for (int i = 0; i < 40; ++i) log += "2024-01-01 ERROR something failed in step " + std::to_string(i) + "\n";
+  for (std::size_t budget = 8; budget <= 600; ++budget) {
+    CAPTURE(budget);
+    REQUIRE(log_digest(log, budget).size() <= budget);
+  }
+}
