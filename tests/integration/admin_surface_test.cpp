@@ -105,6 +105,27 @@ std::size_t open_descriptors(int pid) {
   return n;
 }
 
+// The descriptors a proxy holds once it is fully started. "listening" is
+// logged before the server runs, and running opens more (the signal sets'
+// pipe; a shard's reactor on its first connection): counted too early, a tight
+// limit leaves nothing to accept with. A /healthz answer proves the admin
+// loop runs (after the signals are set); a few proxied requests touch every
+// shard. Then it waits for the count to hold still.
+std::size_t started_descriptors(proxy_process& proxy) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (http_request(proxy.admin_port(), "GET", "/healthz").status != 200 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (int i = 0; i < 4; ++i) http_request(proxy.port(), "GET", "/echo");
+  auto count = open_descriptors(proxy.pid());
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const auto now = open_descriptors(proxy.pid());
+    if (now == count || std::chrono::steady_clock::now() > deadline) return now;
+    count = now;
+  }
+}
+
 // CPU time the process has used (user + system), in clock ticks.
 long cpu_ticks(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -124,7 +145,7 @@ long cpu_ticks(int pid) {
 TEST_CASE("out of descriptors the admin listener backs off instead of spinning, and answers once some are free") {
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url()});
-  const auto base = open_descriptors(proxy.pid());
+  const auto base = started_descriptors(proxy);
   const rlimit none_left{rlim_t(base + 4), rlim_t(base + 4)};
   REQUIRE(::prlimit(proxy.pid(), RLIMIT_NOFILE, &none_left, nullptr) == 0);
   std::vector<int> idle;
@@ -151,7 +172,7 @@ TEST_CASE("four hundred idle admin connections with few descriptors left stop ne
   proxy_process proxy({"--upstream", upstream.url()});  // --admin-max-connections: 64
   // Few descriptors: what it has open now and 100 more (the process raised
   // its soft limit at start; this lowers both, as a tight container would).
-  const auto base = open_descriptors(proxy.pid());
+  const auto base = started_descriptors(proxy);
   REQUIRE(base > 0);
   const rlimit tight{rlim_t(base + 100), rlim_t(base + 100)};
   REQUIRE(::prlimit(proxy.pid(), RLIMIT_NOFILE, &tight, nullptr) == 0);
