@@ -38,6 +38,8 @@ struct span {
   // an unobserved proxy pays nothing for building them.
   bool recording = true;
 
+  // The most a text attribute keeps (cut on a character, ending in "…").
+  static constexpr std::size_t max_text_bytes = 512;
   // Sets or replaces an attribute. Integers of any width become int64, as OTLP stores them.
   // Keys are views: an unobserved proxy builds no key strings either.
   void set(std::string_view key, attribute_value value);

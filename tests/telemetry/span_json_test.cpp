@@ -84,3 +84,18 @@ TEST_CASE("a root span has no parentSpanId in OTLP and an empty one in the span 
   CHECK(nlohmann::json::parse(to_span_log_line(root))["parentSpanId"] == "");
   CHECK_FALSE(to_otlp_request({root}, {})["resourceSpans"][0]["scopeSpans"][0]["spans"][0].contains("parentSpanId"));
 }
+
+TEST_CASE("a span keeps at most 512 bytes of valid UTF-8 of a text attribute, however long the name a client sent") {
+  span s;
+  const std::string huge = "read_" + std::string(1 << 20, 'x');
+  s.set("gen_ai.tool.name", huge);
+  s.set_text("gen_ai.tool.call.id", std::string(300, 'a') + "\xC3");  // a character cut short
+  s.set("gen_ai.request.model", "gpt-4o");
+  const auto& name = std::get<std::string>(*s.find("gen_ai.tool.name"));
+  CHECK(name.size() <= span::max_text_bytes);
+  CHECK(name.rfind("read_xxx", 0) == 0);
+  const auto& id = std::get<std::string>(*s.find("gen_ai.tool.call.id"));
+  CHECK(id.size() <= span::max_text_bytes);
+  CHECK(id.find('\xC3') == std::string::npos);
+  CHECK(nlohmann::json::parse(to_span_log_line(s))["attributes"]["gen_ai.request.model"] == "gpt-4o");
+}
