@@ -72,11 +72,17 @@ const dialect* count_dialect(std::string_view method, std::string_view path, std
   if (method != "POST") return nullptr;
   if (family == anthropic && path.ends_with("/messages/count_tokens")) return dialect_named("messages");
   // Vertex counts Gemini's tokens over a generateContent body (contents,
-  // systemInstruction, tools). Gemini's own :countTokens takes only contents
-  // or a nested generateContentRequest, where read_blob cannot be offered as
-  // the turn offers it: forwarded untouched.
+  // systemInstruction, tools).
   if (family == vertex && path.ends_with(":countTokens") && path.find("/publishers/google/models/") != std::string_view::npos)
     return dialect_named("vertex-gemini");
+  // Gemini's own :countTokens and Bedrock's CountTokens wrap the request
+  // they count (count_envelope.hpp): the dialect here reads the wrapped
+  // request once receive has taken it out, or nothing, when it cannot.
+  if (family == gemini && (path.starts_with("/v1beta/models/") || path.starts_with("/v1/models/")) &&
+      path.ends_with(":countTokens"))
+    return dialect_named("gemini");
+  if (family == bedrock && path.starts_with("/model/") && path.ends_with("/count-tokens"))
+    return dialect_named("bedrock-converse");
   return nullptr;
 }
 

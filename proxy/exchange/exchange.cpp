@@ -20,6 +20,7 @@ awaitable<bool> exchange::run(client_request& request) {
   // identity (aws_signing.hpp): said, not guessed.
   if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
   if (refused) {
+    restore_count(ctx);
     co_await ctx.out.error(*refused);
     finish(svc_, ctx);
     co_return ctx.out.reply().keep_alive;
@@ -35,6 +36,7 @@ awaitable<bool> exchange::run(client_request& request) {
       ctx.rw.intercept_tool.clear();
       exchange_stats(svc_.metrics, ctx.in.api).degraded_mode(degraded::internal);
     }
+    restore_count(ctx);
     track_prefix(svc_, ctx);
     co_await forward(svc_, shard_, ctx, channel_);
   } catch (const std::exception& ex) {

@@ -43,6 +43,16 @@ std::string tenant_of_request(services& svc, request_context& ctx);
 // The credential that names the tenant (a view into the request, or the
 // proxy's own AWS access key id); empty without one. Never logged.
 std::string_view tenant_credential(services& svc, const request_context& ctx);
+// Why the request names no one tenant (a credential field of its dialect
+// sent more than once: whose request it is cannot be told, and the upstream
+// may honour the other one), or empty. Answered 400 on every path.
+std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d);
+// A token count whose body wraps the request it counts (count_envelope.cpp):
+// unwrap_count lets the phases see the wrapped request (or, when it cannot be
+// taken out, no dialect: forwarded as sent); restore_count, once the rewrite
+// is done, puts the body as sent back and wraps the rewritten request.
+void unwrap_count(request_context& ctx);
+void restore_count(request_context& ctx);
 // The turn memory (turn_reuse.cpp): find the conversation's previous turn for
 // a received body, and file this turn once the exchange is over.
 void recall_turn(services& svc, request_context& ctx);

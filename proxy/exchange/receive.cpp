@@ -83,14 +83,18 @@ void receive(services& svc, request_context& ctx) {
     in.aws = aws_auth_of(req, *in.dialect, svc.aws != nullptr);
     if (in.aws == aws_auth::ambiguous && in.controls.error.empty())
       in.controls.error = "more than one Authorization field: send one credential (gistproxy cannot tell whose request it is)";
+    if (in.controls.error.empty()) in.controls.error = ambiguous_credential(req, *in.dialect);
     // A body the client signed, or asked to bypass gistproxy, goes upstream
     // byte for byte: not even decoded.
     const bool may_decode = in.aws != aws_auth::client_signed && !in.controls.bypass;
     if (!may_decode) in.body_encoded = req.find(http::field::content_encoding) != req.end();
     in.tenant = tenant_of_request(svc, ctx);
     if (!in.body_encoded && (!may_decode || decode_body(svc, ctx))) {
-      recall_turn(svc, ctx);
-      in.facts = inspect(ctx);
+      if (in.count_tokens) unwrap_count(ctx);
+      if (in.dialect) {
+        recall_turn(svc, ctx);
+        in.facts = inspect(ctx);
+      }
     }
     if (in.facts) {
       in.dialect->inspect_target(std::string_view(req.target()), *in.facts);

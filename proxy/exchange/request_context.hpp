@@ -10,6 +10,7 @@
 #include "proxy/exchange/client_writer.hpp"
 #include "proxy/exchange/request_controls.hpp"
 #include "rewrite/control_group.hpp"
+#include "rewrite/count_envelope.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
@@ -28,6 +29,10 @@ struct received {
   const rewrite::dialect* dialect = nullptr;  // null: not an API we know (forwarded untouched)
   std::string_view family;                      // the upstream family it goes to (routing.cpp)
   bool count_tokens = false;                    // a token count: rewritten as its turn, never intercepted
+  // A count's wrapping and its body as sent, while the phases read the
+  // wrapped request in its place (count_envelope.cpp).
+  std::optional<rewrite::count_envelope> count_wrapping;
+  std::string count_body;
   std::optional<rewrite::credential_kind> misdirected;  // a credential its upstream must not see: refused
   std::string tenant;                           // with a dialect: whose blobs and turns (tenant.cpp)
   std::optional<rewrite::request_facts> facts;  // set when the body parsed

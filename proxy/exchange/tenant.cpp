@@ -39,6 +39,14 @@ std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) 
 
 }  // namespace
 
+std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d) {
+  for (auto name : d.credentials().headers)
+    if (r.count(name) > 1)
+      return "more than one " + std::string(name) +
+             " field: send one credential (gistproxy cannot tell whose request it is)";
+  return {};
+}
+
 std::string_view tenant_credential(services& svc, const request_context& ctx) {
   // Requests gistproxy signs belong to the identity that signs them.
   const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())

@@ -128,6 +128,11 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   }
   ctx.in.dialect = rule;
   ctx.in.aws = aws_auth_of(req, *rule, svc.aws != nullptr);
+  auto why = ambiguous_credential(req, *rule);
+  if (ctx.in.aws == aws_auth::ambiguous || !why.empty()) {
+    co_await ctx.out.error(proxy_error{error_kind::bad_request, why.empty() ? "more than one Authorization field" : why});
+    co_return;
+  }
   ctx.in.tenant = tenant_of_request(svc, ctx);
   if (ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous) {
     co_await ctx.out.error(keyless_refusal());

@@ -199,3 +199,32 @@ TEST_CASE("credentials: a token count goes to its own provider, rewritten as its
   CHECK(bodies[0].size() < sent.size() / 2);  // the outputs offloaded, as in the turn
   CHECK(bodies[0] == bodies[1]);              // counted exactly what the turn sends
 }
+
+TEST_CASE("credentials: a credential field sent twice is refused on every API and on /v1/blobs, neither value echoed or forwarded") {
+  struct row {
+    std::string family, target, field;
+  };
+  const std::vector<row> rows = {
+      {"openai", "/v1/chat/completions", "Authorization: Bearer "},
+      {"anthropic", "/v1/messages", "x-api-key: "},
+      {"gemini", "/v1beta/models/gemini-2.5-flash:generateContent", "x-goog-api-key: "},
+      {"azure", "/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21", "api-key: "},
+      {"openai", "/v1/blobs/0123456789abcdef?api=chat", "Authorization: Bearer "},
+      {"anthropic", "/v1/blobs/0123456789abcdef?api=messages", "x-api-key: "},
+  };
+  auto& s = family_stack::shared();
+  for (const auto& r : rows) {
+    CAPTURE(r.target, r.field);
+    const bool blob = r.target.starts_with("/v1/blobs/");
+    const std::string body = blob ? "" : R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+    const auto before = s.upstreams[family_index(r.family)]->heads().size();
+    const auto out = raw_exchange(s.proxy->port(), std::string(blob ? "GET " : "POST ") + r.target +
+                                                       " HTTP/1.1\r\nHost: x\r\n" + r.field + "firstkeyzq\r\n" + r.field +
+                                                       "secondkeyzq\r\nContent-Type: application/json\r\nContent-Length: " +
+                                                       std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body);
+    CHECK(out.starts_with("HTTP/1.1 400"));
+    CHECK(out.find("more than one") != std::string::npos);
+    CHECK(out.find("keyzq") == std::string::npos);
+    CHECK(s.upstreams[family_index(r.family)]->heads().size() == before);
+  }
+}
