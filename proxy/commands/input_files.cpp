@@ -19,8 +19,18 @@ bool is_regular_input(const std::string& path, std::string& error) {
 
 std::optional<std::string> read_input_file(const std::string& path, std::uint64_t max_bytes, std::string& error,
                                            input_kinds kinds) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO never blocks the open
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // O_NONBLOCK: a FIFO never blocks the open
   if (fd < 0) return error = std::strerror(errno), std::nullopt;
+  struct stat st {};
+  if (kinds == input_kinds::regular_or_fifo && ::fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+    // A FIFO opened without blocking has no writer yet, and its first read
+    // would say "end of file" before the writer (a process substitution
+    // starting up) opens its end: open it again, waiting for the writer.
+    ::close(fd);
+    do fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) return error = std::strerror(errno), std::nullopt;
+  }
   return read_input_fd(fd, max_bytes, error, kinds);
 }
 

@@ -4,6 +4,7 @@
 // any other; a directory that cannot be walked is counted and makes the exit
 // status say the figures are incomplete, while the rest is replayed.
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -57,10 +58,25 @@ TEST_CASE("replay reads a FIFO it is named, as a process substitution feeds it")
   const auto fifo = temp_path("rollout.fifo");
   REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
   child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", fifo.string()});
-  {
-    std::ofstream writer(fifo);  // opens once replay has opened its end
-    writer << rollout("from a pipe");
+  // The writer comes late, as a process substitution's may: replay must wait
+  // for it, not read "end of file" from a FIFO nobody writes yet. Opened
+  // without blocking, so a replay that gave up fails this test instead of
+  // hanging it (ENXIO: no reader has the FIFO open).
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int writer = -1;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) < 0 && errno == ENXIO && p.running() &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  REQUIRE(writer >= 0);
+  ::fcntl(writer, F_SETFL, ::fcntl(writer, F_GETFL) & ~O_NONBLOCK);
+  const auto bytes = rollout("from a pipe");
+  for (std::size_t at = 0; at < bytes.size();) {
+    const auto n = ::write(writer, bytes.data() + at, bytes.size() - at);
+    REQUIRE(n > 0);
+    at += std::size_t(n);
   }
+  ::close(writer);
   REQUIRE(p.wait(std::chrono::seconds(60)) == 0);
   CHECK(json_of(p.output())["turns"] == 1);
 }
