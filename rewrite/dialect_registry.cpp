@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
 std::string dialect::image_replacement(std::string_view text) const {
@@ -113,7 +114,7 @@ std::vector<upstream_family> upstream_families() {
 }
 
 const dialect* dialect_for_path(std::string_view target) {
-  auto path = target.substr(0, target.find('?'));
+  auto path = path_of(target);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   for (const auto* d : all_dialects())
     if (d->serves_path(path)) return d;

@@ -1,4 +1,5 @@
 #include "rewrite/upstream_route.hpp"
+#include "rewrite/request_target.hpp"
 
 #include <algorithm>
 
@@ -113,7 +114,7 @@ bool upstream_route::has_foreign() const {
 }
 
 upstream_route route_request(std::string_view method, std::string_view target, const request_credentials& creds) {
-  auto path = target.substr(0, target.find('?'));
+  auto path = path_of(target);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   upstream_route r;
   r.family = path_family(path, creds);

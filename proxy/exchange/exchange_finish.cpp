@@ -3,6 +3,7 @@
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/recorder.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -11,7 +12,7 @@ double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double
 
 std::string path_of(const client_request& r) {
   auto target = std::string_view(r.target());
-  return std::string(target.substr(0, target.find('?')));
+  return std::string(rewrite::path_of(target));
 }
 
 // The request's model's price; a connection usually asks for one model, so

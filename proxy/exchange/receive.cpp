@@ -6,6 +6,7 @@
 #include "proxy/exchange/exchange_stats.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/body_encoding.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -113,7 +114,7 @@ void receive(services& svc, request_context& ctx) {
   auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
   auto target = std::string_view(req.target());
   s.set_text("http.request.method", req.method_string());
-  s.set_text("url.path", target.substr(0, target.find('?')));
+  s.set_text("url.path", rewrite::path_of(target));
   s.set_text("gistproxy.api", in.api);
   s.set_text("gistproxy.group", rewrite::group_label(in.group));
   s.set("http.request.body.size", std::int64_t(in.bytes_in));

@@ -8,6 +8,7 @@
 #include "proxy/net/accept_backoff.hpp"
 #include "proxy/net/admin_auth.hpp"
 #include "proxy/net/admin_connections.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -67,7 +68,7 @@ bool route_live(services& svc, const http::request<http::string_body>& req, std:
 response route(services& svc, const http::request<http::string_body>& req) {
   response res{http::status::ok, req.version()};
   auto path = std::string_view(req.target());
-  path = path.substr(0, path.find('?'));
+  path = rewrite::path_of(path);
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     json_body(res, http::status::method_not_allowed, R"({"error":"only GET"})");
   } else if (route_live(svc, req, path, res)) {

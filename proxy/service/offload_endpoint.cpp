@@ -10,6 +10,7 @@
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/text/utf8.hpp"
 #include "telemetry/access_log.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -114,7 +115,7 @@ awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_v
   receive(svc, ctx);
   // Logs, spans and metrics name the service's path, not the API's it stood in for.
   ctx.in.request.target(sent_target);
-  ctx.span.set_text("url.path", std::string_view(sent_target).substr(0, sent_target.find('?')));
+  ctx.span.set_text("url.path", rewrite::path_of(sent_target));
   if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
   if (!refused && ctx.in.dialect && ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous)
     refused = keyless_refusal();

@@ -1,4 +1,5 @@
 #include "proxy/service/service_routes.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -35,7 +36,7 @@ std::optional<std::string> decoded(std::string_view v) {
 }  // namespace
 
 service_route service_route_of(std::string_view target) {
-  const auto path = target.substr(0, target.find('?'));
+  const auto path = rewrite::path_of(target);
   if (path.starts_with(offload_prefix)) return {service_route::kind::offload, path.substr(offload_prefix.size())};
   if (path.starts_with(blobs_prefix)) return {service_route::kind::blob, path.substr(blobs_prefix.size())};
   return {};

@@ -1,4 +1,5 @@
 #include "rewrite/dialects/azure/azure_dialects.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -29,7 +30,7 @@ std::string azure_dialect::request_path(std::string_view model) const {
 
 void azure_dialect::inspect_target(std::string_view target, request_facts& facts) const {
   if (!facts.model.empty()) return;  // the body names its model: that is what is billed
-  const auto path = target.substr(0, target.find('?'));
+  const auto path = path_of(target);
   facts.model = cloud_path::model_id(deployment_of(path));
 }
 

@@ -4,6 +4,7 @@
 
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -57,7 +58,7 @@ std::optional<request_facts> bedrock_messages_dialect::inspect(std::string_view 
 }
 
 void bedrock_messages_dialect::inspect_target(std::string_view target, request_facts& facts) const {
-  const auto path = target.substr(0, target.find('?'));
+  const auto path = path_of(target);
   facts.model = bedrock_model_of(path);
   facts.stream = verb_of(path) == invoke_stream;
 }

@@ -12,6 +12,7 @@
 #include "rewrite/dialects/tool_scan.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -149,7 +150,7 @@ std::string converse_dialect::request_path(std::string_view model) const {
 }
 
 void converse_dialect::inspect_target(std::string_view target, request_facts& facts) const {
-  auto path = target.substr(0, target.find('?'));
+  auto path = path_of(target);
   auto t = parse_target(path);
   if (!t) return;
   facts.model = converse_model_of(path);

@@ -9,6 +9,7 @@
 #include "rewrite/dialects/tool_scan.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -113,7 +114,7 @@ std::string gemini_dialect::request_path(std::string_view model) const {
 }
 
 void gemini_dialect::inspect_target(std::string_view target, request_facts& facts) const {
-  auto path = target.substr(0, target.find('?'));
+  auto path = path_of(target);
   auto at = path.find(models_segment);
   if (at == std::string_view::npos) return;
   auto rest = path.substr(at + models_segment.size());

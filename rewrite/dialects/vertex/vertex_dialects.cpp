@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -60,7 +61,7 @@ std::string vertex_dialect::request_path(std::string_view model) const {
 void vertex_dialect::inspect_target(std::string_view target, request_facts& facts) const {
   hosted_.inspect_target(target, facts);  // Gemini reads alt=sse there
   std::string_view model, verb;
-  if (!split(target.substr(0, target.find('?')), model, verb)) return;
+  if (!split(path_of(target), model, verb)) return;
   facts.model = std::string(model);
   facts.stream = facts.stream || verb == streamed_;
 }
