@@ -1,12 +1,9 @@
 #include "proxy/config.hpp"
 
 #include "proxy/config_options.hpp"
-#include "proxy/exchange/request_controls.hpp"
 
 #include <cmath>
-#include "rewrite/control_group.hpp"
 #include "rewrite/dialect.hpp"
-#include "rewrite/offload/policy.hpp"
 #include "telemetry/access_log.hpp"
 
 #include <cstring>
@@ -81,148 +78,18 @@ const std::vector<option>& options() {
          c.max_idle_upstream = unsigned(std::strtoul(v.c_str(), &end, 10));
          return end && *end == 0;
        }},
-      {"offload", "on|off", "offload oversized tool outputs (default on; off: a plain proxy)",
-       [](config& c, const std::string& v) {
-         if (v != "on" && v != "off" && v != "true" && v != "false") return false;
-         c.offload = v == "on" || v == "true";
-         return true;
-       }},
-      {"store", "DIR|s3://BUCKET/PREFIX", "blob store: a directory (default ./gistproxy-blobs) or an S3 bucket",
-       [](config& c, const std::string& v) { return c.store = v, !v.empty(); }},
-      {"s3-endpoint", "URL", "S3-compatible endpoint (MinIO, Ceph, R2, ...; path-style); default AWS_ENDPOINT_URL_S3, "
-                             "AWS_ENDPOINT_URL, else AWS for AWS_REGION",
-       [](config& c, const std::string& v) { return c.s3_endpoint = v, !v.empty(); }},
-      {"store-slow-span", "DURATION", "S3 calls at least this slow become store_call spans of their request (default 200ms; 0: all)",
-       [](config& c, const std::string& v) { return set_duration(c.store_slow_span, v); }},
-      {"store-max-bytes", "BYTES", "bound on the directory store's blob files (default 0: none); past it new "
-                                   "offloads stay inline (counted), and gc evicts the least recently kept blobs",
-       [](config& c, const std::string& v) { return set_bytes(c.store_max_bytes, v); }},
-      {"offload-service-anonymous", "on|off", "let callers without an API key use /v1/offload and /v1/blobs, as one "
-                                              "shared tenant (default off: 401)",
-       [](config& c, const std::string& v) {
-         if (v != "on" && v != "off" && v != "true" && v != "false") return false;
-         c.offload_service_anonymous = v == "on" || v == "true";
-         return true;
-       }},
-      {"store-cache", "DIR", "local disk cache of an s3:// store: page-ins read it first (re-hashed), writes go to S3 first",
-       [](config& c, const std::string& v) { return c.store_cache = v, !v.empty(); }},
-      {"store-cache-bytes", "BYTES", "the cache's budget; least recently used blobs leave first (default 1GiB)",
-       [](config& c, const std::string& v) { return set_bytes(c.store_cache_bytes, v); }},
-      {"turn-memory", "BYTES", "remember each conversation's last turn so the next one, which re-sends it, reuses "
-                               "the work on the bytes both share (default 256MiB; 0 off)",
-       [](config& c, const std::string& v) { return set_bytes(c.turn_memory_bytes, v); }},
-      {"store-timeout", "DURATION", "longest wait for one S3 store call, retries included; past it the original "
-                                    "is forwarded (default 5s)",
-       [](config& c, const std::string& v) { return set_duration(c.store_timeout, v) && c.store_timeout.count() > 0; }},
-      {"zstd-level", "N", "zstd level for stored blobs (default 3)",
-       [](config& c, const std::string& v) { return set_uint(c.zstd_level, v, 1, 19); }},
-      {"max-blob-bytes", "BYTES", "larger outputs stay inline, never truncated (default 16MiB)",
-       [](config& c, const std::string& v) { return set_bytes(c.max_blob_bytes, v); }},
-      {"blob-ttl", "DURATION", "blobs unused this long expire (default 7d; refreshed by use)",
-       [](config& c, const std::string& v) { return set_duration(c.blob_ttl, v) && c.blob_ttl.count() > 0; }},
-      {"threshold-tokens", "N", "offload tool outputs above N tokens (default 2500)",
-       [](config& c, const std::string& v) { return set_uint(c.threshold_tokens, v, 1, 1ull << 40); }},
-      {"tokenizer", "o200k|cl100k|estimate", "how tokens are counted: exact BPE (o200k_base, cl100k_base) or "
-                                             "characters/4 (default o200k; Anthropic models have no public "
-                                             "tokenizer: their counts are approximate)",
-       [](config& c, const std::string& v) {
-         c.tokenizer = v;
-         return v == "o200k" || v == "cl100k" || v == "estimate";
-       }},
-      {"text-tool-results", "off|cline", "also offload tool results carried as user text: cline = Cline, Roo Code "
-                                         "and Kilo Code's `[tool for 'arg'] Result:` blocks (default off)",
-       [](config& c, const std::string& v) {
-         c.text_tool_results = v;
-         return v == "off" || v == "cline";
-       }},
-      {"preview-tokens", "N", "preview size in a reference (default 1000)",
-       [](config& c, const std::string& v) { return set_uint(c.preview_tokens, v, 0, 1ull << 30); }},
-      {"context-budget-tokens", "N", "budget mode: over N tokens, offload further outputs oldest first (default off)",
-       [](config& c, const std::string& v) { return set_uint(c.context_budget_tokens, v, 0, 1ull << 40); }},
-      {"prices", "FILE", "price table for gistproxy_cost_usd_total and saved USD: JSON as docs/prices.json "
-                         "(default: that file, built in)",
-       [](config& c, const std::string& v) { return c.prices = v, !v.empty(); }},
-      {"control-percent", "P", "forward a stable P% of conversations (by trace id) untouched: no offload, no read_blob; "
-                               "metrics and spans say group=control or treated (default 0)",
-       [](config& c, const std::string& v) {
-         auto bp = rewrite::parse_control_percent(v);
-         if (bp) c.control_basis_points = *bp;
-         return bp.has_value();
-       }},
-      {"context-floor-tokens", "N", "budget mode: evict down to N tokens (default 60% of the budget)",
-       [](config& c, const std::string& v) { return set_uint(c.context_floor_tokens, v, 0, 1ull << 40); }},
-      {"age-trigger-tokens", "N", "age-aware offload: past N tokens of conversation, older outputs go down to "
-                                  "--age-threshold-tokens, in batches the cost model says pay (default 32000; 0 off)",
-       [](config& c, const std::string& v) { return set_uint(c.age.trigger_tokens, v, 0, 1ull << 40); }},
-      {"age-gate", "cost|tokens", "age-aware offload: a batch goes when it pays in cache pricing (cost, default) "
-                                  "or whenever it saves tokens, once per step (tokens)",
-       [](config& c, const std::string& v) {
-         c.age.decide = v == "tokens" ? rewrite::age_config::gate::tokens : rewrite::age_config::gate::cost;
-         return v == "cost" || v == "tokens";
-       }},
-      {"age-threshold-tokens", "N", "age-aware offload: the threshold for older outputs (default 500)",
-       [](config& c, const std::string& v) { return set_uint(c.age.threshold_tokens, v, 64, 1ull << 40); }},
-      {"age-keep-tokens", "N", "age-aware offload: the conversation's last N tokens stay as sent (default 16000)",
-       [](config& c, const std::string& v) { return set_uint(c.age.keep_tokens, v, 0, 1ull << 40); }},
-      {"age-step-tokens", "N", "age-aware offload: the line moves at most once per N tokens of growth "
-                               "(default 16000)",
-       [](config& c, const std::string& v) { return set_uint(c.age.step_tokens, v, 1000, 1ull << 40); }},
-      {"inject-read-blob", "auto|always|when-referenced",
-       "when to offer read_blob: auto (default) where the cost model says offloading pays, never raising a "
-       "conversation's cost by more than 0.5% (README: the cost model); always: every request that declares tools; "
-       "when-referenced: only requests holding a reference",
-       [](config& c, const std::string& v) {
-         c.inject_read_blob = v;
-         return v == "auto" || v == "always" || v == "when-referenced";
-       }},
-      {"read-blob-name", "NAME", "the paging tool's name (default read_blob)",
-       [](config& c, const std::string& v) { return c.read_blob_name = v, !v.empty(); }},
-      {"read-blob-fallback-name", "NAME", "its name when the client already has a read_blob tool",
-       [](config& c, const std::string& v) { return c.read_blob_fallback_name = v, !v.empty(); }},
-      {"handle-chars", "N", "hex characters of the SHA-256 shown as the handle, 16..64 (default 16)",
-       [](config& c, const std::string& v) { return set_uint(c.handle_chars, v, 16, 64); }},
-      {"tool-policy", "NAME=never|always|TOKENS", "per-tool rule; repeatable",
-       [](config& c, const std::string& v) {
-         if (!rewrite::parse_tool_rule(v)) return false;
-         c.tool_policies.push_back(v);
-         return true;
-       }},
-      {"page-max-bytes", "BYTES", "largest page read_blob returns at once (default 256KiB)",
-       [](config& c, const std::string& v) { return set_bytes(c.page_max_bytes, v); }},
-      {"max-page-in-hops", "N", "upstream re-queries for read_blob calls per request (default 4)",
-       [](config& c, const std::string& v) { return set_uint(c.max_page_in_hops, v, 0, 32); }},
-      {"stream-keepalive", "DURATION", "keep-alive event interval while a streamed page-in hop waits (default 10s; 0: off)",
-       [](config& c, const std::string& v) { return set_duration(c.stream_keepalive, v); }},
-      {"store-threads", "N", "threads hashing, compressing and writing blobs (default 2)",
-       [](config& c, const std::string& v) { return set_uint(c.store_threads, v, 1, 64); }},
-      {"model-alias", "NAME=MODEL", "a deployment or inference profile NAME serves MODEL (spans, metrics, prices); repeatable",
-       [](config& c, const std::string& v) {
-         auto eq = v.find('=');
-         if (eq == 0 || eq == std::string::npos || eq + 1 == v.size()) return false;
-         c.model_aliases[v.substr(0, eq)] = v.substr(eq + 1);
-         return true;
-       }},
-      {"allow-request-overrides", "off|LOW-HIGH",
-       "let a request set its own offload threshold (x-gistproxy-threshold) within LOW-HIGH tokens (default off; "
-       "x-gistproxy-bypass is always honoured)",
-       [](config& c, const std::string& v) {
-         if (v == "off") return c.request_threshold_range.reset(), true;
-         c.request_threshold_range = parse_threshold_range(v);
-         return c.request_threshold_range.has_value();
-       }},
       {"sign-bedrock", "on|off", "sign Bedrock requests that carry no credentials with gistproxy's own AWS credentials "
                                  "(AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN; default off)",
-       [](config& c, const std::string& v) {
-         if (v != "on" && v != "off" && v != "true" && v != "false") return false;
-         c.sign_bedrock = v == "on" || v == "true";
-         return true;
-       }},
+       [](config& c, const std::string& v) { return set_switch(c.sign_bedrock, v); }},
       {"bedrock-region", "REGION", "the region Bedrock requests are signed for (default: the --bedrock-upstream host's, "
                                    "else AWS_REGION, else us-east-1)",
        [](config& c, const std::string& v) { return c.bedrock_region = v, !v.empty(); }},
     };
+    // Grouped by what they configure: listeners first, then the upstreams,
+    // telemetry and signing above, the store, then offloading and paging.
     auto listeners = listener_options();
     t.insert(t.begin(), listeners.begin(), listeners.end());
+    for (auto group : {store_options(), offload_options()}) t.insert(t.end(), group.begin(), group.end());
     add_family_upstream_options(t);
     return t;
   }();

@@ -45,6 +45,17 @@ bool set_duration(T& field, const std::string& v) {
   return d.has_value();
 }
 
+// "on" / "off" (or "true" / "false"); false on anything else.
+inline bool set_switch(bool& field, const std::string& v) {
+  if (v != "on" && v != "off" && v != "true" && v != "false") return false;
+  field = v == "on" || v == "true";
+  return true;
+}
+
+// The store's options (config_store.cpp) and offloading's (config_offload.cpp).
+std::vector<option> store_options();
+std::vector<option> offload_options();
+
 // The listeners' options: --listen, --threads, --max-body, the client
 // timeouts, --max-connections, and the admin listener's (--admin-*).
 std::vector<option> listener_options();
