@@ -3,7 +3,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/store/store_call_trace.hpp"
 

@@ -2,7 +2,7 @@
 // while the phases run, the request's body is the wrapped request and its
 // dialect the API that reads it; before it is forwarded, the body as sent is
 // back and a rewritten request goes back into its wrapping.
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 
 namespace gistproxy::proxy {
 

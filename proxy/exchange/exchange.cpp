@@ -1,7 +1,6 @@
 #include "proxy/exchange/exchange.hpp"
 
 #include "proxy/exchange/exchange_stats.hpp"
-#include "proxy/service/service.hpp"
 
 namespace gistproxy::proxy {
 
@@ -11,9 +10,6 @@ exchange::exchange(shard& s, tcp_socket& client, socket_deadline& deadline, conn
 awaitable<bool> exchange::run(client_request& request) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
   ctx.out.close_when(svc_.draining);
-  // The offload service's own paths (proxy/service/): answered here, never forwarded.
-  if (auto route = service_route_of(std::string_view(request.target())); route.what != service_route::kind::none)
-    co_return co_await serve(ctx, route);
   receive(svc_, ctx);
   auto refused = credential_mismatch(ctx);
   // A control header gistproxy cannot honour, or credentials naming no one
@@ -49,24 +45,6 @@ awaitable<bool> exchange::run(client_request& request) {
   }
   finish(svc_, ctx);
   remember_turn(svc_, ctx);  // last: it takes the body
-  co_return ctx.out.reply().keep_alive;
-}
-
-awaitable<bool> exchange::serve(request_context& ctx, const service_route& route) {
-  std::optional<proxy_error> internal;
-  bool rewritten = false;
-  try {
-    if (route.what == service_route::kind::offload) rewritten = co_await serve_offload(svc_, ctx, route.name);
-    else co_await serve_blob(svc_, ctx, route.name);
-  } catch (const std::exception& ex) {
-    internal = proxy_error{error_kind::internal, ex.what()};  // as on the proxy path: 500, keep serving
-  }
-  if (internal) {
-    ctx.out.reply().keep_alive = false;
-    co_await ctx.out.error(*internal);
-  }
-  finish(svc_, ctx);
-  if (rewritten && !internal) remember_turn(svc_, ctx);  // last: it takes the body
   co_return ctx.out.reply().keep_alive;
 }
 

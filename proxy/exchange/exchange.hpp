@@ -15,7 +15,7 @@
 #pragma once
 
 #include "proxy/exchange/request_context.hpp"
-#include "proxy/service/service_routes.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/services.hpp"
 
 namespace gistproxy::proxy {
@@ -26,8 +26,6 @@ class exchange {
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);
-  // The offload service's endpoints (proxy/service/): answered, never forwarded.
-  awaitable<bool> serve(request_context& ctx, const service_route& route);
   // Writes an error response for a request that never reached the phases (400, 413, …).
   awaitable<void> reject(client_request& request, proxy_error e);
 
@@ -37,44 +35,5 @@ class exchange {
   socket_channel channel_;
   connection_memo& memo_;
 };
-
-// Whose request it is (tenant.cpp); needs the dialect.
-std::string tenant_of_request(services& svc, request_context& ctx);
-// The credential that names the tenant (a view into the request, or the
-// proxy's own AWS access key id); empty without one. Never logged.
-std::string_view tenant_credential(services& svc, const request_context& ctx);
-// Why the request names no one tenant (a credential field of its dialect
-// sent more than once: whose request it is cannot be told, and the upstream
-// may honour the other one), or empty. Answered 400 on every path.
-std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d);
-// A token count whose body wraps the request it counts (count_envelope.cpp):
-// unwrap_count lets the phases see the wrapped request (or, when it cannot be
-// taken out, no dialect: forwarded as sent); restore_count, once the rewrite
-// is done, puts the body as sent back and wraps the rewritten request.
-void unwrap_count(request_context& ctx);
-void restore_count(request_context& ctx);
-// The turn memory (turn_reuse.cpp): find the conversation's previous turn for
-// a received body, and file this turn once the exchange is over.
-void recall_turn(services& svc, request_context& ctx);
-void remember_turn(services& svc, request_context& ctx);
-
-// The phases, each in its own file.
-void receive(services& svc, request_context& ctx);
-// Part of receive (routing.cpp): the upstream family and dialect of the
-// request, and the credential it carries that its family must not see.
-void route(services& svc, request_context& ctx);
-// The 400 for a request whose credential belongs to another provider; nullopt when none does.
-std::optional<proxy_error> credential_mismatch(const request_context& ctx);
-// `report`: where the engine's report goes when the caller wants it (the offload service).
-awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report = nullptr);
-// A page-in found a blob this request offloaded missing or damaged: the
-// turn's offloads are stored again from the request's own bytes. Blocks (the
-// store pool); does nothing for a request that offloaded nothing.
-void store_again(services& svc, const request_context& ctx);
-// Prompt-cache health: whether this turn's forwarded prefix extends the
-// previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
-void track_prefix(services& svc, request_context& ctx);
-awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client);
-void finish(services& svc, request_context& ctx);
 
 }  // namespace gistproxy::proxy

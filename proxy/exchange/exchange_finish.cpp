@@ -1,6 +1,6 @@
 // The finish phase: the request's metrics, its span, the access-log line and
 // (with --record) the recording, all from what the phases left in the context.
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/recorder.hpp"
 #include "rewrite/request_target.hpp"

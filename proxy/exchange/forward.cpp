@@ -4,7 +4,7 @@
 #include <optional>
 
 #include "proxy/exchange/blob_pager.hpp"
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/page_in_loop.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/keepalive_ticker.hpp"

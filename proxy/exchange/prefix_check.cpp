@@ -3,7 +3,7 @@
 // whose doing the break was (client, budget, age, offer, or a defect). The
 // dialect says which members make up the prefix; the tracker remembers each
 // conversation's last turn; exchange_stats counts the verdict.
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 
 namespace gistproxy::proxy {

@@ -2,7 +2,7 @@
 // and streaming flag, a decoded body to inspect, and the conversation's trace:
 // the client's traceparent wins; else the conversation's opening names the
 // trace, so every turn of it shares one trace id.
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/body_encoding.hpp"

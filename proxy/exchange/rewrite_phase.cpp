@@ -10,7 +10,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "proxy/exchange/compaction_span.hpp"
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/store/blob_io.hpp"
 #include "proxy/store/store_call_trace.hpp"

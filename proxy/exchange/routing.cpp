@@ -7,7 +7,7 @@
 
 #include <boost/beast/core/string.hpp>
 
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/net/request_target.hpp"
 
 namespace gistproxy::proxy {

@@ -2,7 +2,7 @@
 // turns, named by the credential the API's dialect says carries it.
 #include <boost/beast/core/string.hpp>
 
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/net/request_target.hpp"
 
 namespace gistproxy::proxy {

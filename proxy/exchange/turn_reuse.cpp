@@ -4,7 +4,7 @@
 // reuse_scope over the bytes both turns share and records what it learns; at
 // the end of the exchange the body and that record are filed (moved, not
 // copied) as the conversation's latest turn.
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 
 namespace gistproxy::proxy {
 namespace {

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "proxy/exchange/exchange.hpp"
+#include "proxy/service/service_exchange.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
 
@@ -263,7 +264,13 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     // An exchange can last minutes (a stream): an empty read buffer is not
     // kept across it, so an open stream holds no request-sized memory.
     if (buffer.size() == 0) buffer.shrink_to_fit();
-    if (!co_await ex.run(request)) break;
+    // The offload service's own paths are answered by its driver, never
+    // forwarded; every other request takes the proxy path.
+    if (auto route = service_route_of(std::string_view(request.target())); route.what != service_route::kind::none) {
+      if (!co_await service_exchange(sh, socket, deadline, memo).run(request, route)) break;
+    } else if (!co_await ex.run(request)) {
+      break;
+    }
   }
   socket.shutdown(tcp_socket::shutdown_send, ignored);
   socket.close(ignored);

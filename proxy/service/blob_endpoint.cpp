@@ -11,7 +11,7 @@
 
 #include "proxy/exchange/aws_signing.hpp"
 #include "proxy/exchange/blob_pager.hpp"
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/service/service.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/offload/base64.hpp"

@@ -4,7 +4,7 @@
 // conversation trace, control headers), rewritten by the same phase, and
 // answered as JSON instead of being forwarded: the forwarded body
 // byte for byte, whether read_blob is on offer, and each offload.
-#include "proxy/exchange/exchange.hpp"
+#include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/service/service.hpp"
 #include "rewrite/offload/base64.hpp"
