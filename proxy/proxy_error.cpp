@@ -23,7 +23,8 @@ int proxy_error::status() const {
     case error_kind::upstream_tls:
     case error_kind::upstream_reset:
     case error_kind::upstream_bad_response: return 502;
-    case error_kind::shutting_down: return 503;
+    case error_kind::shutting_down:
+    case error_kind::out_of_descriptors: return 503;
     case error_kind::upstream_timeout: return 504;
   }
   return 500;
@@ -49,6 +50,7 @@ std::string_view proxy_error::type() const {
     case error_kind::upstream_reset: return "upstream_reset";
     case error_kind::upstream_bad_response: return "upstream_bad_response";
     case error_kind::shutting_down: return "shutting_down";
+    case error_kind::out_of_descriptors: return "out_of_descriptors";
     case error_kind::upstream_timeout: return "upstream_timeout";
   }
   return "internal";
@@ -69,7 +71,8 @@ error_source proxy_error::source() const {
     case error_kind::store_unavailable:
     case error_kind::store_integrity:
     case error_kind::upstream_not_configured:
-    case error_kind::shutting_down: return error_source::internal;
+    case error_kind::shutting_down:
+    case error_kind::out_of_descriptors: return error_source::internal;
     default: return error_source::upstream;
   }
 }
@@ -80,7 +83,8 @@ bool proxy_error::retryable() const {
     case error_kind::upstream_reset:
     case error_kind::upstream_timeout:
     case error_kind::store_unavailable:
-    case error_kind::shutting_down: return true;
+    case error_kind::shutting_down:
+    case error_kind::out_of_descriptors: return true;
     default: return false;
   }
 }

@@ -40,6 +40,12 @@ metric_catalogue::metric_catalogue(registry& r)
           "error, admin_limit (the admin listener at --admin-max-connections closed its least recently active "
           "connection for a new one).",
           {"reason"})),
+      accept_shed(r.add_counter(
+          "gistproxy_accept_shed_total",
+          "Clients answered 503 (Retry-After: 1) and closed at once because the process was out of file "
+          "descriptors: accepted on the listener's reserve descriptor instead of left waiting in the backlog, by "
+          "listener (proxy, admin).",
+          {"listener"})),
       offloads(r.add_counter("gistproxy_offloads_total",
                              "Tool outputs offloaded to the blob store, by API, content kind and source (proxy: "
                              "traffic through the proxy; api: POST /v1/offload).",
@@ -133,6 +139,7 @@ metric_catalogue::metric_catalogue(registry& r)
   for (std::string_view result : {"written", "dropped", "failed", "rotation_failed"}) records.labels({result});
   for (std::string_view coding : {"gzip", "deflate", "br", "zstd"}) upstream_answers_decoded.labels({coding});
   for (std::string_view reason : {"limit", "descriptors", "error", "admin_limit"}) accept_paused.labels({reason});
+  for (std::string_view listener : {"proxy", "admin"}) accept_shed.labels({listener});
 }
 
 void metric_catalogue::initialise_api_series(const std::vector<std::string_view>& apis) {

@@ -25,6 +25,7 @@ struct metric_catalogue {
   family<counter>& upstream_connections_discarded;
   family<counter>& upstream_answers_decoded;
   family<counter>& accept_paused;
+  family<counter>& accept_shed;  // clients answered 503 at once, out of descriptors, by listener
   // Offload (one series per API dialect).
   family<counter>& offloads;               // by api, content kind and source (proxy, api)
   family<counter>& offload_tokens_before;  // estimated tokens of offloaded outputs

@@ -5,6 +5,8 @@
 
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/net/descriptor_reserve.hpp"
+#include "proxy/store/blob_io.hpp"
 #include "proxy/store/store_call_trace.hpp"
 
 namespace gistproxy::proxy {
@@ -19,6 +21,7 @@ constexpr std::chrono::milliseconds page_in_search_budget{2000};
 blob_pager::answered_page blob_pager::page_of(const std::string& arguments) {
   answered_page p;
   p.start_ns = svc_.tracer.now();
+  p.shortages_before = store::descriptor_shortages();
   std::string error;
   auto req = rewrite::parse_page_request(arguments, error);
   auto look = [&] {
@@ -95,6 +98,7 @@ awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
         store::store_call_scope scope(ctx_.span.trace, ctx_.span.id);
         answered_page a;
         a.start_ns = svc_.tracer.now();
+        a.shortages_before = store::descriptor_shortages();
         a.page = rewrite::read_raw(*svc_.store, ctx_.in.tenant, handle);
         co_return a;  // raw bytes go to a program, not into a context window: no tokens
       },
@@ -105,6 +109,8 @@ awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
 
 void blob_pager::record(const answered_page& p) {
   const auto& r = p.page;
+  if (!r.ok && p.shortages_before != store::descriptor_shortages())  // the model is told the store failed; the operator why
+    out_of_descriptors_warning(svc_.log, "the blob store could not open a file; a read_blob call was answered with its error");
   auto s = svc_.tracer.start("page_in", telemetry::span_kind::internal, ctx_.span.trace, ctx_.span.id);
   s.start_unix_nano = p.start_ns;
   const auto result = exchange_stats::result_label(r);

@@ -30,6 +30,7 @@ class blob_pager {
     std::uint64_t start_ns = 0;
     std::uint64_t tokens = 0;  // what the page puts back into the conversation
     rewrite::blob_error restored = rewrite::blob_error::none;  // what the first look found, when stored again
+    std::uint64_t shortages_before = 0;  // store::descriptor_shortages() when the look began
   };
   void record(const answered_page& p);
   // One call's page, on a store thread.

@@ -12,6 +12,7 @@
 #include "proxy/exchange/compaction_span.hpp"
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/store/blob_io.hpp"
 #include "proxy/store/store_call_trace.hpp"
 
@@ -169,6 +170,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
                  : engine->rewrite(dialect, body, tenant, read_ratio, threshold);
   };
   bool done = false;
+  const auto shortages = store::descriptor_shortages();
   if (!svc.store_is_remote) {
     if (body.size() < inline_rewrite_limit) {
       result = run(true);
@@ -194,6 +196,8 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
         },
         use_awaitable);
   }
+  if (store::descriptor_shortages() != shortages)  // what it could not store went as sent (store_failed)
+    out_of_descriptors_warning(svc.log, "the blob store could not open a file; outputs not stored were forwarded as sent");
   if (ctx.in.count_tokens) {
     // A token count is the turn's body as it will be sent, not a turn: its
     // offloads are the turn's own (counted when the turn comes), its answer

@@ -5,6 +5,7 @@
 
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/net/client_watch.hpp"
+#include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/http_writer.hpp"
 #include "rewrite/content_decoder.hpp"
 
@@ -155,6 +156,7 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     wait_clock waiting(ctx_.upstream.wait);
     auto lease = co_await pool_.acquire(attempt > 0);
     if (lease.error) {
+      if (lease.error->kind == error_kind::out_of_descriptors) out_of_descriptors_warning(svc_.log, lease.error->detail);
       failure = lease.error;
       break;
     }

@@ -145,7 +145,7 @@ awaitable<void> run_admin(services& svc, tcp_acceptor& acceptor) {
     auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
     if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
     if (ec) {
-      co_await backoff.pause(svc, ec, "admin");
+      co_await backoff.pause(svc, ec, acceptor, "admin");
       continue;
     }
     backoff.reset();

@@ -93,8 +93,8 @@ awaitable<void> server::accept_loop() {
     auto& target = *shards_[next_shard_++ % shards_.size()];
     auto [ec, socket] = co_await acceptor_->async_accept(target.io(), use_nothrow);
     if (!acceptor_->is_open() || ec == asio::error::operation_aborted) co_return;
-    if (ec) {  // out of descriptors or similar: count, back off, keep serving
-      co_await backoff.pause(svc_, ec, "proxy");
+    if (ec) {  // out of descriptors or similar: count, answer 503 or back off, keep serving
+      co_await backoff.pause(svc_, ec, *acceptor_, "proxy");
       continue;
     }
     backoff.reset();

@@ -2,10 +2,10 @@
 
 #include <sys/socket.h>
 
-#include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <stdexcept>
 
+#include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/egress_tunnel.hpp"
 
 namespace gistproxy::proxy {
@@ -13,6 +13,25 @@ namespace {
 
 constexpr auto resolve_cache_ttl = std::chrono::seconds(30);
 constexpr auto max_idle_age = std::chrono::seconds(50);  // below common upstream keep-alive limits
+
+// Each address in turn, as asio::async_connect does, except that a socket
+// that cannot be opened says why: Asio's range connect reports a failed
+// socket() (EMFILE: out of descriptors) as "Operation canceled".
+awaitable<error_code> connect_any(tcp_socket& socket, const tcp::resolver::results_type& addresses,
+                                  const socket_deadline& deadline) {
+  error_code ec = asio::error::host_not_found;
+  for (const auto& address : addresses) {
+    error_code ignored;
+    socket.close(ignored);
+    socket.open(address.endpoint().protocol(), ec);
+    if (is_out_of_descriptors(ec)) break;  // so would every other address
+    if (ec) continue;
+    auto [connect_ec] = co_await socket.async_connect(address.endpoint(), use_nothrow);
+    ec = connect_ec;
+    if (!ec || deadline.expired()) break;
+  }
+  co_return ec;
+}
 
 }  // namespace
 
@@ -75,6 +94,9 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
   if (!resolved_ || now - resolved_at_ > resolve_cache_ttl) {
     tcp::resolver resolver(executor_);
     auto [ec, results] = co_await resolver.async_resolve(host, port, use_nothrow);
+    if (is_out_of_descriptors(ec))  // a name lookup opens a socket and files too
+      co_return lease{nullptr, proxy_error{error_kind::out_of_descriptors,
+                                           "out of file descriptors: cannot resolve " + host}};
     if (ec)
       co_return lease{nullptr, proxy_error{error_kind::upstream_unreachable,
                                            "cannot resolve " + std::string(via_ ? "egress proxy" : "upstream") +
@@ -88,13 +110,15 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
   auto& socket = c->tcp();
   // One deadline for connecting, the CONNECT exchange and the TLS handshake.
   auto connecting = c->deadline.arm(timeouts_.connect);
-  auto [connect_ec, endpoint] = co_await asio::async_connect(socket, *resolved_, use_nothrow);
-  const error_code ec = c->deadline.verdict(connect_ec);
+  const error_code ec = c->deadline.verdict(co_await connect_any(socket, *resolved_, c->deadline));
   if (ec) {
-    resolved_.reset();  // re-resolve next time: the address may have moved
-    auto kind = ec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_unreachable;
     const std::string dialled = via_ ? "egress proxy " + via_->name() + " for upstream " + target_.host_header()
                                      : "upstream " + target_.host_header();
+    if (is_out_of_descriptors(ec))  // the upstream was never tried: keep its addresses
+      co_return lease{nullptr, proxy_error{error_kind::out_of_descriptors,
+                                           "out of file descriptors: cannot open a connection to " + dialled}};
+    resolved_.reset();  // re-resolve next time: the address may have moved
+    auto kind = ec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_unreachable;
     co_return lease{nullptr, proxy_error{kind, "cannot connect to " + dialled + ": " +
                                                    (ec == beast::error::timeout ? "timed out" : ec.message())}};
   }

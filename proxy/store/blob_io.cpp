@@ -49,6 +49,7 @@ void set_mtime(const fs::path& p, std::int64_t when) {
 std::optional<get_result> read_regular_file(const fs::path& path, std::uint64_t limit, std::string& out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
+    count_descriptor_shortage(errno);
     if (errno == ENOENT) return get_result{blob_error::not_found, {}, {}, "no such blob"};
     if (errno == ELOOP) return get_result{blob_error::integrity, {}, {}, "blob path is a symbolic link"};
     return get_result{blob_error::io, {}, {}, std::string("cannot open blob: ") + std::strerror(errno)};
@@ -80,6 +81,7 @@ int write_atomically(const fs::path& path, std::string_view data, bool durable, 
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     const int err = errno;
+    count_descriptor_shortage(err);
     error = "cannot create " + tmp.string() + ": " + std::strerror(err);
     return err;
   }
@@ -99,6 +101,7 @@ int write_atomically(const fs::path& path, std::string_view data, bool durable, 
 namespace {
 
 std::atomic<std::uint64_t> syncs{0};
+std::atomic<std::uint64_t> shortages{0};
 thread_local std::set<std::string>* batched = nullptr;  // this thread's open batch, if any
 
 void sync_now(const fs::path& dir) {
@@ -106,6 +109,8 @@ void sync_now(const fs::path& dir) {
     ::fsync(fd);
     ::close(fd);
     ++syncs;
+  } else {
+    count_descriptor_shortage(errno);
   }
 }
 
@@ -129,5 +134,11 @@ directory_sync_batch::~directory_sync_batch() {
 }
 
 std::uint64_t directory_syncs() { return syncs.load(); }
+
+std::uint64_t descriptor_shortages() { return shortages.load(); }
+
+void count_descriptor_shortage(int err) {
+  if (err == EMFILE || err == ENFILE) ++shortages;
+}
 
 }  // namespace gistproxy::store

@@ -50,4 +50,10 @@ class directory_sync_batch {
 // Directory fsyncs done by this process so far (tests count them).
 std::uint64_t directory_syncs();
 
+// Blob files or directories this process could not open for lack of file
+// descriptors (EMFILE, ENFILE) so far: the proxy logs "out of file
+// descriptors" when a store call added to it. Counts `err` if it is one.
+std::uint64_t descriptor_shortages();
+void count_descriptor_shortage(int err);
+
 }  // namespace gistproxy::store

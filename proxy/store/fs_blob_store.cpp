@@ -264,6 +264,12 @@ get_result fs_blob_store::get(std::string_view tenant, std::string_view prefix) 
         full = name.substr(0, 64);
       }
     }
+    // A directory that could not be listed (out of descriptors) is not an
+    // unknown handle: the blob may well be there.
+    if (ec == std::errc::too_many_files_open || ec == std::errc::too_many_files_open_in_system) {
+      count_descriptor_shortage(ec.value());
+      return {blob_error::io, {}, {}, "cannot list blobs: " + ec.message()};
+    }
     if (full.empty()) return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
   }
   auto path = path_of(tenant, full);

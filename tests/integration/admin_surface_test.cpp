@@ -3,19 +3,16 @@
 // HEAD answers carry no body; the token's scheme is case-insensitive; and
 // hundreds of idle connections, with few descriptors left, neither stop
 // /healthz nor the proxy listener.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "tests/integration/harness.hpp"
+#include "tests/support/descriptors.hpp"
 
 using namespace gistproxy::testing;
 
@@ -80,51 +77,6 @@ TEST_CASE("the admin token is accepted whatever the case of its Bearer scheme") 
 }
 
 namespace {
-
-// Connected, sending nothing; -1 when the kernel refused.
-int idle_connection(std::uint16_t port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(port);
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-std::size_t open_descriptors(int pid) {
-  std::error_code ec;
-  std::size_t n = 0;
-  for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
-       !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-    ++n;
-  return n;
-}
-
-// The descriptors a proxy holds once it is fully started. "listening" is
-// logged before the server runs, and running opens more (the signal sets'
-// pipe; a shard's reactor on its first connection): counted too early, a tight
-// limit leaves nothing to accept with. A /healthz answer proves the admin
-// loop runs (after the signals are set); a few proxied requests touch every
-// shard. Then it waits for the count to hold still.
-std::size_t started_descriptors(proxy_process& proxy) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (http_request(proxy.admin_port(), "GET", "/healthz").status != 200 &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  for (int i = 0; i < 4; ++i) http_request(proxy.port(), "GET", "/echo");
-  auto count = open_descriptors(proxy.pid());
-  for (;;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const auto now = open_descriptors(proxy.pid());
-    if (now == count || std::chrono::steady_clock::now() > deadline) return now;
-    count = now;
-  }
-}
 
 // CPU time the process has used (user + system), in clock ticks.
 long cpu_ticks(int pid) {

@@ -1,0 +1,38 @@
+// File descriptors of a running proxy, for tests that starve it of them:
+// count them, wait until it is fully started, and lower its RLIMIT_NOFILE
+// (prlimit(2)) so that a given number are left, then raise it again.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tests/support/proxy_process.hpp"
+
+namespace gistproxy::testing {
+
+// Connected to 127.0.0.1:port, sending nothing; -1 when the kernel refused.
+int idle_connection(std::uint16_t port);
+
+// The descriptors the process holds now (/proc/PID/fd).
+std::size_t open_descriptors(int pid);
+
+// The descriptors a proxy holds once it is fully started. "listening" is
+// logged before the server runs, and running opens more (the signal sets'
+// pipe; a shard's reactor on its first connection): counted too early, a tight
+// limit leaves nothing to accept with. A /healthz answer proves the admin
+// loop runs (after the signals are set); a few proxied requests (GET /echo:
+// the mock upstream) touch every shard. Then it waits for the count to hold still.
+std::size_t started_descriptors(proxy_process& proxy);
+
+// Lowers the process's soft descriptor limit so that exactly `left` more
+// descriptors can be opened (a descriptor takes the lowest free number, so
+// the limit is set just past the `left`-th free number, whatever holes there
+// are). The hard limit stays: raise_descriptor_limit() undoes it. False if
+// prlimit failed.
+bool leave_descriptors(int pid, std::size_t left);
+// Puts the soft limit back at the hard one.
+bool raise_descriptor_limit(int pid);
+
+}  // namespace gistproxy::testing
