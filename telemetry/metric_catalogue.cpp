@@ -60,7 +60,8 @@ metric_catalogue::metric_catalogue(registry& r)
                                      {"api", "reason"})),
       read_blob_offers(r.add_counter("gistproxy_read_blob_offers_total",
                                      "Requests by the cost model's decision on offering read_blob "
-                                     "(--inject-read-blob=auto): head, output_pays, already_offered, not_worth.",
+                                     "(--inject-read-blob=auto): head, output_pays, offered_before (an earlier turn offered it: "
+                                     "it stays), already_offered, reference_resolves, age_pays, not_worth.",
                                      {"api", "decision"})),
       outputs_not_worth_offloading(r.add_counter("gistproxy_outputs_not_worth_offloading_total",
                                                  "Tool outputs over the threshold left inline because offloading "
@@ -152,7 +153,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
     rewrite_failures.labels({api, "store_error"});
     rewrite_failures.labels({api, "store_full"});
-    for (std::string_view decision : {"head", "output_pays", "already_offered", "not_worth"})
+    for (std::string_view decision : {"head", "output_pays", "offered_before", "already_offered", "not_worth"})
       read_blob_offers.labels({api, decision});
     outputs_not_worth_offloading.labels({api});
     for (std::string_view part : {"shared", "new"}) turn_memory_bytes.labels({api, part});

@@ -119,8 +119,13 @@ std::optional<double> read_ratio_of(const services& svc, const request_context& 
 void store_again(services& svc, const request_context& ctx) {
   if (!svc.offload || !ctx.in.dialect || !ctx.rw.body || ctx.in.source != "proxy") return;
   store::directory_sync_batch batch;
+  // As the turn decided it: read_blob offered before still chooses what it chose.
+  rewrite::conversation_record record;
+  record.offered = svc.churn && svc.churn->record(ctx.span.trace.hex()).offered;
+  rewrite::output_reuse reuse;
+  reuse.conversation = &record;
   svc.offload->rewrite(*ctx.in.dialect, ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
-                       ctx.in.controls.threshold_tokens);
+                       ctx.in.controls.threshold_tokens, reuse);
 }
 
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
@@ -164,9 +169,14 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   // The conversation's previous turn: what both bodies share is not scanned,
   // decoded or hashed again (turn_reuse.cpp).
   const auto& reuse = ctx.turns.reuse;
+  // What the conversation's earlier turns decided that this one keeps.
+  const auto trace = ctx.span.trace.hex();
+  const auto record = svc.churn ? svc.churn->record(trace) : rewrite::conversation_record{};
+  rewrite::output_reuse plain;
+  plain.conversation = &record;
   auto run = [&](bool may_store) {
-    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold, may_store)
-                 : engine->rewrite(dialect, body, tenant, read_ratio, threshold);
+    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold, may_store, &record)
+                 : engine->rewrite(dialect, body, tenant, read_ratio, threshold, plain);
   };
   bool done = false;
   if (!svc.store_is_remote) {
@@ -203,9 +213,12 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
     co_return;
   }
-  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());
+  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(trace);
   record_rewrite(svc, ctx, result.report);
-  if (result.report.tool_injected || result.report.tool_already_ours) ctx.rw.intercept_tool = result.report.tool_name;
+  if (result.report.tool_injected || result.report.tool_already_ours) {
+    ctx.rw.intercept_tool = result.report.tool_name;
+    if (svc.churn && !record.offered) svc.churn->note_offered(trace);  // it stays, whatever later turns drop
+  }
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
   if (report) *report = std::move(result.report);
 }

@@ -24,6 +24,7 @@
 #include "rewrite/blob/blob_store.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/gist/content_shape.hpp"
+#include "rewrite/offload/conversation_record.hpp"
 #include "rewrite/offload/policy.hpp"
 
 namespace gistproxy::rewrite {
@@ -84,7 +85,8 @@ struct rewrite_report {
   bool offer_arrives = false;         // read_blob offered because the newest output pays for it
   std::string tool_name;              // read_blob's name in this request
   std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
-  // --inject-read-blob=auto: why read_blob is offered (head, output_pays) or
+  // --inject-read-blob=auto: why read_blob is offered (head, output_pays,
+  // offered_before, already_offered, reference_resolves, age_pays) or
   // not (not_worth); empty in the other modes.
   std::string_view offer_reason;
 };
@@ -136,6 +138,9 @@ struct output_reuse {
   // again where blocking is allowed. Turns that only re-send what is stored
   // then never leave the I/O thread.
   bool may_store = true;
+  // What the conversation's earlier turns decided that this one keeps
+  // (conversation_record.hpp); null: nothing known.
+  const conversation_record* conversation = nullptr;
 };
 
 // One replacement the splice made: the client's bytes `at` became the text of

@@ -41,4 +41,19 @@ std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::strin
   return turn >= h->second ? turn - h->second : 0;
 }
 
+conversation_record churn_tracker::record(const std::string& trace) {
+  conversation_record r;
+  std::lock_guard lock(mutex_);
+  auto it = traces_.find(trace);
+  if (it == traces_.end()) return r;
+  r.offered = it->second.offered;
+  return r;
+}
+
+void churn_tracker::note_offered(const std::string& trace) {
+  std::lock_guard lock(mutex_);
+  if (traces_.size() >= max_traces_ && !traces_.count(trace)) traces_.clear();  // bounded memory
+  traces_[trace].offered = true;
+}
+
 }  // namespace gistproxy::rewrite
