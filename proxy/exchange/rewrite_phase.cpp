@@ -81,7 +81,9 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget
                    : report.age_batch         ? rewrite::planned_break::age
                    : report.offer_arrives     ? rewrite::planned_break::offer
+                   : report.churn_batch       ? rewrite::planned_break::churn
                                               : rewrite::planned_break::none;
+  if (report.kept_inline_churn) svc.metrics.outputs_kept_inline.labels({ctx.in.api, "churn"}).inc(report.kept_inline_churn);
   if (report.age_offloads) ctx.span.set("gistproxy.age_offloads", std::int64_t(report.age_offloads));
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);

@@ -23,10 +23,20 @@ struct conversation_record {
   // Some joined inline_handles on the conversation's latest turn: the first
   // turn that keeps them inline breaks the prefix there, on purpose.
   bool batch_due = false;
+  // Enough of its outputs went back inline that the conversation churns: an
+  // output it never offloaded (offloaded_handles, sorted, filled only then)
+  // stays inline too, as the model would read it back as well. Nothing
+  // forwarded before changes: those outputs were inline.
+  bool churning = false;
+  std::vector<std::string> offloaded_handles;
 
   bool keeps_inline(std::string_view hash) const {
-    return std::binary_search(inline_handles.begin(), inline_handles.end(), hash,
-                              [](std::string_view a, std::string_view b) { return a < b; });
+    return holds(inline_handles, hash) || (churning && !holds(offloaded_handles, hash));
+  }
+
+ private:
+  static bool holds(const std::vector<std::string>& sorted, std::string_view hash) {
+    return std::binary_search(sorted.begin(), sorted.end(), hash, [](std::string_view a, std::string_view b) { return a < b; });
   }
 };
 

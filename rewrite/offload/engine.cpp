@@ -344,6 +344,19 @@ class offload_engine::pass {
     }
   }
 
+  // 2d. Outputs the model kept reading back stay inline (conversation_record).
+  void keep_read_back_inline() {
+    const auto* rec = reuse_.conversation;
+    if (!rec || (rec->inline_handles.empty() && !rec->churning)) return;
+    for (auto& c : cands_)
+      if (c.chosen && rec->keeps_inline(hash_of(c))) {
+        c.chosen = false;
+        c.fate = output_fate::read_back;
+        ++report_.kept_inline_churn;
+      }
+    report_.churn_batch = rec->batch_due && report_.kept_inline_churn;
+  }
+
   // 3. Store each chosen output and build the reference that replaces it.
   //    A store failure leaves the output inline (fail-open).
   void store_and_replace() {
@@ -641,6 +654,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   } else {
     if (cfg_.inject == inject_mode::cost) p.apply_cost_model();
     p.apply_age();
+    p.keep_read_back_inline();
   }
   p.store_and_replace();
   if (result.report.store_needed) return result;  // run again where the store may block

@@ -62,6 +62,7 @@ enum class output_fate : std::uint8_t {
   store_full,          // the store is at its byte bound (--store-max-bytes): left inline (fail-open)
   already_reference,   // a gistproxy reference already (another gistproxy offloaded it)
   not_worth_it,        // --inject-read-blob=auto: offloading would not pay in this conversation (yet)
+  read_back,           // the model kept reading it back (conversation_record): inline from then on
 };
 std::string_view fate_name(output_fate f);
 
@@ -83,6 +84,8 @@ struct rewrite_report {
   std::size_t age_offloads = 0;       // outputs offloaded only for their age (below the threshold)
   bool age_batch = false;             // this step's batch was taken (its first turn breaks the prefix)
   bool offer_arrives = false;         // read_blob offered because the newest output pays for it
+  std::size_t kept_inline_churn = 0;  // outputs kept inline as the conversation's read-backs ask
+  bool churn_batch = false;           // some went back inline this turn (its first turn breaks the prefix)
   std::string tool_name;              // read_blob's name in this request
   std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
   // --inject-read-blob=auto: why read_blob is offered (head, output_pays,

@@ -15,6 +15,7 @@ std::string_view fate_name(output_fate f) {
     case output_fate::store_full: return "store_full";
     case output_fate::already_reference: return "already_reference";
     case output_fate::not_worth_it: return "not_worth_it";
+    case output_fate::read_back: return "read_back";
   }
   return "below_threshold";
 }

@@ -17,6 +17,7 @@
 
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/offload/conversation_record.hpp"
+#include "rewrite/page_in/read_backs.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -39,11 +40,15 @@ class churn_tracker {
   conversation_record record(const std::string& trace);
   // A turn of the trace went upstream with read_blob on offer: later turns offer it too.
   void note_offered(const std::string& trace);
+  // `turn` of the trace read `hash` back (reads_back); true when that made
+  // it stay inline from the next turn on (read_back_ledger::note).
+  bool read_back(const std::string& trace, const std::string& hash, std::uint64_t turn, std::uint32_t max_read_backs);
 
  private:
   struct trace_state {
     std::uint64_t turns = 0;
     bool offered = false;
+    read_back_ledger read_backs;
     std::unordered_map<std::string, std::uint64_t, handle_key_hash, std::equal_to<>> first_offload;
   };
   std::mutex mutex_;
