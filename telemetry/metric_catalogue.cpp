@@ -66,12 +66,18 @@ metric_catalogue::metric_catalogue(registry& r)
                                      {"api", "reason"})),
       read_blob_offers(r.add_counter("gistproxy_read_blob_offers_total",
                                      "Requests by the cost model's decision on offering read_blob "
-                                     "(--inject-read-blob=auto): head, output_pays, already_offered, not_worth.",
+                                     "(--inject-read-blob=auto): head, output_pays, offered_before (an earlier turn offered it: "
+                                     "it stays), already_offered, reference_resolves, age_pays, not_worth.",
                                      {"api", "decision"})),
       outputs_not_worth_offloading(r.add_counter("gistproxy_outputs_not_worth_offloading_total",
                                                  "Tool outputs over the threshold left inline because offloading "
                                                  "would not pay in their conversation (yet).",
                                                  {"api"})),
+      outputs_kept_inline(r.add_counter("gistproxy_outputs_kept_inline_total",
+                                        "Tool outputs over the threshold left inline, per request, by cause: churn "
+                                        "(the model read it back on more than --churn-max-read-backs turns of its "
+                                        "conversation, or the conversation churns and never offloaded it).",
+                                        {"api", "cause"})),
       turn_memory_bytes(r.add_counter("gistproxy_turn_memory_bytes_total",
                                       "Request bytes of bodies the turn memory looked up (16 KB and more): shared with "
                                       "the conversation's previous turn (reused: not scanned, decoded or hashed again) or new.",
@@ -153,15 +159,16 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind, group});
       for (std::string_view kind : {"input", "cache_read", "cache_write", "output"}) cost_usd.labels({api, kind, group});
       unpriced_requests.labels({api, group});
-      for (std::string_view cause : {"client", "proxy", "budget", "age", "offer"}) prefix_breaks.labels({api, cause, group});
+      for (std::string_view cause : {"client", "proxy", "budget", "age", "offer", "churn"}) prefix_breaks.labels({api, cause, group});
     }
     saved_usd.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
     rewrite_failures.labels({api, "store_error"});
     rewrite_failures.labels({api, "store_full"});
-    for (std::string_view decision : {"head", "output_pays", "already_offered", "not_worth"})
+    for (std::string_view decision : {"head", "output_pays", "offered_before", "already_offered", "not_worth"})
       read_blob_offers.labels({api, decision});
     outputs_not_worth_offloading.labels({api});
+    outputs_kept_inline.labels({api, "churn"});
     for (std::string_view part : {"shared", "new"}) turn_memory_bytes.labels({api, part});
     page_ins.labels({api, "full", "io", "proxy"});
   }

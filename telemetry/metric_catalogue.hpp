@@ -41,6 +41,7 @@ struct metric_catalogue {
   // as is; its outputs over the threshold stay inline).
   family<counter>& read_blob_offers;
   family<counter>& outputs_not_worth_offloading;  // outputs over the threshold the cost model kept inline
+  family<counter>& outputs_kept_inline;           // outputs over the threshold kept inline, by cause (churn)
   family<counter>& turn_memory_bytes;             // request bytes the turn memory saw, shared with the previous turn or not
 
   // Page-in (read_blob interception).

@@ -49,6 +49,7 @@ rewrite::offload_config offload_config_of(const config& cfg) {
   o.tool_name = cfg.read_blob_name;
   o.fallback_tool_name = cfg.read_blob_fallback_name;
   o.max_blob_bytes = cfg.max_blob_bytes;
+  o.max_read_backs = cfg.churn_max_read_backs;
   if (cfg.text_tool_results == "cline") o.text_tool_results = rewrite::text_results::cline;
   o.reference.preview_tokens = cfg.preview_tokens;
   o.reference.handle_chars = cfg.handle_chars;

@@ -73,7 +73,7 @@ awaitable<std::vector<rewrite::call_result>> blob_pager::answer(const std::vecto
         co_return;
       },
       use_awaitable);
-  for (const auto& p : pages) record(p);
+  for (const auto& p : pages) record(p), note_read_back(p.page);
   co_return results;
 }
 
@@ -105,6 +105,15 @@ awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
       use_awaitable);
   record(p);
   co_return std::move(p.page);
+}
+
+void blob_pager::note_read_back(const rewrite::page_result& r) {
+  if (!svc_.churn || !svc_.offload || !r.ok || r.hash.empty()) return;
+  auto& paged = paged_[r.hash];
+  const bool before = rewrite::reads_back(paged, r.blob_bytes);
+  paged += r.bytes_returned;
+  if (before || !rewrite::reads_back(paged, r.blob_bytes)) return;
+  svc_.churn->read_back(ctx_.span.trace.hex(), r.hash, ctx_.rw.turn, svc_.offload->config().max_read_backs);
 }
 
 void blob_pager::record(const answered_page& p) {

@@ -33,12 +33,16 @@ class blob_pager {
     std::uint64_t shortages_before = 0;  // store::descriptor_shortages() when the look began
   };
   void record(const answered_page& p);
+  // A read_blob answer that, with this request's other pages of the same
+  // blob, returned most of it: a read-back of this turn (read_backs.hpp).
+  void note_read_back(const rewrite::page_result& r);
   // One call's page, on a store thread.
   answered_page page_of(const std::string& arguments);
 
   services& svc_;
   request_context& ctx_;
   std::map<std::string, rewrite::call_result> answered_;  // arguments → first answer
+  std::map<std::string, std::uint64_t> paged_;             // handle → bytes this request paged of it
   std::uint64_t hop_ = 0;  // answer() calls so far: the upstream hop whose calls are answered
   bool stored_again_ = false;  // at most once a request: a model asking for unknown handles costs one rewrite
 };

@@ -82,7 +82,9 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget
                    : report.age_batch         ? rewrite::planned_break::age
                    : report.offer_arrives     ? rewrite::planned_break::offer
+                   : report.churn_batch       ? rewrite::planned_break::churn
                                               : rewrite::planned_break::none;
+  if (report.kept_inline_churn) svc.metrics.outputs_kept_inline.labels({ctx.in.api, "churn"}).inc(report.kept_inline_churn);
   if (report.age_offloads) ctx.span.set("gistproxy.age_offloads", std::int64_t(report.age_offloads));
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);
@@ -120,8 +122,13 @@ std::optional<double> read_ratio_of(const services& svc, const request_context& 
 void store_again(services& svc, const request_context& ctx) {
   if (!svc.offload || !ctx.in.dialect || !ctx.rw.body || ctx.in.source != "proxy") return;
   store::directory_sync_batch batch;
+  // As the turn decided it: read_blob offered before still chooses what it chose.
+  rewrite::conversation_record record;
+  record.offered = svc.churn && svc.churn->record(ctx.span.trace.hex()).offered;
+  rewrite::output_reuse reuse;
+  reuse.conversation = &record;
   svc.offload->rewrite(*ctx.in.dialect, ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
-                       ctx.in.controls.threshold_tokens);
+                       ctx.in.controls.threshold_tokens, reuse);
 }
 
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
@@ -165,9 +172,14 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   // The conversation's previous turn: what both bodies share is not scanned,
   // decoded or hashed again (turn_reuse.cpp).
   const auto& reuse = ctx.turns.reuse;
+  // What the conversation's earlier turns decided that this one keeps.
+  const auto trace = ctx.span.trace.hex();
+  const auto record = svc.churn ? svc.churn->record(trace) : rewrite::conversation_record{};
+  rewrite::output_reuse plain;
+  plain.conversation = &record;
   auto run = [&](bool may_store) {
-    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold, may_store)
-                 : engine->rewrite(dialect, body, tenant, read_ratio, threshold);
+    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold, may_store, &record)
+                 : engine->rewrite(dialect, body, tenant, read_ratio, threshold, plain);
   };
   bool done = false;
   const auto shortages = store::descriptor_shortages();
@@ -207,9 +219,12 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
     co_return;
   }
-  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(ctx.span.trace.hex());
+  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(trace);
   record_rewrite(svc, ctx, result.report);
-  if (result.report.tool_injected || result.report.tool_already_ours) ctx.rw.intercept_tool = result.report.tool_name;
+  if (result.report.tool_injected || result.report.tool_already_ours) {
+    ctx.rw.intercept_tool = result.report.tool_name;
+    if (svc.churn && !record.offered) svc.churn->note_offered(trace);  // it stays, whatever later turns drop
+  }
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
   if (report) *report = std::move(result.report);
 }

@@ -126,26 +126,6 @@ std::uint64_t offload_engine::definition_tokens(const dialect& d, const std::str
   return tokens;
 }
 
-std::string_view fate_name(output_fate f) {
-  switch (f) {
-    case output_fate::offloaded: return "offloaded";
-    case output_fate::below_threshold: return "below_threshold";
-    case output_fate::excluded_by_policy: return "excluded_by_policy";
-    case output_fate::not_exact: return "not_exact";
-    case output_fate::too_large: return "too_large";
-    case output_fate::store_failed: return "store_failed";
-    case output_fate::store_full: return "store_full";
-    case output_fate::already_reference: return "already_reference";
-    case output_fate::not_worth_it: return "not_worth_it";
-  }
-  return "below_threshold";
-}
-
-std::string tenant_of(std::string_view api_key) {
-  if (api_key.empty()) return "anonymous";
-  return sha256_hex(api_key).substr(0, 16);
-}
-
 offload_engine::offload_engine(offload_config cfg, blob_store& store, const token_estimator& estimator,
                                std::function<std::uint64_t()> now_ns)
     : cfg_(std::move(cfg)), id_(next_engine_id()), store_(store), estimator_(estimator), now_ns_(std::move(now_ns)) {
@@ -271,6 +251,10 @@ class offload_engine::pass {
     // break then is the plan; on a later turn it would not be.
     report_.offer_arrives = decision.reason == offer_decision::why::output_pays && !cands_.empty() &&
                             paying[decision.first_paying] == &cands_.back();
+    if (!offer_ && reuse_.conversation && reuse_.conversation->offered) {  // it stays: the prefix holds it
+      offer_ = true;
+      report_.offer_reason = "offered_before";
+    }
     if (!offer_ && carries_followable_reference()) {
       offer_ = true;
       report_.offer_reason = "reference_resolves";
@@ -358,6 +342,19 @@ class offload_engine::pass {
       c.chosen = true;
       ++report_.age_offloads;
     }
+  }
+
+  // 2d. Outputs the model kept reading back stay inline (conversation_record).
+  void keep_read_back_inline() {
+    const auto* rec = reuse_.conversation;
+    if (!rec || (rec->inline_handles.empty() && !rec->churning)) return;
+    for (auto& c : cands_)
+      if (c.chosen && rec->keeps_inline(hash_of(c))) {
+        c.chosen = false;
+        c.fate = output_fate::read_back;
+        ++report_.kept_inline_churn;
+      }
+    report_.churn_batch = rec->batch_due && report_.kept_inline_churn;
   }
 
   // 3. Store each chosen output and build the reference that replaces it.
@@ -657,6 +654,7 @@ rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, 
   } else {
     if (cfg_.inject == inject_mode::cost) p.apply_cost_model();
     p.apply_age();
+    p.keep_read_back_inline();
   }
   p.store_and_replace();
   if (result.report.store_needed) return result;  // run again where the store may block

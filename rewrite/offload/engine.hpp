@@ -24,6 +24,7 @@
 #include "rewrite/blob/blob_store.hpp"
 #include "rewrite/dialect.hpp"
 #include "rewrite/gist/content_shape.hpp"
+#include "rewrite/offload/conversation_record.hpp"
 #include "rewrite/offload/policy.hpp"
 
 namespace gistproxy::rewrite {
@@ -61,6 +62,7 @@ enum class output_fate : std::uint8_t {
   store_full,          // the store is at its byte bound (--store-max-bytes): left inline (fail-open)
   already_reference,   // a gistproxy reference already (another gistproxy offloaded it)
   not_worth_it,        // --inject-read-blob=auto: offloading would not pay in this conversation (yet)
+  read_back,           // the model kept reading it back (conversation_record): inline from then on
 };
 std::string_view fate_name(output_fate f);
 
@@ -82,9 +84,12 @@ struct rewrite_report {
   std::size_t age_offloads = 0;       // outputs offloaded only for their age (below the threshold)
   bool age_batch = false;             // this step's batch was taken (its first turn breaks the prefix)
   bool offer_arrives = false;         // read_blob offered because the newest output pays for it
+  std::size_t kept_inline_churn = 0;  // outputs kept inline as the conversation's read-backs ask
+  bool churn_batch = false;           // some went back inline this turn (its first turn breaks the prefix)
   std::string tool_name;              // read_blob's name in this request
   std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
-  // --inject-read-blob=auto: why read_blob is offered (head, output_pays) or
+  // --inject-read-blob=auto: why read_blob is offered (head, output_pays,
+  // offered_before, already_offered, reference_resolves, age_pays) or
   // not (not_worth); empty in the other modes.
   std::string_view offer_reason;
 };
@@ -136,6 +141,9 @@ struct output_reuse {
   // again where blocking is allowed. Turns that only re-send what is stored
   // then never leave the I/O thread.
   bool may_store = true;
+  // What the conversation's earlier turns decided that this one keeps
+  // (conversation_record.hpp); null: nothing known.
+  const conversation_record* conversation = nullptr;
 };
 
 // One replacement the splice made: the client's bytes `at` became the text of

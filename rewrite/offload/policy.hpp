@@ -38,6 +38,9 @@ struct offload_config {
   std::uint64_t min_offload_bytes = 256;  // never offload what a reference would not shrink
   text_results text_tool_results = text_results::none;  // --text-tool-results cline
   reference_config reference;
+  // An output read back on more than this many turns of its conversation
+  // stays inline from then on (read_backs.hpp); 0: never.
+  std::uint32_t max_read_backs = 2;
 };
 
 // Parses "NAME=never", "NAME=always" or "NAME=4000"; nullopt on bad syntax.

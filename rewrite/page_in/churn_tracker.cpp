@@ -1,5 +1,7 @@
 #include "rewrite/page_in/churn_tracker.hpp"
 
+#include <algorithm>
+
 namespace gistproxy::rewrite {
 
 std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
@@ -39,6 +41,34 @@ std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::strin
   auto h = it->second.first_offload.find(hash);
   if (h == it->second.first_offload.end()) return std::nullopt;
   return turn >= h->second ? turn - h->second : 0;
+}
+
+conversation_record churn_tracker::record(const std::string& trace) {
+  conversation_record r;
+  std::lock_guard lock(mutex_);
+  auto it = traces_.find(trace);
+  if (it == traces_.end()) return r;
+  r.offered = it->second.offered;
+  it->second.read_backs.fill(r, it->second.turns);
+  if (r.churning) {
+    r.offloaded_handles.reserve(it->second.first_offload.size());
+    for (const auto& [hash, turn] : it->second.first_offload) r.offloaded_handles.push_back(hash);
+    std::sort(r.offloaded_handles.begin(), r.offloaded_handles.end());
+  }
+  return r;
+}
+
+bool churn_tracker::read_back(const std::string& trace, const std::string& hash, std::uint64_t turn,
+                              std::uint32_t max_read_backs) {
+  std::lock_guard lock(mutex_);
+  auto it = traces_.find(trace);
+  return it != traces_.end() && it->second.read_backs.note(hash, turn, max_read_backs);
+}
+
+void churn_tracker::note_offered(const std::string& trace) {
+  std::lock_guard lock(mutex_);
+  if (traces_.size() >= max_traces_ && !traces_.count(trace)) traces_.clear();  // bounded memory
+  traces_[trace].offered = true;
 }
 
 }  // namespace gistproxy::rewrite

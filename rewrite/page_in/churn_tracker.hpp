@@ -1,7 +1,9 @@
 // Paging churn: a blob paged back in the same or the next turn of the
 // conversation that offloaded it belonged in the window. The tracker keeps,
-// per trace, a turn counter and the turn each handle was first offloaded;
-// bounded, in memory (a restart forgets, which only under-counts churn).
+// per trace, a turn counter and the turn each handle was first offloaded,
+// and what the trace's earlier turns decided that later ones keep
+// (conversation_record.hpp); bounded, in memory (a restart forgets, which
+// under-counts churn and lets the next turn decide afresh).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,8 @@
 #include <vector>
 
 #include "rewrite/blob/digest.hpp"
+#include "rewrite/offload/conversation_record.hpp"
+#include "rewrite/page_in/read_backs.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -32,9 +36,19 @@ class churn_tracker {
   std::optional<std::uint64_t> turns_since_offload(const std::string& trace, const std::string& hash,
                                                    std::uint64_t turn);
 
+  // What the trace's earlier turns decided that its next turn keeps.
+  conversation_record record(const std::string& trace);
+  // A turn of the trace went upstream with read_blob on offer: later turns offer it too.
+  void note_offered(const std::string& trace);
+  // `turn` of the trace read `hash` back (reads_back); true when that made
+  // it stay inline from the next turn on (read_back_ledger::note).
+  bool read_back(const std::string& trace, const std::string& hash, std::uint64_t turn, std::uint32_t max_read_backs);
+
  private:
   struct trace_state {
     std::uint64_t turns = 0;
+    bool offered = false;
+    read_back_ledger read_backs;
     std::unordered_map<std::string, std::uint64_t, handle_key_hash, std::equal_to<>> first_offload;
   };
   std::mutex mutex_;

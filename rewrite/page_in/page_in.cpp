@@ -332,6 +332,7 @@ page_result page_in(blob_store& store, std::string_view tenant, const page_reque
   if (!text::is_valid_utf8(bytes)) {
     encoded = base64_encode(bytes);
     bytes = encoded;
+    r.blob_bytes = bytes.size();
     if (r.mode == page_mode::full && std::max<std::int64_t>(0, req.offset.value_or(0)) == 0) {
       auto page = page_bytes(std::move(r), bytes, 0, limits);
       page.text = "[read_blob: " + (got.meta.kind.empty() ? std::string("binary") : got.meta.kind) + ", " +
@@ -339,6 +340,7 @@ page_result page_in(blob_store& store, std::string_view tenant, const page_reque
       return page;
     }
   }
+  r.blob_bytes = bytes.size();
   switch (r.mode) {
     case page_mode::raw:  // never chosen above
     case page_mode::full: return page_bytes(std::move(r), bytes, std::uint64_t(std::max<std::int64_t>(0, req.offset.value_or(0))), limits);

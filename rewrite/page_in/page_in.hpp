@@ -59,6 +59,7 @@ struct page_result {
   std::string text;  // what goes back to the model
   page_mode mode = page_mode::full;
   std::uint64_t bytes_returned = 0;  // bytes of the blob included in text
+  std::uint64_t blob_bytes = 0;      // of the blob as paged (binary: its base64), when found
   bool integrity_ok = true;          // false only when a re-hash failed (even if the blob was then stored again and served)
   blob_error error = blob_error::none;
   std::string hash;                  // full handle when found

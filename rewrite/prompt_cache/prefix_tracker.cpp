@@ -13,6 +13,7 @@ std::string_view break_cause(prefix_verdict v) {
     case prefix_verdict::budget_break: return "budget";
     case prefix_verdict::age_break: return "age";
     case prefix_verdict::offer_break: return "offer";
+    case prefix_verdict::churn_break: return "churn";
     default: return {};
   }
 }
@@ -68,6 +69,7 @@ prefix_verdict prefix_tracker::observe(std::string_view conversation, const std:
     case planned_break::budget: return prefix_verdict::budget_break;
     case planned_break::age: return prefix_verdict::age_break;
     case planned_break::offer: return prefix_verdict::offer_break;
+    case planned_break::churn: return prefix_verdict::churn_break;
     case planned_break::none: break;
   }
   return prefix_verdict::proxy_break;

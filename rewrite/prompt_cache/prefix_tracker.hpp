@@ -29,6 +29,7 @@ enum class prefix_verdict {
   budget_break,  // gistproxy broke it by evicting outputs in budget mode
   age_break,     // gistproxy broke it by offloading a batch of older outputs (age-aware offload)
   offer_break,   // gistproxy broke it by offering read_blob once offloading paid (--inject-read-blob=auto)
+  churn_break,   // gistproxy broke it by putting outputs the model kept reading back inline again
   unknown,       // a body that could not be fingerprinted
 };
 
@@ -38,7 +39,7 @@ std::string_view break_cause(prefix_verdict v);
 // What this turn's rewrite did that may change an earlier part of the
 // conversation on purpose (the verdict a break gets when the client's own
 // body did not break it).
-enum class planned_break : std::uint8_t { none, budget, age, offer };
+enum class planned_break : std::uint8_t { none, budget, age, offer, churn };
 
 class prefix_tracker {
  public:

@@ -65,6 +65,7 @@ struct replay_session::state {
   std::unordered_set<std::string> blobs;
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
   std::unordered_map<std::string, output_fate> fates;  // output key → what became of it (offloaded once wins)
+  std::unordered_map<std::string, conversation_record> records;  // conversation → what later turns keep, as live
 };
 
 replay_session::replay_session(const replayer& r, std::string tenant, std::function<void(const replayed_request&)> on_request)
@@ -109,8 +110,12 @@ void replay_session::replay_one(const recorded_request& req) {
   std::optional<double> read_ratio;
   if (replayer_.prices_)
     if (auto price = replayer_.prices_->find(model)) read_ratio = cache_read_ratio(*price);
-  auto result = engine.rewrite(*d, body, tenant_, read_ratio);
+  auto& record = s.records[out.conversation_key];
+  output_reuse reuse;
+  reuse.conversation = &record;
+  auto result = engine.rewrite(*d, body, tenant_, read_ratio, std::nullopt, reuse);
   out.report = std::move(result.report);
+  record.offered |= out.report.tool_injected || out.report.tool_already_ours;
   for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
     auto [f, added] = s.fates.try_emplace(keys[i], out.report.fates[i]);
     if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];

@@ -55,11 +55,12 @@ std::optional<request_facts> turn_reuse::inspect(std::string_view body) const {
 
 rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
                                    std::optional<double> read_ratio,
-                                   std::optional<std::uint64_t> threshold_tokens, bool may_store) const {
+                                   std::optional<std::uint64_t> threshold_tokens, bool may_store,
+                                   const conversation_record* conversation) const {
   const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   const output_reuse reuse{prev ? &prev->outputs : nullptr, shared_with(body), &next_->outputs,
-                           prev ? &prev->items : nullptr, &next_->items, may_store};
+                           prev ? &prev->items : nullptr, &next_->items, may_store, conversation};
   auto result = engine.rewrite(*next_->api, body, tenant, read_ratio, threshold_tokens, reuse);
   // How this body's forwarded bytes were made, for fingerprint_forwarded and
   // the next turn; only for the buffer that was compared (and is remembered).

@@ -36,9 +36,10 @@ class turn_reuse {
   std::optional<request_facts> inspect(std::string_view body) const;
   // `may_store`: false for a pass on a thread that must not block (see
   // output_reuse::may_store); such a pass can be run again, with true.
+  // `conversation`: what its earlier turns decided (output_reuse::conversation).
   rewrite_result rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
                          std::optional<double> read_ratio, std::optional<std::uint64_t> threshold_tokens,
-                         bool may_store = true) const;
+                         bool may_store = true, const conversation_record* conversation = nullptr) const;
   // Bytes of the body the previous turn did not send (all of it without one).
   std::size_t new_bytes(std::string_view body) const { return body.size() - shared_with(body); }
   // The client's body, and what goes upstream when it differs from it.

@@ -1,5 +1,6 @@
 #include "tests/support/scripted_model.hpp"
 
+#include <algorithm>
 #include <regex>
 
 namespace gistproxy::testing {
@@ -8,6 +9,7 @@ namespace {
 struct conversation {
   std::string first_user;
   std::string handle;                      // from a reference in the conversation
+  std::vector<std::string> handles;        // every reference's, in order, once each
   std::vector<std::string> blob_results;   // contents of results of our rb_ calls
   bool client_result = false;              // a result for the client's tool came back
   bool agent_read = false;                 // the agent's Read tool answered (the "agent reads" script)
@@ -28,6 +30,8 @@ void find_handle(conversation& c, const std::string& text) {
   static const std::regex ref(R"re(read_blob\("([0-9a-f]{16,64})"\))re");
   std::smatch m;
   if (c.handle.empty() && std::regex_search(text, m, ref)) c.handle = m[1];
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), ref); it != std::sregex_iterator(); ++it)
+    if (std::find(c.handles.begin(), c.handles.end(), (*it)[1].str()) == c.handles.end()) c.handles.push_back((*it)[1]);
 }
 
 // Converse: content blocks keyed by shape; tool results are toolResult
@@ -158,6 +162,12 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
   if (u.find("read it all") != std::string::npos) {  // the whole output back, then it verbatim
     if (c.blob_results.empty() && !c.handle.empty()) rb("rb_0", {{"handle", c.handle}});
     else t.text = "tool said: " + (c.blob_results.empty() ? std::string("nothing") : c.blob_results[0]);
+    return t;
+  }
+  if (u.find("reread everything") != std::string::npos) {  // every reference back, whole, on every turn
+    if (c.blob_results.empty() && !c.tools_forbidden)
+      for (std::size_t i = 0; i < c.handles.size(); ++i) rb("rb_" + std::to_string(i), {{"handle", c.handles[i]}});
+    if (t.calls.empty()) t.text = "read " + std::to_string(c.blob_results.size()) + " outputs back";
     return t;
   }
   if (u.find("unknown handle") != std::string::npos) {
@@ -407,38 +417,6 @@ std::string render_gemini_stream(const model_turn& turn, const std::string& mode
   return event(gemini_parts(turn), true);
 }
 
-std::optional<llm_route> route_of(const std::string& path) {
-  llm_route r;
-  if (is_gemini_path(path)) {
-    r.api = llm_api::gemini;
-    r.stream = path.ends_with(":streamGenerateContent");
-    r.model = gemini_model_of(path);
-    return r;
-  }
-  for (std::string_view verb : {":rawPredict", ":streamRawPredict"})
-    if (path.find("/publishers/anthropic/models/") != std::string::npos && path.ends_with(verb)) {
-      r.api = llm_api::messages;
-      r.stream = verb == ":streamRawPredict";
-      r.model = gemini_model_of(path);  // the same /models/NAME:verb shape
-      return r;
-    }
-  for (std::string_view verb : {"/invoke", "/invoke-with-response-stream", "/converse", "/converse-stream"})
-    if (path.starts_with("/model/") && path.ends_with(verb) && path.size() > 7 + verb.size()) {
-      r.api = verb.starts_with("/converse") ? llm_api::converse : llm_api::messages;
-      r.stream = verb.ends_with("stream");
-      r.eventstream = true;
-      std::string id = path.substr(7, path.size() - 7 - verb.size());
-      for (std::size_t at; (at = id.find("%3A")) != std::string::npos;) id.replace(at, 3, ":");
-      for (std::size_t at; (at = id.find("%2F")) != std::string::npos;) id.replace(at, 3, "/");
-      r.model = id;
-      return r;
-    }
-  if (path.ends_with("/chat/completions")) return r;
-  if (path.ends_with("/responses")) return r.api = llm_api::responses, r;
-  if (path.ends_with("/messages")) return r.api = llm_api::messages, r;
-  return std::nullopt;
-}
-
 std::string render_converse_stream(const model_turn& turn, const std::string&) {
   // Every payload may carry "p", AWS's padding; some of these do.
   auto ev = [](const std::string& name, const nlohmann::json& data) { return "event: " + name + "\ndata: " + data.dump() + "\n\n"; };
@@ -463,20 +441,6 @@ std::string render_converse_stream(const model_turn& turn, const std::string&) {
   out += ev("messageStop", {{"stopReason", turn.calls.empty() ? "end_turn" : "tool_use"}});
   out += ev("metadata", {{"usage", converse_usage(10)}, {"metrics", {{"latencyMs", 120}}}});
   return out;
-}
-
-bool is_converse_path(const std::string& path) {
-  return path.find("/model/") != std::string::npos && path.ends_with("/converse");
-}
-
-bool is_gemini_path(const std::string& path) {
-  return path.find("/models/") != std::string::npos &&
-         (path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent"));
-}
-
-std::string gemini_model_of(const std::string& path) {
-  auto start = path.find("/models/") + 8;
-  return path.substr(start, path.rfind(':') - start);
 }
 
 std::string gemini_signature_of(const std::string& call_id) { return "c2lnbmF0dXJl-" + call_id; }

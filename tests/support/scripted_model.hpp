@@ -11,6 +11,9 @@
 //   "with client call"  a read_blob call and a call of the client's tool "run"
 //                       in one turn; after the result, only the "run" call
 //   "loop forever"      read_blob again and again until tool_choice is none
+//   "reread everything" read_blob(handle) on every reference in the request,
+//                       whole, in one hop; then answer (a model that pages
+//                       every offloaded output back on every turn)
 //   "unknown handle"    read_blob("0000000000000000"), then echo the result
 //   "fail second hop"   read_blob, then an HTTP 500 error answer
 //   "hang second hop"   read_blob, then no answer until the proxy gives up

@@ -1,0 +1,32 @@
+#include "rewrite/page_in/read_backs.hpp"
+
+#include <algorithm>
+
+namespace gistproxy::rewrite {
+
+bool reads_back(std::uint64_t returned, std::uint64_t total) { return total > 0 && returned * 2 >= total; }
+
+bool read_back_ledger::note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs) {
+  if (!max_read_backs) return false;
+  auto it = counts_.find(hash);
+  if (it == counts_.end()) {
+    if (counts_.size() >= max_handles) return false;
+    it = counts_.emplace(std::string(hash), entry{}).first;
+  }
+  auto& e = it->second;
+  if (e.turns && e.last_turn == turn) return false;  // once a turn
+  e.last_turn = turn;
+  if (++e.turns != max_read_backs + 1) return false;  // joins once, when it first exceeds the limit
+  inline_.insert(std::lower_bound(inline_.begin(), inline_.end(), hash, [](const std::string& a, std::string_view b) { return a < b; }),
+                 std::string(hash));
+  joined_on_ = turn;
+  return true;
+}
+
+void read_back_ledger::fill(conversation_record& r, std::uint64_t latest_turn) const {
+  r.inline_handles = inline_;
+  r.batch_due = !inline_.empty() && joined_on_ == latest_turn;
+  r.churning = inline_.size() >= churning_at;
+}
+
+}  // namespace gistproxy::rewrite

@@ -1,0 +1,51 @@
+// Paging churn that acts: an output the model reads back (whole, or most of
+// it) on more than `max_read_backs` turns of one conversation stays inline
+// from then on (conversation_record::inline_handles). Pure bookkeeping, one
+// conversation's; the churn tracker keeps one per trace and locks around it.
+//
+// Batched for the prompt cache: outputs join the inline set as their count
+// crosses the limit, all of one turn's crossings together, and the next turn
+// takes them in one go (one break of the cached prefix, at the earliest of
+// them, planned and counted as cause="churn"). An output is read back at
+// most once per turn, however many pages or calls that turn took.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "rewrite/blob/digest.hpp"
+#include "rewrite/offload/conversation_record.hpp"
+
+namespace gistproxy::rewrite {
+
+// A turn that paged `returned` bytes of a blob of `total` read it back when
+// that is at least half of it.
+bool reads_back(std::uint64_t returned, std::uint64_t total);
+
+class read_back_ledger {
+ public:
+  // `hash` was read back on `turn`; true when this made it stay inline (its
+  // turns of read-backs now exceed `max_read_backs`; 0: never).
+  bool note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs);
+  // The outputs that stay inline, and whether some joined on `latest_turn`
+  // (the turn before the one the record is for).
+  void fill(conversation_record& r, std::uint64_t latest_turn) const;
+  std::size_t size() const { return counts_.size(); }
+  // Outputs gone back inline from which the conversation churns (conversation_record::churning).
+  static constexpr std::size_t churning_at = 2;
+
+ private:
+  struct entry {
+    std::uint32_t turns = 0;      // turns it was read back on
+    std::uint64_t last_turn = 0;  // the latest of them
+  };
+  static constexpr std::size_t max_handles = 10000;  // bounded, like the tracker's handles
+  std::unordered_map<std::string, entry, handle_key_hash, std::equal_to<>> counts_;
+  std::vector<std::string> inline_;  // sorted
+  std::uint64_t joined_on_ = 0;      // the turn the latest joined on
+};
+
+}  // namespace gistproxy::rewrite
