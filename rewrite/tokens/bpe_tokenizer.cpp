@@ -104,8 +104,28 @@ std::uint64_t count_piece(const rank_table& ranks, piece_counts& cache, std::str
 
 }  // namespace
 
+namespace {
+
+bool printable_ascii(char c) { return c > ' ' && c < 0x7F; }
+
+}  // namespace
+
 std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind) const {
+  return count(bytes, kind, {}, nullptr, 0);
+}
+
+resumed_count bpe_tokenizer::estimate_resuming(std::string_view text, content_kind kind, std::vector<count_mark>& marks,
+                                               std::size_t same_bytes, std::size_t every) const {
+  const auto shared = std::min(same_bytes, text.size());
+  while (!marks.empty() && marks.back().at + resume_margin > shared) marks.pop_back();
+  const count_mark start = marks.empty() ? count_mark{} : marks.back();
+  return {count(text, kind, start, &marks, every), start.at};
+}
+
+std::uint64_t bpe_tokenizer::count(std::string_view text, content_kind kind, count_mark start,
+                                   std::vector<count_mark>* marks, std::size_t every) const {
   merge_scratch scratch;
+  const auto bytes = text.substr(start.at);
   pretokenizer::cursor pieces(*split_, bytes);
   auto& cache = thread_piece_counts();
   // Each piece's cached count is prefetched a few pieces before it is read:
@@ -118,7 +138,15 @@ std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind)
   constexpr std::size_t depth = 8;
   std::array<ahead, depth> ring;
   std::size_t next = 0, held = 0;
-  std::uint64_t count = 0;
+  std::uint64_t count = start.units;
+  auto drain = [&] {  // the ones still held, oldest first
+    for (std::size_t k = depth - held; k < depth; ++k) {
+      const auto& a = ring[(next + k) % depth];
+      count += count_piece(*ranks_, cache, a.piece, a.slot, scratch);
+    }
+    held = 0;
+  };
+  std::size_t last_mark = 0;
   std::string_view piece;
   while (pieces.next(piece)) {
     const auto slot = cache_slot(piece);
@@ -127,14 +155,18 @@ std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind)
     else ++held;
     ring[next] = {piece, slot};
     next = (next + 1) % depth;
+    const auto at = pieces.offset();
+    if (marks && at - last_mark >= every && at < bytes.size() && pieces.between_matches() &&
+        printable_ascii(bytes[at - 1]) && printable_ascii(bytes[at])) {
+      drain();
+      marks->push_back({start.at + at, count});
+      last_mark = at;
+    }
   }
-  for (std::size_t k = depth - held; k < depth; ++k) {  // the ones still held, oldest first
-    const auto& a = ring[(next + k) % depth];
-    count += count_piece(*ranks_, cache, a.piece, a.slot, scratch);
-  }
+  drain();
   if (pieces.failed()) {
     fallbacks_.fetch_add(1, std::memory_order_relaxed);
-    count += char_ratio_estimator().estimate(pieces.rest(), kind);
+    count += char_ratio_estimator().estimate(pieces.rest(), kind);  // marks all lie before the failure
   }
   return count;
 }
