@@ -19,6 +19,7 @@
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/replay/trace_formats.hpp"
+#include "rewrite/replay/turn_stream.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -78,7 +79,9 @@ struct replayed_request {
   const recorded_request* recorded = nullptr;
   const dialect* api = nullptr;
   std::string conversation_key;
-  std::string forwarded;  // the body gistproxy would forward (the original when unchanged)
+  // The body gistproxy would forward (the original when unchanged), valid
+  // during the callback only.
+  std::string_view forwarded;
   rewrite_report report;
 };
 
@@ -103,8 +106,8 @@ class replay_session {
  private:
   struct state;
   void replay_one(const recorded_request& req);
-  void measure_turn(const dialect& d, const std::string& body, const replayed_request& out, const std::string& model,
-                    bool rewritten);
+  void measure_turn(const dialect& d, std::string_view body, const replayed_request& out, const std::string& model,
+                    const std::vector<splice_edit>& edits);
   const replayer& replayer_;
   std::string tenant_;
   std::function<void(const replayed_request&)> on_request_;
@@ -118,6 +121,11 @@ class replayer {
       : engine_(engine), store_(store), estimator_(estimator), prices_(prices) {}
   replay_stats run(const recorded_trace& trace, std::string_view tenant,
                    const std::function<void(const replayed_request&)>& on_request = {}) const;
+  // Consecutive turns reuse what the previous one learned (turn_stream.hpp);
+  // false replays every turn from its first byte (the reference the reuse is
+  // tested against). `work`, when set, counts what replay read and wrote.
+  void reuse_turns(bool on) { reuse_turns_ = on; }
+  void count_work(replay_work* work) { work_ = work; }
 
  private:
   friend class replay_session;
@@ -125,6 +133,8 @@ class replayer {
   blob_store& store_;
   const token_estimator& estimator_;
   const price_table* prices_;
+  bool reuse_turns_ = true;
+  replay_work* work_ = nullptr;
 };
 
 }  // namespace gistproxy::rewrite
