@@ -39,12 +39,16 @@ class bpe_tokenizer final : public token_estimator {
 
  private:
   bpe_tokenizer(std::unique_ptr<rank_table> ranks, std::unique_ptr<pretokenizer> split)
-      : ranks_(std::move(ranks)), split_(std::move(split)) {}
+      : ranks_(std::move(ranks)), split_(std::move(split)), id_(next_id()) {}
+  static std::uint64_t next_id();
   // Counts `text` from `start` (0, or a mark), leaving marks when asked.
   std::uint64_t count(std::string_view text, content_kind kind, count_mark start, std::vector<count_mark>* marks,
                       std::size_t every) const;
   std::unique_ptr<rank_table> ranks_;
   std::unique_ptr<pretokenizer> split_;
+  // Names this tokenizer in the per-thread piece cache: never reused, as
+  // a freed tokenizer's address is (another encoding's counts came back).
+  std::uint64_t id_;
   mutable std::atomic<std::uint64_t> fallbacks_{0};
 };
 
