@@ -32,6 +32,11 @@ void replay_stats::add(const replay_stats& o) {
   priced_turns += o.priced_turns;
   unpriced_turns += o.unpriced_turns;
   rebuilt_requests += o.rebuilt_requests;
+  for (const auto& [key, use] : o.heads) {
+    auto& h = heads[key];
+    h.choice = use.choice;
+    h.turns += use.turns;
+  }
   for (const auto& [why, n] : o.not_offloaded) not_offloaded[why] += n;
   for (const auto& [tool, s] : o.by_tool) {
     auto& t = by_tool[tool];
@@ -78,9 +83,14 @@ replay_session::~replay_session() = default;
 
 void replay_session::feed(const recorded_trace& part) {
   const auto turns_before = state_->st.turns;
+  const auto head = choose_head(heads_, part.rebuilt, part.format);
+  state_->stream.set_head(head.tokens);
   for (const auto& req : part.requests)
     if (req.api) replay_one(req);
   if (part.rebuilt) state_->st.rebuilt_requests += state_->st.turns - turns_before;
+  auto& use = state_->st.heads[std::string(why_name(head.reason)) + " " + std::to_string(head.tokens) + " " + head.estimate.agent];
+  use.choice = head;
+  use.turns += state_->st.turns - turns_before;
   state_->stream.reset();  // the part's bodies go
 }
 

@@ -18,6 +18,7 @@
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "rewrite/replay/agent_heads.hpp"
 #include "rewrite/replay/trace_formats.hpp"
 #include "rewrite/replay/turn_stream.hpp"
 
@@ -64,6 +65,14 @@ struct replay_stats {
   double cost_usd_after = 0;
   std::uint64_t priced_turns = 0;
   std::uint64_t unpriced_turns = 0;
+  // The head (tools and system prompt) assumed for each trace part, and the
+  // turns replayed with it: requests rebuilt from messages lack it unless a
+  // flag or the format's estimate supplies one (agent_heads.hpp).
+  struct head_use {
+    head_choice choice;
+    std::uint64_t turns = 0;
+  };
+  std::map<std::string, head_use> heads;  // by why, tokens and agent
 
   double saved_share() const { return tokens_before ? 1.0 - double(tokens_after) / double(tokens_before) : 0.0; }
   double dedupe_ratio() const { return offloads ? 1.0 - double(distinct_blobs) / double(offloads) : 0.0; }
@@ -100,6 +109,8 @@ class replay_session {
   ~replay_session();
   replay_session(const replay_session&) = delete;
   replay_session& operator=(const replay_session&) = delete;
+  // The heads rebuilt requests are given (none unless set).
+  void assume_heads(head_policy policy) { heads_ = policy; }
   void feed(const recorded_trace& part);
   replay_stats finish();
 
@@ -111,6 +122,7 @@ class replay_session {
   const replayer& replayer_;
   std::string tenant_;
   std::function<void(const replayed_request&)> on_request_;
+  head_policy heads_;
   std::unique_ptr<state> state_;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rewrite/blob/digest.hpp"
+#include "rewrite/replay/agent_heads.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 
 namespace gistproxy::rewrite {
@@ -60,6 +61,23 @@ void turn_stream::reset() {
   *previous_ = learned{};
 }
 
+void turn_stream::set_head(std::uint64_t tokens) {
+  if (tokens == head_tokens_) return;
+  head_tokens_ = tokens;
+  head_api_ = nullptr;
+  head_member_.clear();
+  items_.reset();  // the next body is rebuilt whole, with it
+}
+
+const std::string& turn_stream::head_for(const dialect& api) {
+  if (head_tokens_ && head_api_ != &api) {
+    head_member_ = assumed_head_member(api, head_tokens_, estimator_);
+    head_api_ = &api;
+  }
+  static const std::string none;
+  return head_tokens_ ? head_member_ : none;
+}
+
 std::string_view turn_stream::body_of(const recorded_request& req) {
   if (req.rebuilt_items && req.frame) {
     last_recorded_ = {};
@@ -89,8 +107,18 @@ std::string_view turn_stream::rebuild(const recorded_request& req) {
     buffer_.resize(items_end_);
     from = count_;
   } else {
+    // The assumed head first: {"tools":[...], then the frame's own members.
+    const auto& opening = req.frame->opening;
+    const auto& head = head_for(*req.api);
     buffer_.clear();
-    buffer_ += req.frame->opening;
+    if (!head.empty() && opening.size() > 1 && opening[0] == '{') {
+      buffer_ += '{';
+      buffer_ += head;
+      buffer_ += ',';
+      buffer_.append(opening, 1);
+    } else {
+      buffer_ += opening;
+    }
     buffer_ += '[';
   }
   const auto kept = buffer_.size();

@@ -53,6 +53,8 @@ class turn_stream {
   std::size_t same_bytes() const { return same_; }
   // A trace part is over: recorded bodies it held are gone.
   void reset();
+  // Rebuilt bodies carry a head of about this many tokens (agent_heads.hpp; 0: none).
+  void set_head(std::uint64_t tokens);
 
   // Reuse for each walk of this turn's body (inspect, scan, split_prefix).
   json::reuse_scope body_scope(std::string_view body);
@@ -83,6 +85,7 @@ class turn_stream {
     std::uint64_t tokens = 0;
   };
   std::string_view rebuild(const recorded_request& req);
+  const std::string& head_for(const dialect& api);
   std::uint64_t counted(std::string_view text, std::vector<tokens::count_mark>& marks, std::size_t same);
 
   const token_estimator& estimator_;
@@ -98,6 +101,9 @@ class turn_stream {
   std::shared_ptr<const rebuilt_frame> frame_;
   std::size_t count_ = 0, items_end_ = 0;
   std::vector<tokens::count_mark> body_marks_, forwarded_marks_;
+  std::uint64_t head_tokens_ = 0;
+  const dialect* head_api_ = nullptr;  // the API head_member_ is written for
+  std::string head_member_;
 };
 
 }  // namespace gistproxy::rewrite
