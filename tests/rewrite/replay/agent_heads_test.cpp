@@ -101,7 +101,7 @@ TEST_CASE("replay: a Claude Code transcript with its agent's head assumed saves 
   CHECK(none.heads.begin()->second.choice.reason == head_choice::why::flag);
 }
 
-TEST_CASE("replay: a head is recorded where bodies were, unknown where nothing says it", "[replay]") {
+TEST_CASE("replay: a head is recorded where bodies were and unknown where nothing says it", "[replay]") {
   const char_ratio_estimator e;
   const head_policy defaults{std::nullopt, &agent_heads::builtin()};
   OJ body = {{"model", "m"}, {"messages", {{{"role", "user"}, {"content", "hi"}}}}};
@@ -120,7 +120,7 @@ TEST_CASE("replay: a head is recorded where bodies were, unknown where nothing s
   CHECK(flagged.tokens_before > messages.tokens_before + 4000);
 }
 
-TEST_CASE("agent heads: the table is checked, whoever wrote it", "[replay]") {
+TEST_CASE("agent heads: the table is checked whoever wrote it", "[replay]") {
   CHECK(agent_heads::builtin().find("claude-code"));
   CHECK_FALSE(agent_heads::builtin().find("request-bodies"));
   const auto t = agent_heads::parse(R"({"heads":{"codex":{"agent":"Codex","tokens":1234,"as_of":"2026-01"}}})");

@@ -179,7 +179,7 @@ TEST_CASE("replay: reusing each turn's work gives every figure replaying turns w
 // Each turn's tokenizer reading and body writing are bounded by the bytes it
 // adds (its new items) and a constant (a mark's spacing, the frame), never
 // by the conversation so far: 200 turns re-sending a growing history.
-TEST_CASE("replay: a turn's work follows what it adds, not the conversation's length", "[replay]") {
+TEST_CASE("replay: a turn's work follows what it adds and not the conversation's length", "[replay]") {
   std::string error;
   const auto o200k = tokens::builtin_tokenizer("o200k_base", &error);
   REQUIRE(o200k);

@@ -69,6 +69,29 @@ TEST_CASE("tokens: a resumed count is the whole text's count", "[tokens][replay]
   check_resumes(char_ratio_estimator(), 11);
 }
 
+// Every cut of a text right at (or just past) a mark, then letters that
+// would join the piece before the cut: a mark is taken only where the bytes
+// after it are shared far enough to decide that piece.
+TEST_CASE("tokens: a count resumes only at a mark the shared bytes decide", "[tokens][replay]") {
+  std::string error;
+  auto t = tokens::builtin_tokenizer("o200k_base", &error);
+  REQUIRE(t);
+  rng r{3};
+  const auto first = random_text(r, 3000);
+  std::vector<tokens::count_mark> all;
+  tokens::count_resuming(*t, first, content_kind::text, all, 0, 1);
+  REQUIRE(all.size() > 100);
+  for (const auto& m : all)
+    for (std::size_t past : {0, 1, 2, 3}) {
+      if (m.at + past > first.size()) continue;
+      const auto second = first.substr(0, m.at + past) + "zzq'll xyz";
+      auto marks = all;
+      INFO("mark at " << m.at << ", cut " << past << " past it");
+      CHECK(tokens::count_resuming(*t, second, content_kind::text, marks, json::common_prefix(first, second), 1).tokens ==
+            t->estimate(second, content_kind::text));
+    }
+}
+
 TEST_CASE("tokens: a mark is never taken from bytes whose pieces later bytes decide", "[tokens][replay]") {
   std::string error;
   auto t = tokens::builtin_tokenizer("o200k_base", &error);
