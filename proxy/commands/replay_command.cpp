@@ -1,8 +1,8 @@
 #include "proxy/commands/replay_command.hpp"
 #include "proxy/commands/trace_inputs.hpp"
+#include "proxy/commands/replay_figures.hpp"
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,6 +62,11 @@ constexpr const char* help =
     "  --sweep-threshold LIST replay once per --threshold-tokens value (e.g. 1000,2500,5000)\n"
     "  --tokenizer NAME       o200k (default), cl100k or estimate (characters / 4)\n"
     "  --store DIR            keep the blobs in DIR (default: a temporary store, removed after)\n"
+    "  --assume-head-tokens N requests rebuilt from messages carry no tools or system prompt; give each\n"
+    "                         a head of about N tokens (default: the format's estimate from\n"
+    "                         docs/agent_heads.json, where there is one; 0: none). Output says per trace\n"
+    "                         which head was assumed and why (recorded, flag, format default, unknown)\n"
+    "  --agent-heads FILE     that table from FILE instead (docs/agent_heads.json's shape)\n"
     "  offload flags          as for serve: --threshold-tokens, --tool-policy, --preview-tokens,\n"
     "                         --inject-read-blob, --context-budget-tokens, ... (serve --help)\n"
     "  --span-log FILE, --otlp-endpoint URL   write request and compaction spans, as serve does\n";
@@ -76,86 +81,6 @@ std::string format_names() {
   std::string s;
   for (const auto& f : rewrite::trace_formats()) s += (s.empty() ? "" : ", ") + std::string(f.name);
   return s;
-}
-
-// "12.5% saved", or "3.0% more" when the read_blob tool costs more than offloading saved.
-std::string saved_text(double share) {
-  char b[48];
-  std::snprintf(b, sizeof b, share >= 0 ? "%.1f%% saved" : "%.1f%% more", std::abs(share) * 100.0);
-  return b;
-}
-
-std::string percent(double share) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.1f%%", share * 100.0);
-  return b;
-}
-
-nlohmann::json stats_json(const rewrite::replay_stats& s) {
-  nlohmann::json tools = nlohmann::json::object();
-  for (const auto& [tool, t] : s.by_tool)
-    tools[tool] = {{"outputs", t.outputs}, {"offloaded", t.offloaded}, {"tokens_saved", t.tokens_saved}};
-  return {{"turns", s.turns},
-          {"conversations", s.conversations},
-          {"tokens_before", s.tokens_before},
-          {"tokens_after", s.tokens_after},
-          {"saved_percent", s.saved_share() * 100.0},
-          {"offloads", s.offloads},
-          {"distinct_blobs", s.distinct_blobs},
-          {"dedupe_ratio", s.dedupe_ratio()},
-          {"offloaded_bytes", s.offloaded_bytes},
-          {"stored_bytes", s.stored_bytes},
-          {"unparsable", s.unparsable},
-          {"recorded_page_in_hops", s.recorded_page_in_hops},
-          {"prefix_pairs", s.prefix_pairs},
-          {"prefix_stability", s.prefix_stability_after()},
-          {"prefix_stability_client", s.prefix_stability_before()},
-          {"cache_read_tokens_before", s.cache_read_tokens_before},
-          {"cache_read_tokens_after", s.cache_read_tokens_after},
-          {"cache_read_share_before", s.cache_read_share_before()},
-          {"cache_read_share_after", s.cache_read_share_after()},
-          // Input-side USD with the simulated prompt cache; null when no turn had a price (never $0).
-          {"cost_usd_before", s.priced_turns ? nlohmann::json(s.cost_usd_before) : nlohmann::json()},
-          {"cost_usd_after", s.priced_turns ? nlohmann::json(s.cost_usd_after) : nlohmann::json()},
-          {"priced_turns", s.priced_turns},
-          {"unpriced_turns", s.unpriced_turns},
-          {"by_tool", tools},
-          {"rebuilt_requests", s.rebuilt_requests},
-          {"not_offloaded", s.not_offloaded}};
-}
-
-std::string stats_text(const rewrite::replay_stats& s, const std::string& indent) {
-  std::string out = indent + "input tokens " + thousands(s.tokens_before) + " -> " + thousands(s.tokens_after) +
-                     " (" + saved_text(s.saved_share()) + "), offloads " + thousands(s.offloads) + ", distinct blobs " +
-                    thousands(s.distinct_blobs) + " (dedupe " + percent(s.dedupe_ratio()) + "), stored " +
-                    thousands(s.stored_bytes) + " B of " + thousands(s.offloaded_bytes) + " B\n";
-  out += indent + "prefix stability " + percent(s.prefix_stability_after()) + " (client as sent: " +
-         percent(s.prefix_stability_before()) + ") over " + thousands(s.prefix_pairs) + " consecutive turn pairs\n";
-  out += indent + "prompt cache (simulated): cache-read share " + percent(s.cache_read_share_before()) + " -> " +
-         percent(s.cache_read_share_after()) + "; input cost ";
-  if (s.priced_turns) {
-    char usd[96];
-    std::snprintf(usd, sizeof usd, "$%.4f -> $%.4f", s.cost_usd_before, s.cost_usd_after);
-    out += usd;
-    if (s.cost_usd_before > 0) out += " (" + saved_text(1.0 - s.cost_usd_after / s.cost_usd_before) + ")";
-  } else {
-    out += "unknown";
-  }
-  if (s.unpriced_turns) out += ", " + thousands(s.unpriced_turns) + " turns of models without a price";
-  out += "\n";
-  if (s.recorded_page_in_hops)
-    out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
-  if (s.rebuilt_requests)
-    out += indent + thousands(s.rebuilt_requests) + " requests rebuilt from messages (no system prompt or tools unless recorded)\n";
-  if (!s.not_offloaded.empty()) {
-    out += indent + "distinct outputs not offloaded:";
-    for (const auto& [why, n] : s.not_offloaded) out += " " + why + " " + thousands(n);
-    out += "\n";
-  }
-  for (const auto& [tool, t] : s.by_tool)
-    out += indent + "  " + tool + ": outputs " + thousands(t.outputs) + ", offloaded " + thousands(t.offloaded) +
-           ", tokens saved " + thousands(t.tokens_saved) + "\n";
-  return out;
 }
 
 // More than a rounding error (0.5%) dearer with gistproxy than without, in
@@ -208,7 +133,8 @@ std::string skipped_text(const trace_walk& w) {
 // One pass over every trace with one configuration. Each trace is read while
 // it is replayed, one file at a time, and dropped after.
 run_result replay_all(const config& cfg, const std::vector<std::string>& args, const std::string& format,
-                      const fs::path& store_dir, telemetry::tracer* tracer, bool report_errors, int& status) {
+                      const rewrite::head_policy& heads, const fs::path& store_dir, telemetry::tracer* tracer,
+                      bool report_errors, int& status) {
   store::fs_store_options so;
   so.root = store_dir;
   so.zstd_level = cfg.zstd_level;
@@ -243,6 +169,7 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
   progress_line progress;
   for (const auto& arg : args) {
     rewrite::replay_session session(replayer, "replay", on_request);
+    session.assume_heads(heads);
     std::uint64_t files = 0, turns = 0;
     trace_walk w;
     try {
@@ -300,6 +227,12 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
   return out;
 }
 
+bool parse_count(const std::string& s, std::uint64_t& n) {
+  if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  n = std::stoull(s);
+  return n <= 1'000'000;
+}
+
 std::vector<std::uint64_t> parse_list(const std::string& s) {
   std::vector<std::uint64_t> out;
   std::stringstream in(s);
@@ -319,6 +252,8 @@ std::vector<std::uint64_t> parse_list(const std::string& s) {
 int replay_command(const std::vector<std::string>& args) {
   bool json = false, own_store = false;
   std::string format;
+  rewrite::head_policy heads{std::nullopt, &rewrite::agent_heads::builtin()};
+  std::optional<rewrite::agent_heads> head_file;
   std::vector<std::uint64_t> sweep;
   std::vector<std::string> files, serve_args;
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -330,6 +265,23 @@ int replay_command(const std::vector<std::string>& args) {
       if (a == "--format" && i + 1 >= args.size()) return std::cerr << "--format needs a format name\n", 2;
       format = a == "--format" ? args[++i] : a.substr(9);
       if (!known_format(format)) return std::cerr << "gistproxy replay: --format: unknown format '" << format << "' (" << format_names() << ")\n", 2;
+    } else if (a == "--assume-head-tokens") {
+      std::uint64_t n = 0;
+      if (i + 1 >= args.size() || !parse_count(args[++i], n))
+        return std::cerr << "--assume-head-tokens needs a number of tokens (0 to 1000000)\n", 2;
+      heads.tokens = n;
+    } else if (a == "--agent-heads") {
+      if (i + 1 >= args.size()) return std::cerr << "--agent-heads needs a file\n", 2;
+      std::ifstream in(args[++i], std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      try {
+        if (!in) throw std::runtime_error("cannot read it");
+        head_file = rewrite::agent_heads::parse(text.str());
+      } catch (const std::exception& e) {
+        return std::cerr << "gistproxy replay: --agent-heads " << args[i] << ": " << e.what() << "\n", 2;
+      }
+      heads.table = &*head_file;
     } else if (a == "--sweep-threshold") {
       if (i + 1 >= args.size()) return std::cerr << "--sweep-threshold needs a list, e.g. 1000,2500,5000\n", 2;
       try {
@@ -374,7 +326,7 @@ int replay_command(const std::vector<std::string>& args) {
         if (!::mkdtemp(tmpl)) throw std::runtime_error("cannot create a temporary store");
         temp = store_dir = tmpl;
       }
-      auto r = replay_all(cfg, files, format, store_dir, pipeline ? &tracer : nullptr, sweep_json.empty(), status);
+      auto r = replay_all(cfg, files, format, heads, store_dir, pipeline ? &tracer : nullptr, sweep_json.empty(), status);
       if (!own_store) fs::remove_all(temp), temp.clear();
       sweep_json.push_back(std::move(r.json));
       text += r.text;

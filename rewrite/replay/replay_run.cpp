@@ -32,6 +32,11 @@ void replay_stats::add(const replay_stats& o) {
   priced_turns += o.priced_turns;
   unpriced_turns += o.unpriced_turns;
   rebuilt_requests += o.rebuilt_requests;
+  for (const auto& [key, use] : o.heads) {
+    auto& h = heads[key];
+    h.choice = use.choice;
+    h.turns += use.turns;
+  }
   for (const auto& [why, n] : o.not_offloaded) not_offloaded[why] += n;
   for (const auto& [tool, s] : o.by_tool) {
     auto& t = by_tool[tool];
@@ -57,6 +62,7 @@ double input_side_cost(std::uint64_t input, std::uint64_t cached, const model_pr
 }  // namespace
 
 struct replay_session::state {
+  explicit state(const replayer& r) : stream(r.estimator_, r.work_, r.reuse_turns_) {}
   replay_stats st;
   std::uint64_t stored_at_start = 0;
   // conversation → the previous turn's prefix (sent, forwarded): hashes and
@@ -66,10 +72,11 @@ struct replay_session::state {
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
   std::unordered_map<std::string, output_fate> fates;  // output key → what became of it (offloaded once wins)
   std::unordered_map<std::string, conversation_record> records;  // conversation → what later turns keep, as live
+  turn_stream stream;  // what the previous turn learned, for this one
 };
 
 replay_session::replay_session(const replayer& r, std::string tenant, std::function<void(const replayed_request&)> on_request)
-    : replayer_(r), tenant_(std::move(tenant)), on_request_(std::move(on_request)), state_(std::make_unique<state>()) {
+    : replayer_(r), tenant_(std::move(tenant)), on_request_(std::move(on_request)), state_(std::make_unique<state>(r)) {
   state_->stored_at_start = replayer_.store_.stats().stored_bytes;
 }
 
@@ -77,22 +84,29 @@ replay_session::~replay_session() = default;
 
 void replay_session::feed(const recorded_trace& part) {
   const auto turns_before = state_->st.turns;
+  const auto head = choose_head(heads_, part.rebuilt, part.format);
+  state_->stream.set_head(head.tokens);
   for (const auto& req : part.requests)
     if (req.api) replay_one(req);
   if (part.rebuilt) state_->st.rebuilt_requests += state_->st.turns - turns_before;
+  auto& use = state_->st.heads[std::string(why_name(head.reason)) + " " + std::to_string(head.tokens) + " " + head.estimate.agent];
+  use.choice = head;
+  use.turns += state_->st.turns - turns_before;
+  state_->stream.reset();  // the part's bodies go
 }
 
 void replay_session::replay_one(const recorded_request& req) {
   auto& s = *state_;
   auto& st = s.st;
+  auto& stream = s.stream;
   const auto& engine = replayer_.engine_;
   const dialect* d = req.api;
   ++st.turns;
   st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
-  const std::string body = req.body();
+  const std::string_view body = stream.body_of(req);
   replayed_request out{&req, d, {}, {}, {}};
   std::string model;
-  if (auto facts = d->inspect(body)) {
+  if (auto facts = [&] { auto scope = stream.body_scope(body); return d->inspect(body); }()) {
     if (!req.target.empty()) d->inspect_target(req.target, *facts);  // Gemini and the clouds name the model there
     out.conversation_key = facts->conversation_key;
     model = facts->model;
@@ -100,10 +114,11 @@ void replay_session::replay_one(const recorded_request& req) {
 
   request_scan scan;
   scan.text_results_from = engine.config().text_tool_results;
+  stream.reuse_in(scan);
   std::vector<std::string> keys;
-  if (d->scan(body, scan))
+  if ([&] { auto scope = stream.body_scope(body); return d->scan(body, scan); }())
     for (const auto& o : scan.outputs) {
-      keys.push_back(sha256_hex(o.raw));
+      keys.push_back(stream.output_key(o));
       s.seen_outputs[o.tool_name.empty() ? std::string("(unknown)") : std::string(o.tool_name)].insert(keys.back());
     }
 
@@ -111,9 +126,12 @@ void replay_session::replay_one(const recorded_request& req) {
   if (replayer_.prices_)
     if (auto price = replayer_.prices_->find(model)) read_ratio = cache_read_ratio(*price);
   auto& record = s.records[out.conversation_key];
-  output_reuse reuse;
-  reuse.conversation = &record;
-  auto result = engine.rewrite(*d, body, tenant_, read_ratio, std::nullopt, reuse);
+  auto result = [&] {
+    auto scope = stream.body_scope(body);
+    auto reuse = stream.engine_reuse();
+    reuse.conversation = &record;
+    return engine.rewrite(*d, body, tenant_, read_ratio, std::nullopt, reuse);
+  }();
   out.report = std::move(result.report);
   record.offered |= out.report.tool_injected || out.report.tool_already_ours;
   for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
@@ -121,7 +139,7 @@ void replay_session::replay_one(const recorded_request& req) {
     if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];
   }
   const bool rewritten = out.report.outcome == rewrite_outcome::rewritten;
-  out.forwarded = rewritten ? std::move(result.body) : body;
+  out.forwarded = rewritten ? std::string_view(result.body) : body;
   if (out.report.outcome == rewrite_outcome::unparsable) ++st.unparsable;
 
   for (const auto& o : out.report.offloads) {
@@ -131,40 +149,43 @@ void replay_session::replay_one(const recorded_request& req) {
     s.offloaded_outputs[tool].insert(std::string(o.hash));
     st.by_tool[tool].tokens_saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
   }
-  measure_turn(*d, body, out, model, rewritten);
+  static const std::vector<splice_edit> no_edits;
+  measure_turn(*d, body, out, model, rewritten ? result.edits : no_edits);
   if (on_request_) on_request_(out);
+  stream.finish_turn();
 }
 
 // A turn's input tokens as sent and as forwarded, the provider's prompt cache
 // simulated against the conversation's previous turn, and their dollars.
-void replay_session::measure_turn(const dialect& d, const std::string& body, const replayed_request& out,
-                                  const std::string& model, bool rewritten) {
+void replay_session::measure_turn(const dialect& d, std::string_view body, const replayed_request& out,
+                                  const std::string& model, const std::vector<splice_edit>& edits) {
   auto& s = *state_;
   auto& st = s.st;
-  const auto& estimator = replayer_.estimator_;
-  const auto input_before = estimator.estimate(body, content_kind::text);
-  const auto input_after = estimator.estimate(out.forwarded, content_kind::text);
+  auto& stream = s.stream;
+  const bool rewritten = out.forwarded.data() != body.data();
+  const auto input_before = stream.count_body(body);
+  const auto input_after = stream.count_forwarded(out.forwarded, edits);
   st.tokens_before += input_before;
   st.tokens_after += input_after;
 
   const auto layout = d.cache_prefix();
-  auto sent = split_prefix(body, layout);
-  auto forwarded = rewritten ? split_prefix(out.forwarded, layout) : sent;
+  auto sent = [&] { auto scope = stream.body_scope(body); return split_prefix(body, layout); }();
+  auto forwarded = rewritten ? stream.split_forwarded(out.forwarded, layout) : sent;
   auto [it, first] = s.last_turn.try_emplace(out.conversation_key);
   std::uint64_t cached_before = 0, cached_after = 0;
   if (!first) {
     ++st.prefix_pairs;
     const auto& [prev_sent, prev_forwarded] = it->second;
-    auto tokens_in = [&](std::string_view text) {
-      return [&estimator, text](json::range r) { return estimator.estimate(text.substr(r.begin, r.size()), content_kind::text); };
+    auto tokens_in = [&stream](std::string_view text, bool as_forwarded) {
+      return [&stream, text, as_forwarded](json::range r) { return stream.part_tokens(text, r, as_forwarded); };
     };
     if (prev_sent && sent) {
       if (keeps_prefix(*prev_sent, *sent)) ++st.prefix_stable_before;
-      cached_before = std::min(input_before, shared_prefix(*prev_sent, *sent, tokens_in(body)));
+      cached_before = std::min(input_before, shared_prefix(*prev_sent, *sent, tokens_in(body, false)));
     }
     if (prev_forwarded && forwarded) {
       if (keeps_prefix(*prev_forwarded, *forwarded)) ++st.prefix_stable_after;
-      cached_after = std::min(input_after, shared_prefix(*prev_forwarded, *forwarded, tokens_in(out.forwarded)));
+      cached_after = std::min(input_after, shared_prefix(*prev_forwarded, *forwarded, tokens_in(out.forwarded, true)));
     }
   }
   st.cache_read_tokens_before += cached_before;
@@ -191,7 +212,7 @@ replay_stats replay_session::finish() {
   st.stored_bytes = replayer_.store_.stats().stored_bytes - s.stored_at_start;
   for (const auto& [tool, keys] : s.seen_outputs) st.by_tool[tool].outputs = keys.size();
   for (const auto& [tool, keys] : s.offloaded_outputs) st.by_tool[tool].offloaded = keys.size();
-  state_ = std::make_unique<state>();
+  state_ = std::make_unique<state>(replayer_);
   return st;
 }
 

@@ -18,7 +18,9 @@
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "rewrite/replay/agent_heads.hpp"
 #include "rewrite/replay/trace_formats.hpp"
+#include "rewrite/replay/turn_stream.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -63,6 +65,14 @@ struct replay_stats {
   double cost_usd_after = 0;
   std::uint64_t priced_turns = 0;
   std::uint64_t unpriced_turns = 0;
+  // The head (tools and system prompt) assumed for each trace part, and the
+  // turns replayed with it: requests rebuilt from messages lack it unless a
+  // flag or the format's estimate supplies one (agent_heads.hpp).
+  struct head_use {
+    head_choice choice;
+    std::uint64_t turns = 0;
+  };
+  std::map<std::string, head_use> heads;  // by why, tokens and agent
 
   double saved_share() const { return tokens_before ? 1.0 - double(tokens_after) / double(tokens_before) : 0.0; }
   double dedupe_ratio() const { return offloads ? 1.0 - double(distinct_blobs) / double(offloads) : 0.0; }
@@ -78,7 +88,9 @@ struct replayed_request {
   const recorded_request* recorded = nullptr;
   const dialect* api = nullptr;
   std::string conversation_key;
-  std::string forwarded;  // the body gistproxy would forward (the original when unchanged)
+  // The body gistproxy would forward (the original when unchanged), valid
+  // during the callback only.
+  std::string_view forwarded;
   rewrite_report report;
 };
 
@@ -97,17 +109,20 @@ class replay_session {
   ~replay_session();
   replay_session(const replay_session&) = delete;
   replay_session& operator=(const replay_session&) = delete;
+  // The heads rebuilt requests are given (none unless set).
+  void assume_heads(head_policy policy) { heads_ = policy; }
   void feed(const recorded_trace& part);
   replay_stats finish();
 
  private:
   struct state;
   void replay_one(const recorded_request& req);
-  void measure_turn(const dialect& d, const std::string& body, const replayed_request& out, const std::string& model,
-                    bool rewritten);
+  void measure_turn(const dialect& d, std::string_view body, const replayed_request& out, const std::string& model,
+                    const std::vector<splice_edit>& edits);
   const replayer& replayer_;
   std::string tenant_;
   std::function<void(const replayed_request&)> on_request_;
+  head_policy heads_;
   std::unique_ptr<state> state_;
 };
 
@@ -118,6 +133,11 @@ class replayer {
       : engine_(engine), store_(store), estimator_(estimator), prices_(prices) {}
   replay_stats run(const recorded_trace& trace, std::string_view tenant,
                    const std::function<void(const replayed_request&)>& on_request = {}) const;
+  // Consecutive turns reuse what the previous one learned (turn_stream.hpp);
+  // false replays every turn from its first byte (the reference the reuse is
+  // tested against). `work`, when set, counts what replay read and wrote.
+  void reuse_turns(bool on) { reuse_turns_ = on; }
+  void count_work(replay_work* work) { work_ = work; }
 
  private:
   friend class replay_session;
@@ -125,6 +145,8 @@ class replayer {
   blob_store& store_;
   const token_estimator& estimator_;
   const price_table* prices_;
+  bool reuse_turns_ = true;
+  replay_work* work_ = nullptr;
 };
 
 }  // namespace gistproxy::rewrite

@@ -9,6 +9,11 @@
 
 namespace gistproxy::rewrite::tokens {
 
+std::uint64_t bpe_tokenizer::next_id() {
+  static std::atomic<std::uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 std::unique_ptr<bpe_tokenizer> bpe_tokenizer::create(std::unique_ptr<rank_table> ranks, std::string* error) {
   if (!ranks) return nullptr;
   auto split = pretokenizer::compile(ranks->pattern(), error);
@@ -55,13 +60,13 @@ class piece_counts {
 
   static std::size_t slot_of(std::string_view piece) { return std::hash<std::string_view>{}(piece) % slots; }
   void prefetch(std::size_t slot) const { __builtin_prefetch(&slots_[slot]); }
-  const std::uint32_t* find_at(std::size_t slot, const rank_table* table, std::string_view piece) const {
+  const std::uint32_t* find_at(std::size_t slot, std::uint64_t table, std::string_view piece) const {
     const auto& e = slots_[slot];
     return e.table == table && e.size == piece.size() && std::memcmp(e.bytes, piece.data(), piece.size()) == 0
                ? &e.count
                : nullptr;
   }
-  void put_at(std::size_t slot, const rank_table* table, std::string_view piece, std::uint32_t count) {
+  void put_at(std::size_t slot, std::uint64_t table, std::string_view piece, std::uint32_t count) {
     auto& e = slots_[slot];
     e.table = table;
     e.size = static_cast<std::uint8_t>(piece.size());
@@ -72,7 +77,7 @@ class piece_counts {
  private:
   static constexpr std::size_t slots = 8192;
   struct entry {
-    const rank_table* table = nullptr;
+    std::uint64_t table = 0;  // the tokenizer's id (never reused: a freed one's address may be)
     std::uint32_t count = 0;
     std::uint8_t size = 0;
     char bytes[longest];
@@ -93,19 +98,39 @@ std::size_t cache_slot(std::string_view piece) {
   return piece.size() < 2 || piece.size() > piece_counts::longest ? not_cached : piece_counts::slot_of(piece);
 }
 
-std::uint64_t count_piece(const rank_table& ranks, piece_counts& cache, std::string_view piece, std::size_t slot,
-                          merge_scratch& scratch) {
+std::uint64_t count_piece(const rank_table& ranks, std::uint64_t table, piece_counts& cache, std::string_view piece,
+                          std::size_t slot, merge_scratch& scratch) {
   if (slot == not_cached) return count_long_piece(ranks, piece, scratch);
-  if (const auto* known = cache.find_at(slot, &ranks, piece)) return *known;
+  if (const auto* known = cache.find_at(slot, table, piece)) return *known;
   const auto count = count_piece_tokens(ranks, piece, scratch);
-  cache.put_at(slot, &ranks, piece, static_cast<std::uint32_t>(count));  // at most 24: a token is at least a byte
+  cache.put_at(slot, table, piece, static_cast<std::uint32_t>(count));  // at most 24: a token is at least a byte
   return count;
 }
 
 }  // namespace
 
+namespace {
+
+bool printable_ascii(char c) { return c > ' ' && c < 0x7F; }
+
+}  // namespace
+
 std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind) const {
+  return count(bytes, kind, {}, nullptr, 0);
+}
+
+resumed_count bpe_tokenizer::estimate_resuming(std::string_view text, content_kind kind, std::vector<count_mark>& marks,
+                                               std::size_t same_bytes, std::size_t every) const {
+  const auto shared = std::min(same_bytes, text.size());
+  while (!marks.empty() && marks.back().at + resume_margin > shared) marks.pop_back();
+  const count_mark start = marks.empty() ? count_mark{} : marks.back();
+  return {count(text, kind, start, &marks, every), start.at};
+}
+
+std::uint64_t bpe_tokenizer::count(std::string_view text, content_kind kind, count_mark start,
+                                   std::vector<count_mark>* marks, std::size_t every) const {
   merge_scratch scratch;
+  const auto bytes = text.substr(start.at);
   pretokenizer::cursor pieces(*split_, bytes);
   auto& cache = thread_piece_counts();
   // Each piece's cached count is prefetched a few pieces before it is read:
@@ -118,23 +143,35 @@ std::uint64_t bpe_tokenizer::estimate(std::string_view bytes, content_kind kind)
   constexpr std::size_t depth = 8;
   std::array<ahead, depth> ring;
   std::size_t next = 0, held = 0;
-  std::uint64_t count = 0;
+  std::uint64_t count = start.units;
+  auto drain = [&] {  // the ones still held, oldest first
+    for (std::size_t k = depth - held; k < depth; ++k) {
+      const auto& a = ring[(next + k) % depth];
+      count += count_piece(*ranks_, id_, cache, a.piece, a.slot, scratch);
+    }
+    held = 0;
+  };
+  std::size_t last_mark = 0;
   std::string_view piece;
   while (pieces.next(piece)) {
     const auto slot = cache_slot(piece);
     if (slot != not_cached) cache.prefetch(slot);
-    if (held == depth) count += count_piece(*ranks_, cache, ring[next].piece, ring[next].slot, scratch);
+    if (held == depth) count += count_piece(*ranks_, id_, cache, ring[next].piece, ring[next].slot, scratch);
     else ++held;
     ring[next] = {piece, slot};
     next = (next + 1) % depth;
+    const auto at = pieces.offset();
+    if (marks && at - last_mark >= every && at < bytes.size() && pieces.between_matches() &&
+        printable_ascii(bytes[at - 1]) && printable_ascii(bytes[at])) {
+      drain();
+      marks->push_back({start.at + at, count});
+      last_mark = at;
+    }
   }
-  for (std::size_t k = depth - held; k < depth; ++k) {  // the ones still held, oldest first
-    const auto& a = ring[(next + k) % depth];
-    count += count_piece(*ranks_, cache, a.piece, a.slot, scratch);
-  }
+  drain();
   if (pieces.failed()) {
     fallbacks_.fetch_add(1, std::memory_order_relaxed);
-    count += char_ratio_estimator().estimate(pieces.rest(), kind);
+    count += char_ratio_estimator().estimate(pieces.rest(), kind);  // marks all lie before the failure
   }
   return count;
 }

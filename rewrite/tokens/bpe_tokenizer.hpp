@@ -12,6 +12,7 @@
 #include "rewrite/gist/content_shape.hpp"
 #include "rewrite/tokens/pretokenizer.hpp"
 #include "rewrite/tokens/rank_table.hpp"
+#include "rewrite/tokens/resumable_count.hpp"
 
 namespace gistproxy::rewrite::tokens {
 
@@ -21,6 +22,13 @@ class bpe_tokenizer final : public token_estimator {
   static std::unique_ptr<bpe_tokenizer> create(std::unique_ptr<rank_table> ranks, std::string* error);
 
   std::uint64_t estimate(std::string_view bytes, content_kind kind) const override;
+  // Marks only where a piece ends between two printable ASCII characters (no
+  // whitespace, whose pieces may depend on far later bytes), and resumes at
+  // one lying `resume_margin` bytes or more inside the shared bytes: the
+  // pieces before it are decided by bytes both texts hold.
+  resumed_count estimate_resuming(std::string_view text, content_kind kind, std::vector<count_mark>& marks,
+                                  std::size_t same_bytes, std::size_t every) const;
+  static constexpr std::size_t resume_margin = 16;
   std::uint64_t max_tokens(std::size_t bytes) const override { return bytes; }  // a token is at least a byte
   std::string_view name() const override { return ranks_->name(); }
   bool exact() const override { return true; }
@@ -31,9 +39,16 @@ class bpe_tokenizer final : public token_estimator {
 
  private:
   bpe_tokenizer(std::unique_ptr<rank_table> ranks, std::unique_ptr<pretokenizer> split)
-      : ranks_(std::move(ranks)), split_(std::move(split)) {}
+      : ranks_(std::move(ranks)), split_(std::move(split)), id_(next_id()) {}
+  static std::uint64_t next_id();
+  // Counts `text` from `start` (0, or a mark), leaving marks when asked.
+  std::uint64_t count(std::string_view text, content_kind kind, count_mark start, std::vector<count_mark>* marks,
+                      std::size_t every) const;
   std::unique_ptr<rank_table> ranks_;
   std::unique_ptr<pretokenizer> split_;
+  // Names this tokenizer in the per-thread piece cache: never reused, as
+  // a freed tokenizer's address is (another encoding's counts came back).
+  std::uint64_t id_;
   mutable std::atomic<std::uint64_t> fallbacks_{0};
 };
 

@@ -56,6 +56,10 @@ class pretokenizer {
     bool failed() const { return failed_; }
     // Bytes not yet returned (after a failure: what was left unsplit).
     std::string_view rest() const { return text_.substr(pos_); }
+    // Where the next piece starts, and whether matching starts afresh there
+    // (no match found past a gap is pending): a place counting may resume.
+    std::size_t offset() const { return pos_; }
+    bool between_matches() const { return !have_match_ && !failed_; }
 
    private:
     const pretokenizer& p_;

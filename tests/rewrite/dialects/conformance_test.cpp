@@ -290,7 +290,7 @@ TEST_CASE("conformance: a recorded conversation replays through its adapter, off
       trace.requests.push_back(recorded_request::as_sent(d, turn1));
       trace.requests.push_back(recorded_request::as_sent(d, next_turn(*d, turn1)));
       std::vector<std::string> forwarded;
-      auto stats = r.run(trace, tenant, [&](const replayed_request& q) { forwarded.push_back(q.forwarded); });
+      auto stats = r.run(trace, tenant, [&](const replayed_request& q) { forwarded.emplace_back(q.forwarded); });
       CHECK(stats.turns == 2);
       CHECK(stats.conversations == 1);
       CHECK(stats.offloads == 2);

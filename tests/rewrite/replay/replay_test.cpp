@@ -473,8 +473,8 @@ TEST_CASE("replay offloads the same way every turn, keeps the prefix stable and 
 
   replay_env one, two;
   std::vector<std::string> forwarded_one, forwarded_two;
-  auto s1 = one.r.run(trace, "t", [&](const replayed_request& r) { forwarded_one.push_back(r.forwarded); });
-  auto s2 = two.r.run(trace, "t", [&](const replayed_request& r) { forwarded_two.push_back(r.forwarded); });
+  auto s1 = one.r.run(trace, "t", [&](const replayed_request& r) { forwarded_one.emplace_back(r.forwarded); });
+  auto s2 = two.r.run(trace, "t", [&](const replayed_request& r) { forwarded_two.emplace_back(r.forwarded); });
   CHECK(forwarded_one == forwarded_two);
   CHECK(s1.turns == 2);
   CHECK(s1.conversations == 1);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <random>
+#include <thread>
 
 #include "rewrite/tokens/bpe_merge.hpp"
 #include "rewrite/tokens/bpe_tokenizer.hpp"
@@ -261,5 +262,21 @@ TEST_CASE("counts remembered per piece give what merging every piece gives, both
     }
     CHECK(o200k().estimate(text, content_kind::text) == o200k_ref.count(text));
     CHECK(cl100k().estimate(text, content_kind::text) == cl100k_ref.count(text));
+  }
+}
+
+// The per-thread piece cache once named a tokenizer by its address: one made
+// where another was freed got that one's counts for the pieces it had seen.
+TEST_CASE("tokens: a tokenizer made where another was freed counts with its own ranks") {
+  std::string text;
+  for (int i = 0; i < 400; ++i) text += "déjà vu, the parser's value 12345 Ünïcödé {\"role\":\"user\"} ";
+  std::string error;
+  std::uint64_t own = 0;  // cl100k's count, in a thread whose cache nothing else filled
+  std::thread([&] { own = builtin_tokenizer("cl100k_base", &error)->estimate(text, content_kind::text); }).join();
+  for (int round = 0; round < 4; ++round) {
+    builtin_tokenizer("o200k_base", &error)->estimate(text, content_kind::text);
+    auto cl100k = builtin_tokenizer("cl100k_base", &error);
+    REQUIRE(cl100k);
+    CHECK(cl100k->estimate(text, content_kind::text) == own);
   }
 }
