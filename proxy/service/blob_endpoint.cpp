@@ -129,8 +129,12 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   ctx.in.dialect = rule;
   ctx.in.aws = aws_auth_of(req, *rule, svc.aws != nullptr);
   auto why = ambiguous_credential(req, *rule);
-  if (ctx.in.aws == aws_auth::ambiguous || !why.empty()) {
-    co_await ctx.out.error(proxy_error{error_kind::bad_request, why.empty() ? "more than one Authorization field" : why});
+  if (ctx.in.aws == aws_auth::ambiguous && why.empty()) why = "more than one Authorization field";
+  if (!why.empty()) {
+    // A named error, never a temporary built inside the co_await: GCC 12
+    // destroyed such a temporary twice (a double free under ASan).
+    const proxy_error refusal{error_kind::bad_request, std::move(why)};
+    co_await ctx.out.error(refusal);
     co_return;
   }
   ctx.in.tenant = tenant_of_request(svc, ctx);
