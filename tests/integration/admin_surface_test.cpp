@@ -95,10 +95,7 @@ long cpu_ticks(int pid) {
 }  // namespace
 
 TEST_CASE("out of descriptors the admin listener backs off instead of spinning, and answers once some are free") {
-  if (sanitizer_build()) {
-    WARN("skipped in the sanitizer build: a starved ASan proxy does not answer (tests/support/descriptors.hpp)");
-    return;
-  }
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url()});
   const auto base = started_descriptors(proxy);
@@ -124,10 +121,7 @@ TEST_CASE("out of descriptors the admin listener backs off instead of spinning, 
 }
 
 TEST_CASE("four hundred idle admin connections with few descriptors left stop neither /healthz nor the proxy listener") {
-  if (sanitizer_build()) {
-    WARN("skipped in the sanitizer build: a starved ASan proxy does not answer (tests/support/descriptors.hpp)");
-    return;
-  }
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url()});  // --admin-max-connections: 64
   // Few descriptors: what it has open now and 100 more (the process raised

@@ -85,10 +85,7 @@ bool is_out_of_descriptors_answer(const http_result& r) {
 }  // namespace
 
 TEST_CASE("out of descriptors a new client is answered 503 with Retry-After at once and served again once the limit is raised") {
-  if (sanitizer_build()) {
-    WARN("skipped in the sanitizer build: a starved ASan proxy does not answer (tests/support/descriptors.hpp)");
-    return;
-  }
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url()});
   started_descriptors(proxy);
@@ -120,10 +117,7 @@ TEST_CASE("out of descriptors a new client is answered 503 with Retry-After at o
 }
 
 TEST_CASE("out of descriptors a request needing a new upstream connection is answered 503 naming the cause") {
-  if (sanitizer_build()) {
-    WARN("skipped in the sanitizer build: a starved ASan proxy does not answer (tests/support/descriptors.hpp)");
-    return;
-  }
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   mock_upstream upstream;
   // No idle upstream connection is kept: the request must open one.
   proxy_process proxy({"--upstream", upstream.url(), "--max-idle-upstream", "0"});
@@ -151,10 +145,7 @@ TEST_CASE("out of descriptors a request needing a new upstream connection is ans
 }
 
 TEST_CASE("out of descriptors an offload whose blob cannot be written goes upstream as the client sent it") {
-  if (sanitizer_build()) {
-    WARN("skipped in the sanitizer build: a starved ASan proxy does not answer (tests/support/descriptors.hpp)");
-    return;
-  }
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   mock_upstream upstream;
   proxy_process proxy({"--upstream", upstream.url()});
   started_descriptors(proxy);  // each shard keeps an idle upstream connection: the request is forwarded on it
@@ -179,10 +170,7 @@ TEST_CASE("out of descriptors an offload whose blob cannot be written goes upstr
 }
 
 TEST_CASE("with few descriptors left an offload and page-in request completes or fails with a clear status and never hangs") {
-  if (sanitizer_build()) {
-    WARN("skipped in the sanitizer build: a starved ASan proxy does not answer (tests/support/descriptors.hpp)");
-    return;
-  }
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   const auto left = GENERATE(0, 1, 2, 3);
   INFO(left << " descriptors left");
   mock_upstream upstream;

@@ -35,11 +35,18 @@ bool leave_descriptors(int pid, std::size_t left);
 // Puts the soft limit back at the hard one.
 bool raise_descriptor_limit(int pid);
 
-// Whether this is the sanitizer build. Its proxy is not starved of
-// descriptors the way a plain one is: in CI's ASan run the tests that lower a
-// running proxy's descriptor limit failed (no answer at all, cause not yet
-// found), while the plain build, also in CI, runs and passes them. Those
-// tests return early here, said by a WARN, rather than guess.
+// Whether this is the sanitizer build, where a descriptor-starved proxy
+// cannot be tested: UBSan's vptr check, on a miss in its type cache, proves
+// the object's memory readable by writing it into a pipe(2), which needs two
+// descriptors. Starved, the pipe fails and the check reports a false
+// "object has invalid vptr" (first at make_shared<tcp_socket> in
+// accept_backoff::pause), and -fno-sanitize-recover=all makes every report
+// fatal: the proxy ends, the client gets no answer. (Run by hand with
+// recovery, the report's symbolizer then holds the one descriptor the proxy
+// freed to answer with.) Neither suppressions (read lazily, needing a
+// descriptor too) nor UBSAN_OPTIONS can help; dropping the vptr check from
+// the whole sanitizer build would cost more than these tests give. So they
+// return early here, said by a WARN; the plain build, in CI too, runs them.
 constexpr bool sanitizer_build() {
 #if defined(__SANITIZE_ADDRESS__)
   return true;
@@ -49,3 +56,11 @@ constexpr bool sanitizer_build() {
 }
 
 }  // namespace gistproxy::testing
+
+// The first line of each test that starves a proxy of descriptors.
+#define SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS()                                                \
+  if (::gistproxy::testing::sanitizer_build()) {                                                     \
+    WARN("skipped in the sanitizer build: UBSan's vptr check needs descriptors a starved proxy "     \
+         "lacks (tests/support/descriptors.hpp)");                                                   \
+    return;                                                                                          \
+  }
