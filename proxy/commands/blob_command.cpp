@@ -6,7 +6,7 @@
 #include <variant>
 
 #include "proxy/commands/wiring.hpp"
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 #include "proxy/store/s3/s3_blob_store.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "proxy/store/fs_blob_store.hpp"

@@ -10,9 +10,9 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "proxy/commands/wiring.hpp"
-#include "proxy/config.hpp"
-#include "proxy/net/server.hpp"
-#include "proxy/recorder.hpp"
+#include "proxy/runtime/config.hpp"
+#include "proxy/sessions/server.hpp"
+#include "proxy/runtime/recorder.hpp"
 #include "proxy/store/fs_blob_store.hpp"
 #include "proxy/store/s3/s3_client.hpp"
 #include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 #include "rewrite/blob/blob_store.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/gist/content_shape.hpp"

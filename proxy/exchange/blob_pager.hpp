@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "proxy/exchange/request_context.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 #include "rewrite/page_in/page_in.hpp"
 
 namespace gistproxy::proxy {

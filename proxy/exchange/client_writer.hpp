@@ -16,7 +16,7 @@
 
 #include "proxy/net/beast.hpp"
 #include "proxy/net/deadlines.hpp"
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 
 namespace gistproxy::proxy {
 

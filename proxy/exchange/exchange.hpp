@@ -16,7 +16,7 @@
 
 #include "proxy/exchange/request_context.hpp"
 #include "proxy/exchange/phases.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 

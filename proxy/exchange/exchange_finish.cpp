@@ -2,7 +2,7 @@
 // (with --record) the recording, all from what the phases left in the context.
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
-#include "proxy/recorder.hpp"
+#include "proxy/runtime/recorder.hpp"
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {

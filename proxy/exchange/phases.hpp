@@ -7,8 +7,8 @@
 #include <optional>
 
 #include "proxy/exchange/request_context.hpp"
-#include "proxy/proxy_error.hpp"
-#include "proxy/services.hpp"
+#include "proxy/net/proxy_error.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 

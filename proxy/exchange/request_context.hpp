@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "proxy/exchange/aws_signing.hpp"
+#include "proxy/aws/aws_signing.hpp"
 #include "proxy/exchange/client_writer.hpp"
 #include "proxy/exchange/request_controls.hpp"
 #include "rewrite/control_group.hpp"

@@ -46,13 +46,4 @@ request_controls read_request_controls(const http::request<http::string_body>& r
   return out;
 }
 
-std::optional<threshold_range> parse_threshold_range(const std::string& v) {
-  const auto dash = v.find('-');
-  if (dash == std::string::npos) return std::nullopt;
-  auto low = whole_number(std::string_view(v).substr(0, dash));
-  auto high = whole_number(std::string_view(v).substr(dash + 1));
-  if (!low || !high || *low > *high || *high > 100'000'000) return std::nullopt;
-  return threshold_range{*low, *high};
-}
-
 }  // namespace gistproxy::proxy

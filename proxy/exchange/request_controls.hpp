@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 #include "proxy/net/beast.hpp"
 
 namespace gistproxy::proxy {
@@ -31,8 +31,5 @@ struct request_controls {
 };
 
 request_controls read_request_controls(const http::request<http::string_body>& r, const config& cfg);
-
-// "off", or "LOW-HIGH" tokens (LOW <= HIGH): what --allow-request-overrides takes.
-std::optional<threshold_range> parse_threshold_range(const std::string& v);
 
 }  // namespace gistproxy::proxy

@@ -16,7 +16,7 @@
 
 #include "proxy/exchange/request_context.hpp"
 #include "proxy/net/upstream_pool.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 #include "rewrite/content_decoder.hpp"
 
 namespace gistproxy::proxy {

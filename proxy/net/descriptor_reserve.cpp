@@ -8,7 +8,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 #include "telemetry/access_log.hpp"
 
 namespace gistproxy::proxy {

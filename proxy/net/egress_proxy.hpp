@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "proxy/net/http_url.hpp"  // without_credentials, for messages naming a proxy URL
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 
 namespace gistproxy::proxy {
 

@@ -11,7 +11,7 @@
 
 #include "proxy/net/beast.hpp"
 #include "proxy/net/egress_proxy.hpp"
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 
 namespace gistproxy::proxy {
 

@@ -16,7 +16,7 @@
 #include "proxy/net/deadlines.hpp"
 #include "proxy/net/egress_proxy.hpp"
 #include "proxy/net/http_url.hpp"
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 #include "telemetry/metric_catalogue.hpp"
 
 namespace gistproxy::proxy {

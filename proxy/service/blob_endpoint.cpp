@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "proxy/exchange/aws_signing.hpp"
+#include "proxy/aws/aws_signing.hpp"
 #include "proxy/exchange/blob_pager.hpp"
 #include "proxy/exchange/phases.hpp"
 #include "proxy/service/service.hpp"

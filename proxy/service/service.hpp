@@ -13,9 +13,9 @@
 #pragma once
 
 #include "proxy/exchange/request_context.hpp"
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 #include "proxy/service/service_routes.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 

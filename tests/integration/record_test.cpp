@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 #include "proxy/commands/wiring.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/replay/replay_run.hpp"

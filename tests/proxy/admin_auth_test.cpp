@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 
 using namespace gistproxy::proxy;
 

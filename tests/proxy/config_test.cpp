@@ -1,4 +1,4 @@
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 
 #include <catch2/catch.hpp>
 #include <filesystem>

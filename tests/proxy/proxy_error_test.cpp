@@ -1,4 +1,4 @@
-#include "proxy/proxy_error.hpp"
+#include "proxy/net/proxy_error.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>

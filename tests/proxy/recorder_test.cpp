@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "proxy/recorder.hpp"
+#include "proxy/runtime/recorder.hpp"
 #include "rewrite/replay/trace_formats.hpp"
 
 using namespace gistproxy;

@@ -11,7 +11,7 @@
 #include <future>
 #include <thread>
 
-#include "proxy/store_lanes.hpp"
+#include "proxy/runtime/store_lanes.hpp"
 
 using namespace gistproxy::proxy;
 

@@ -3,7 +3,7 @@
 // re-signed; a blank or doubled Authorization never passes for "no
 // credentials"; and the query a signature of ours covers carries no client
 // SigV4 parameter.
-#include "proxy/exchange/aws_signing.hpp"
+#include "proxy/aws/aws_signing.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-#include "proxy/net/client_session.hpp"
+#include "proxy/sessions/client_session.hpp"
 
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>

@@ -9,12 +9,12 @@
 #include <list>
 #include <memory>
 
-#include "proxy/config.hpp"
-#include "proxy/exchange/aws_signing.hpp"
+#include "proxy/runtime/config.hpp"
+#include "proxy/aws/aws_signing.hpp"
 #include "proxy/live/live_feed.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/net/upstream_pool.hpp"
-#include "proxy/store_lanes.hpp"
+#include "proxy/runtime/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialect.hpp"

@@ -1,4 +1,4 @@
-#include "proxy/config_options.hpp"
+#include "proxy/runtime/config_options.hpp"
 
 #include <algorithm>
 

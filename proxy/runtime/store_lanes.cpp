@@ -1,4 +1,4 @@
-#include "proxy/store_lanes.hpp"
+#include "proxy/runtime/store_lanes.hpp"
 
 #include <algorithm>
 #include <boost/asio/post.hpp>

@@ -1,4 +1,4 @@
-#include "proxy/net/accept_backoff.hpp"
+#include "proxy/sessions/accept_backoff.hpp"
 
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>

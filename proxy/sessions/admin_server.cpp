@@ -1,13 +1,13 @@
-#include "proxy/net/admin_server.hpp"
+#include "proxy/sessions/admin_server.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "proxy/live/live_page.hpp"
-#include "proxy/net/accept_backoff.hpp"
+#include "proxy/sessions/accept_backoff.hpp"
 #include "proxy/net/admin_auth.hpp"
-#include "proxy/net/admin_connections.hpp"
+#include "proxy/sessions/admin_connections.hpp"
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "proxy/net/beast.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "proxy/net/beast.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 

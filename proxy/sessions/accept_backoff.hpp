@@ -16,7 +16,7 @@
 
 #include "proxy/net/beast.hpp"
 #include "proxy/net/descriptor_reserve.hpp"
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 

@@ -1,4 +1,4 @@
-#include "proxy/net/server.hpp"
+#include "proxy/sessions/server.hpp"
 
 #include <sched.h>
 #include <sys/resource.h>
@@ -13,10 +13,10 @@
 #include <boost/asio/steady_timer.hpp>
 #include <stdexcept>
 
-#include "proxy/net/accept_backoff.hpp"
-#include "proxy/net/admin_server.hpp"
-#include "proxy/net/client_session.hpp"
-#include "proxy/recorder.hpp"
+#include "proxy/sessions/accept_backoff.hpp"
+#include "proxy/sessions/admin_server.hpp"
+#include "proxy/sessions/client_session.hpp"
+#include "proxy/runtime/recorder.hpp"
 
 namespace gistproxy::proxy {
 namespace {

@@ -1,6 +1,6 @@
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 
-#include "proxy/config_options.hpp"
+#include "proxy/runtime/config_options.hpp"
 
 #include <cmath>
 #include "rewrite/dialect.hpp"

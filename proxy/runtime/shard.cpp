@@ -1,4 +1,4 @@
-#include "proxy/services.hpp"
+#include "proxy/runtime/services.hpp"
 
 namespace gistproxy::proxy {
 namespace {

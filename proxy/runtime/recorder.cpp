@@ -1,4 +1,4 @@
-#include "proxy/recorder.hpp"
+#include "proxy/runtime/recorder.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "proxy/config.hpp"
+#include "proxy/runtime/config.hpp"
 
 namespace gistproxy::proxy {
 

@@ -1,4 +1,4 @@
-#include "proxy/exchange/aws_signing.hpp"
+#include "proxy/aws/aws_signing.hpp"
 
 namespace gistproxy::proxy {
 namespace {

@@ -1,7 +1,7 @@
 // The blob store's options: where blobs live (a directory or an S3 bucket),
 // its cache, bounds, lifetimes and threads, the turn memory, and whether
 // keyless callers may use the offload service.
-#include "proxy/config_options.hpp"
+#include "proxy/runtime/config_options.hpp"
 
 namespace gistproxy::proxy {
 
