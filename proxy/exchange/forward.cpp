@@ -56,9 +56,7 @@ class upstream_source final : public hop_source {
 // Which reader the first hop's answer calls for.
 std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx, const upstream_answer& first,
                                        reader_env env) {
-  const bool interceptable = ctx.offers_read_blob() && svc.store && ctx.in.dialect &&
-                             ctx.in.request.method() != http::verb::head && first.status() == 200;
-  if (!interceptable) return make_relay_reader(std::move(env));
+  if (!intercepts_answers(svc, ctx) || first.status() != 200) return make_relay_reader(std::move(env));
   switch (body_kind_of(first.head())) {
     case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
     case rewrite::usage_observer::body_kind::sse:

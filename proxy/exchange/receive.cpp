@@ -6,6 +6,7 @@
 #include "proxy/exchange/exchange_stats.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/body_encoding.hpp"
+#include "rewrite/handling.hpp"
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
@@ -71,6 +72,33 @@ std::optional<rewrite::request_facts> inspect(request_context& ctx) {
   return ctx.turns.reuse ? ctx.turns.reuse->inspect(body) : ctx.in.dialect->inspect(body);
 }
 
+// The body as its dialect reads it: decoded first unless its bytes are the
+// client's to keep (then read only if they came plain), and walked with the
+// conversation's previous turn where that may help a rewrite.
+void read_body(services& svc, request_context& ctx) {
+  auto& in = ctx.in;
+  auto& req = in.request;
+  const bool as_sent = rewrite::bytes_kept_as_sent(in.controls.bypass, in.aws == aws_auth::client_signed);
+  if (as_sent) in.body_encoded = req.find(http::field::content_encoding) != req.end();
+  if (in.body_encoded || (!as_sent && !decode_body(svc, ctx))) return;
+  if (in.count_tokens) unwrap_count(ctx);
+  if (!in.dialect) return;
+  if (!as_sent) recall_turn(svc, ctx);  // bytes kept as sent are never rewritten: no turn to help
+  in.facts = inspect(ctx);
+}
+
+// The one place that decides how the body may be handled (rewrite/handling.hpp).
+rewrite::handling handling_of(const services& svc, const received& in) {
+  return rewrite::handling_of({.known_api = in.dialect != nullptr,
+                               .offload_on = svc.offload != nullptr,
+                               .bypass = in.controls.bypass,
+                               .client_signed = in.aws == aws_auth::client_signed,
+                               .control = in.group == rewrite::experiment_group::control,
+                               .decoded = !in.body_encoded,
+                               .parsed = in.facts.has_value(),
+                               .answer_interceptable = !in.facts || in.facts->answer_interceptable});
+}
+
 }  // namespace
 
 void receive(services& svc, request_context& ctx) {
@@ -85,18 +113,8 @@ void receive(services& svc, request_context& ctx) {
     if (in.aws == aws_auth::ambiguous && in.controls.error.empty())
       in.controls.error = "more than one Authorization field: send one credential (gistproxy cannot tell whose request it is)";
     if (in.controls.error.empty()) in.controls.error = ambiguous_credential(req, *in.dialect);
-    // A body the client signed, or asked to bypass gistproxy, goes upstream
-    // byte for byte: not even decoded.
-    const bool may_decode = in.aws != aws_auth::client_signed && !in.controls.bypass;
-    if (!may_decode) in.body_encoded = req.find(http::field::content_encoding) != req.end();
     in.tenant = tenant_of_request(svc, ctx);
-    if (!in.body_encoded && (!may_decode || decode_body(svc, ctx))) {
-      if (in.count_tokens) unwrap_count(ctx);
-      if (in.dialect) {
-        recall_turn(svc, ctx);
-        in.facts = inspect(ctx);
-      }
-    }
+    read_body(svc, ctx);
     if (in.facts) {
       in.dialect->inspect_target(std::string_view(req.target()), *in.facts);
       // A deployment or inference profile stands for the model it serves.
@@ -111,12 +129,14 @@ void receive(services& svc, request_context& ctx) {
   const auto trace = trace_of(svc, ctx, parent);
   // Conversations only: a request we cannot read has no stable identity.
   if (in.facts) in.group = rewrite::group_of(trace.bytes, svc.cfg.control_basis_points);
+  in.handling = handling_of(svc, in);
   auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
   auto target = std::string_view(req.target());
   s.set_text("http.request.method", req.method_string());
   s.set_text("url.path", rewrite::path_of(target));
   s.set_text("gistproxy.api", in.api);
   s.set_text("gistproxy.group", rewrite::group_label(in.group));
+  s.set_text("gistproxy.handling", rewrite::label(in.handling.why));
   s.set("http.request.body.size", std::int64_t(in.bytes_in));
   s.set_text("gistproxy.upstream_family", in.family);
   if (in.count_tokens) s.set("gistproxy.count_tokens", true);

@@ -11,6 +11,7 @@
 #include "proxy/exchange/request_controls.hpp"
 #include "rewrite/control_group.hpp"
 #include "rewrite/count_envelope.hpp"
+#include "rewrite/handling.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
@@ -48,7 +49,9 @@ struct received {
   std::optional<std::string> sent_body;
   std::string sent_encoding;
   rewrite::experiment_group group = rewrite::experiment_group::treated;
-  bool control() const { return group == rewrite::experiment_group::control; }
+  // May gistproxy touch the body, and why (rewrite/handling.hpp): decided at
+  // receive's end, read by every later phase and by the offload service.
+  rewrite::handling handling;
 };
 
 // rewrite: the body to forward and whether read_blob is on offer.

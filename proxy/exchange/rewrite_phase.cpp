@@ -113,6 +113,32 @@ std::optional<double> read_ratio_of(const services& svc, const request_context& 
   return std::nullopt;
 }
 
+// A body receive's verdict keeps from the engine: the control group's goes
+// upstream as the client sent it; one the engine would have run on but for
+// the client's say or the body itself is counted as a degraded mode.
+void not_rewritten(services& svc, received& in) {
+  std::string_view reason, outcome = rewrite_outcome_label::unchanged;
+  switch (in.handling.why) {
+    case rewrite::handling_why::control: restore_as_sent(in); return;
+    case rewrite::handling_why::unknown_api:
+    case rewrite::handling_why::offload_off:
+    case rewrite::handling_why::undecodable:  // counted when the decoding failed
+    case rewrite::handling_why::offload: return;
+    case rewrite::handling_why::bypass: reason = degraded::bypass; break;
+    // Changing a byte would break the client's signature, and signing again
+    // with gistproxy's identity would act for someone else.
+    case rewrite::handling_why::client_signed: reason = degraded::signed_body; break;
+    case rewrite::handling_why::unparsable:
+      reason = degraded::unparsable;
+      outcome = rewrite_outcome_label::failed;
+      break;
+    case rewrite::handling_why::uninterceptable_answer: reason = degraded::uninterceptable_answer; break;
+  }
+  exchange_stats stats(svc.metrics, in.api);
+  stats.degraded_mode(reason);
+  stats.rewrite_outcome(outcome);
+}
+
 }  // namespace
 
 // The trust that skipped the store (the previous turn's confirmation, the
@@ -132,37 +158,11 @@ void store_again(services& svc, const request_context& ctx) {
 }
 
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
-  if (ctx.in.control()) {
-    restore_as_sent(ctx.in);
+  if (!ctx.in.handling.may_rewrite()) {
+    not_rewritten(svc, ctx.in);
     co_return;
   }
   auto* engine = svc.offload;
-  if (!engine || !ctx.in.dialect) co_return;
-  exchange_stats stats(svc.metrics, ctx.in.api);
-  if (ctx.in.controls.bypass) {
-    stats.degraded_mode(degraded::bypass);
-    stats.rewrite_outcome(rewrite_outcome_label::unchanged);
-    co_return;
-  }
-  if (ctx.in.aws == aws_auth::client_signed) {
-    // Changing a byte would break the client's signature, and signing again
-    // with gistproxy's identity would act for someone else.
-    stats.degraded_mode(degraded::signed_body);
-    stats.rewrite_outcome(rewrite_outcome_label::unchanged);
-    co_return;
-  }
-  if (ctx.in.body_encoded) co_return;
-  if (!ctx.in.facts) {
-    stats.degraded_mode(degraded::unparsable);
-    stats.rewrite_outcome(rewrite_outcome_label::failed);
-    co_return;
-  }
-  if (!ctx.in.facts->answer_interceptable) {
-    // Offloading without read_blob on offer would lose the outputs to the model.
-    stats.degraded_mode(degraded::uninterceptable_answer);
-    stats.rewrite_outcome(rewrite_outcome_label::unchanged);
-    co_return;
-  }
   const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.in.tenant;

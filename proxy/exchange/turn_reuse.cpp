@@ -17,10 +17,10 @@ constexpr std::size_t min_remembered_body = 16 * 1024;
 
 void recall_turn(services& svc, request_context& ctx) {
   auto& in = ctx.in;
-  // Bodies gistproxy reads (inspect, offload, the prefix check); not those
-  // it must forward unread.
-  // A token count is not a turn: it must not stand in for the next one.
-  if (!svc.turns || !in.dialect || in.count_tokens || in.body_encoded || in.controls.bypass || in.aws == aws_auth::client_signed) return;
+  // receive asks only for bodies it decoded to read (not those whose bytes
+  // go as sent: rewrite/handling.hpp). A token count is not a turn: it must
+  // not stand in for the next one.
+  if (!svc.turns || !in.dialect || in.count_tokens) return;
   const std::string_view body = in.request.body();
   if (body.size() < min_remembered_body) return;
   const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect, body);
@@ -32,7 +32,7 @@ void remember_turn(services& svc, request_context& ctx) {
   auto& reuse = ctx.turns.reuse;
   // The control group's body was swapped for the bytes the client sent: its
   // walks do not describe it.
-  if (!svc.turns || !reuse || !ctx.in.facts || ctx.in.control()) return;
+  if (!svc.turns || !reuse || !ctx.in.facts || ctx.in.handling.why == rewrite::handling_why::control) return;
   auto turn = reuse->finish(std::move(ctx.in.request.body()), ctx.rw.body ? std::move(*ctx.rw.body) : std::string());
   reuse.reset();
   svc.turns->remember(ctx.in.tenant, ctx.span.trace.hex(), std::move(turn));

@@ -116,6 +116,10 @@ std::string upstream_request_head(const services& svc, const request_context& ct
 
 }  // namespace
 
+bool intercepts_answers(const services& svc, const request_context& ctx) {
+  return ctx.offers_read_blob() && svc.store && ctx.in.dialect && ctx.in.request.method() != http::verb::head;
+}
+
 upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop)
     : svc_(svc),
       pool_(pool),
@@ -123,8 +127,7 @@ upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& 
       watch_(watch),
       // Interception armed: the answer may carry a read_blob call, so it must
       // be read, whatever coding it comes in.
-      decode_answer_(ctx.offers_read_blob() && svc.store && ctx.in.dialect &&
-                     ctx.in.request.method() != http::verb::head) {
+      decode_answer_(intercepts_answers(svc, ctx)) {
   span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
   if (!span_.recording) return;  // no exporter: nothing below would be kept
   if (auto* d = ctx.in.dialect) {

@@ -64,6 +64,12 @@ class hop_source {
   virtual awaitable<std::vector<rewrite::call_result>> resolve(const std::vector<rewrite::blob_call>& calls) = 0;
 };
 
+// Whether this request's answers are read for read_blob calls rather than
+// relayed: it offers read_blob and its answers have a body. Each hop then
+// asks for codings gistproxy decodes; forward picks its reader by it (and
+// the first answer's status).
+bool intercepts_answers(const services& svc, const request_context& ctx);
+
 class upstream_hop final : public upstream_answer {
  public:
   upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop);

@@ -98,11 +98,14 @@ std::string answer_of(const request_context& ctx, const rewrite::rewrite_report*
   return out;
 }
 
-// The outcome label of the answer: what the proxy path would have done.
+// The outcome label of the answer: what the proxy path would have done
+// (the handling receive decided, then what the rewrite made of the body).
 std::string_view outcome_of(const request_context& ctx) {
-  if (ctx.in.controls.bypass) return "bypass";
-  if (ctx.in.control()) return "control";
-  return ctx.rw.body ? "rewritten" : "unchanged";
+  switch (ctx.in.handling.why) {
+    case rewrite::handling_why::bypass: return "bypass";
+    case rewrite::handling_why::control: return "control";
+    default: return ctx.rw.body ? "rewritten" : "unchanged";
+  }
 }
 
 }  // namespace

@@ -104,3 +104,20 @@ TEST_CASE("the --allow-request-overrides flag takes off or LOW-HIGH") {
     CHECK(r.output.find("--allow-request-overrides") != std::string::npos);
   }
 }
+
+TEST_CASE("each request span says how receive decided its body may be handled and why") {
+  mock_upstream upstream;
+  auto log = temp_path("spans.jsonl");
+  proxy_process proxy({"--upstream", upstream.url(), "--span-log", log.string()});
+  const auto body = request_for("chat", "hello", "a short output").dump();
+  const std::map<std::string, std::string> key = {{"Authorization", "Bearer sk-a"}};
+  auto bypassed = key;
+  bypassed["x-gistproxy-bypass"] = "1";
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body, key).status == 200);
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body, bypassed).status == 200);
+  REQUIRE(http_request(proxy.port(), "POST", "/echo", "{}").status == 200);  // no API's path
+  std::multiset<std::string> whys;
+  for (const auto& s : read_spans_until(log, [](const auto& all) { return count_named(all, "gistproxy.request") >= 3; }))
+    if (s["name"] == "gistproxy.request") whys.insert(s["attributes"]["gistproxy.handling"].get<std::string>());
+  CHECK(whys == std::multiset<std::string>{"bypass", "offload", "unknown_api"});
+}
