@@ -59,6 +59,21 @@ TEST_CASE("a session file replayed at defaults saves what its captured requests 
   }
 }
 
+// A known gap (issue 39): Codex on a workspace whose BENCHMARKS.md is 2,000
+// tokens larger (the largest output about 17,500 tokens). The live proxy
+// offloaded from turn 9 (the recording replays to 23.4 %); the rollout at
+// defaults decides on the same head size that nothing pays (0.0 %,
+// not_worth_it). Why is not known yet (a guess: the stand-in head is one
+// tool, while Codex sends much of its head as a developer message in the
+// input). Expected to fail until replay decides as the live proxy did; when
+// it passes, drop [!shouldfail].
+TEST_CASE("a Codex rollout with a 17,500-token output saves what its captured requests save", "[replay][heads][!shouldfail]") {
+  const auto recorded = replay_json("codex__session-b.recording.jsonl");
+  const auto session = replay_json("codex__session-b-rollout.jsonl");
+  INFO("recording saves " << saved(recorded) << "%, rollout " << saved(session) << "%");
+  CHECK(std::abs(saved(session) - saved(recorded)) <= 5.0);
+}
+
 TEST_CASE("the capture pairs tell heads apart", "[replay][heads]") {
   for (const auto& pair : captured) {
     INFO(pair.agent);

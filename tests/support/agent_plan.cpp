@@ -1,5 +1,6 @@
 #include "tests/support/agent_plan.hpp"
 
+#include <functional>
 #include <string>
 
 namespace gistproxy::testing {
@@ -73,7 +74,8 @@ plan_state read_plan(llm_api api, const nlohmann::json& req) {
 }  // namespace
 
 std::string mock_message_id(const model_turn& turn) {
-  return turn.calls.empty() ? "msg_mock" : "msg_mock_" + turn.calls.front().id;
+  // A number, not the call id: a client must never see "rb_" from a hop it was spared.
+  return turn.calls.empty() ? "msg_mock" : "msg_mock_" + std::to_string(std::hash<std::string>{}(turn.calls.front().id));
 }
 
 std::optional<model_turn> agent_plan_turn(llm_api api, const nlohmann::json& request) {
