@@ -1,4 +1,5 @@
 #include "tests/support/scripted_model.hpp"
+#include "tests/support/agent_plan.hpp"
 
 #include <algorithm>
 #include <regex>
@@ -127,6 +128,7 @@ std::string needle_line(const std::vector<std::string>& results) {
 }  // namespace
 
 model_turn script_model(llm_api api, const nlohmann::json& request) {
+  if (auto plan = agent_plan_turn(api, request)) return *plan;
   auto c = read_conversation(api, request);
   model_turn t;
   if (c.signature_lost) {
@@ -285,7 +287,7 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
   nlohmann::json content = nlohmann::json::array();
   if (turn.calls.empty()) content.push_back({{"type", "text"}, {"text", turn.text}});
   for (const auto& c : turn.calls) content.push_back({{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", c.arguments}});
-  return {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model}, {"content", content},
+  return {{"id", mock_message_id(turn)}, {"type", "message"}, {"role", "assistant"}, {"model", model}, {"content", content},
           {"stop_reason", turn.calls.empty() ? "end_turn" : "tool_use"}, {"stop_sequence", nullptr},
           {"usage", messages_usage(10)}};
 }
@@ -294,7 +296,7 @@ std::string render_messages_stream(const model_turn& turn, const std::string& mo
   auto ev = [](const std::string& name, const nlohmann::json& data) { return "event: " + name + "\ndata: " + data.dump() + "\n\n"; };
   std::string out;
   out += ev("message_start", {{"type", "message_start"},
-                              {"message", {{"id", "msg_mock"}, {"type", "message"}, {"role", "assistant"}, {"model", model},
+                              {"message", {{"id", mock_message_id(turn)}, {"type", "message"}, {"role", "assistant"}, {"model", model},
                                            {"content", nlohmann::json::array()}, {"stop_reason", nullptr}, {"stop_sequence", nullptr},
                                            {"usage", messages_usage(1)}}}});
   out += ev("ping", {{"type", "ping"}});

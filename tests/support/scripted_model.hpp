@@ -19,6 +19,8 @@
 //   "hang second hop"   read_blob, then no answer until the proxy gives up
 //   "slow second hop"   read_blob, then the answer after 1.5 s
 //   "truncate second hop" read_blob, then a stream cut before its end-of-turn events
+// A prompt holding "agent runs: [STEPS]" drives the agent's own tools, one
+// step a turn (agent_plan.hpp; Messages, Chat and Responses), before all these.
 // Gemini: a model turn whose read_blob call lost its thoughtSignature is
 // answered with HTTP 400. Bedrock Converse has no tool choice that forbids
 // tools: there "until tool_choice is none" means until the last user message

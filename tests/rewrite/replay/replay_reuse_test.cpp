@@ -151,7 +151,7 @@ std::vector<std::pair<std::string, std::string>> traces() {
   std::vector<std::pair<std::string, std::string>> out = {
       {"generated codex", codex_rollout(60)}, {"generated cline", cline_history(60)}, {"generated swe-agent", swe_agent(40)}};
   for (const auto& e : fs::directory_iterator(fs::path(GISTPROXY_FIXTURES) / "traces"))
-    if (e.path().extension() != ".md" && e.path().extension() != ".py")
+    if (e.is_regular_file() && e.path().extension() != ".md" && e.path().extension() != ".py")
       out.emplace_back(e.path().filename().string(), slurp(e.path()));
   return out;
 }

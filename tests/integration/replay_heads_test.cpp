@@ -1,0 +1,85 @@
+// Replay predicts what the live proxy saves, even from files that do not
+// record the head (issue 39): each pair in tests/fixtures/traces/pairs is one
+// conversation of a real agent CLI captured twice, as `serve --record` saw its
+// requests (tools and system prompt included) and as the agent's own session
+// file keeps it (without them). Replayed at defaults, the session file gets the
+// agent's head from docs/agent_heads.json; its savings must agree with the
+// recording's within 5 points. The pairs must also tell heads apart (a
+// session file replayed without a head is off by more than that), or the
+// agreement would prove nothing.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "tests/integration/harness.hpp"
+#include "tests/support/child_process.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+const std::filesystem::path pairs = std::filesystem::path(GISTPROXY_FIXTURES) / "traces" / "pairs";
+
+struct capture_pair {
+  const char* agent;
+  const char* session;    // the agent's own file: no head
+  const char* recording;  // the requests as sent
+};
+const capture_pair captured[] = {
+    {"claude-code", "claude-code__session.jsonl", "claude-code__session.recording.jsonl"},
+    {"codex", "codex__session-rollout.jsonl", "codex__session.recording.jsonl"},
+};
+
+nlohmann::json replay_json(const std::string& file, const std::vector<std::string>& flags = {}) {
+  std::vector<std::string> argv = {gistproxy_binary(), "replay", "--json"};
+  argv.insert(argv.end(), flags.begin(), flags.end());
+  argv.push_back((pairs / file).string());
+  child_process p(argv);
+  REQUIRE(p.wait(std::chrono::seconds(60)) == 0);
+  const auto out = p.output();
+  return nlohmann::json::parse(out.substr(out.find('{')));
+}
+
+double saved(const nlohmann::json& j) { return j.value("saved_percent", -100.0); }
+
+}  // namespace
+
+TEST_CASE("a session file replayed at defaults saves what its captured requests save within 5 points", "[replay][heads]") {
+  for (const auto& pair : captured) {
+    INFO(pair.agent);
+    const auto recorded = replay_json(pair.recording);
+    const auto session = replay_json(pair.session);
+    REQUIRE(recorded["heads"].size() == 1);
+    CHECK(recorded["heads"][0]["assumed"] == "recorded");
+    REQUIRE(session["heads"].size() == 1);
+    CHECK(session["heads"][0]["assumed"] == "format default");
+    CHECK(session["turns"] == recorded["turns"]);
+    INFO("recording saves " << saved(recorded) << "%, session file " << saved(session) << "%");
+    CHECK(std::abs(saved(session) - saved(recorded)) <= 5.0);
+  }
+}
+
+// A known gap (issue 39): Codex on a workspace whose BENCHMARKS.md is 2,000
+// tokens larger (the largest output about 17,500 tokens). The live proxy
+// offloaded from turn 9 (the recording replays to 23.4 %); the rollout at
+// defaults decides on the same head size that nothing pays (0.0 %,
+// not_worth_it). Why is not known yet (a guess: the stand-in head is one
+// tool, while Codex sends much of its head as a developer message in the
+// input). Expected to fail until replay decides as the live proxy did; when
+// it passes, drop [!shouldfail].
+TEST_CASE("a Codex rollout with a 17,500-token output saves what its captured requests save", "[replay][heads][!shouldfail]") {
+  const auto recorded = replay_json("codex__session-b.recording.jsonl");
+  const auto session = replay_json("codex__session-b-rollout.jsonl");
+  INFO("recording saves " << saved(recorded) << "%, rollout " << saved(session) << "%");
+  CHECK(std::abs(saved(session) - saved(recorded)) <= 5.0);
+}
+
+TEST_CASE("the capture pairs tell heads apart", "[replay][heads]") {
+  for (const auto& pair : captured) {
+    INFO(pair.agent);
+    const auto recorded = replay_json(pair.recording);
+    const auto headless = replay_json(pair.session, {"--assume-head-tokens", "0"});
+    INFO("recording saves " << saved(recorded) << "%, session file without a head " << saved(headless) << "%");
+    CHECK(std::abs(saved(headless) - saved(recorded)) > 5.0);
+  }
+}
