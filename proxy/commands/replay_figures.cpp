@@ -81,7 +81,8 @@ std::string head_text(const rewrite::replay_stats::head_use& use) {
       return "head assumed: about " + thousands(c.tokens) + " tokens per rebuilt request (--assume-head-tokens)" + turns;
     case why::format_default:
       return "head assumed: about " + thousands(c.tokens) + " tokens per rebuilt request (format default: " +
-             c.estimate.agent + ", an estimate as of " + c.estimate.as_of + "; --assume-head-tokens N to change)" + turns;
+             c.estimate.agent + " as of " + c.estimate.as_of +
+             "; yours grows with MCP servers and instructions: --assume-head-tokens N to change)" + turns;
     case why::unknown: break;
   }
   return "head: unknown (not recorded, no estimate for this format): requests carry none; --assume-head-tokens N"
