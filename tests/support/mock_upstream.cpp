@@ -6,6 +6,7 @@
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/eventstream/eventstream.hpp"
 #include "rewrite/offload/base64.hpp"
+#include "rewrite/request_target.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -38,9 +39,7 @@ namespace {
 
 std::map<std::string, std::string> query_of(std::string_view target) {
   std::map<std::string, std::string> q;
-  auto pos = target.find('?');
-  if (pos == std::string_view::npos) return q;
-  std::string_view rest = target.substr(pos + 1);
+  std::string_view rest = rewrite::query_of(target);
   while (!rest.empty()) {
     auto amp = rest.find('&');
     auto pair = rest.substr(0, amp);
@@ -180,7 +179,7 @@ struct mock_upstream::impl {
   template <class Stream>
   asio::awaitable<bool> respond(Stream& s, beast::flat_buffer& buffer, http::request<http::string_body>& req) {
     std::string target(req.target());
-    std::string path = target.substr(0, target.find('?'));
+    std::string path(rewrite::path_of(target));
     auto q = query_of(target);
     auto simple = [&](http::status st, std::string_view body, std::string_view ct = "application/json"sv) {
       http::response<http::string_body> res{st, 11};
