@@ -1,5 +1,7 @@
 #include "proxy/aws/aws_signing.hpp"
 
+#include "rewrite/request_target.hpp"
+
 namespace gistproxy::proxy {
 namespace {
 
@@ -39,9 +41,7 @@ bool is_sigv4_query_name(std::string_view raw_name) {
 }
 
 bool presigned(std::string_view target) {
-  const auto q = target.find('?');
-  if (q == std::string_view::npos) return false;
-  for (const auto& [name, value] : query_pairs(target.substr(q + 1)))
+  for (const auto& [name, value] : query_pairs(rewrite::query_of(target)))
     if (beast::iequals(name, "X-Amz-Signature")) return true;
   return false;
 }
@@ -52,14 +52,13 @@ bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::strin
 
 store::s3::header_list aws_signer::sign(std::string_view method, std::string_view host_header, std::string_view target,
                                         std::string_view body, std::string_view service, long long unix_seconds) const {
-  const auto q = target.find('?');
   store::s3::sigv4_request request;
   request.method = std::string(method);
   // The path as sent, already %-encoded once: SigV4 for services other than
   // S3 encodes each segment again (a Bedrock model id's ':' is %3A on the
   // wire and %253A in the canonical request).
-  request.path = std::string(target.substr(0, q));
-  if (q != std::string_view::npos) request.query = query_pairs(target.substr(q + 1));
+  request.path = std::string(rewrite::path_of(target));
+  request.query = query_pairs(rewrite::query_of(target));
   request.headers.emplace_back("host", std::string(host_header));
   request.payload_sha256 = store::s3::sha256_hex(body);
   store::s3::sigv4_options options;
@@ -92,10 +91,8 @@ aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool ca
 }
 
 std::string without_sigv4_query(std::string_view target) {
-  const auto q = target.find('?');
-  if (q == std::string_view::npos) return std::string(target);
-  std::string out(target.substr(0, q));
-  std::string_view query = target.substr(q + 1);
+  std::string out(rewrite::path_of(target));  // the whole target when it has no query
+  std::string_view query = rewrite::query_of(target);
   char separator = '?';
   while (!query.empty()) {
     const auto amp = query.find('&');

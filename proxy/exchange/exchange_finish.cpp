@@ -35,13 +35,12 @@ void count(services& svc, request_context& ctx, const std::string& status, std::
   const auto& reply = ctx.out.reply();
   const auto& usage = ctx.upstream.usage;
   const auto group = rewrite::group_label(ctx.in.group);
-  m.requests.labels({api, status, group}).inc();
-  m.request_duration.labels({api, group}).observe(seconds(total));
-  m.upstream_duration.labels({api, group}).observe(seconds(ctx.upstream.wait));
-  m.proxy_overhead.labels({api, group}).observe(seconds(std::max(total - ctx.upstream.wait, std::chrono::nanoseconds(0))));
-  m.request_bytes.labels({api, group}).inc(ctx.in.bytes_in);
-  m.response_bytes.labels({api, group}).inc(reply.bytes_out);
-  if (reply.error) m.errors.labels({source_name(reply.error->source()), reply.error->type(), group}).inc();
+  exchange_stats::finished_request finished{status, group, total, ctx.upstream.wait, ctx.in.bytes_in, reply.bytes_out, {}, {}};
+  if (reply.error) {
+    finished.error_source = source_name(reply.error->source());
+    finished.error_type = reply.error->type();
+  }
+  exchange_stats(m, api).request_finished(finished);
   exchange_stats::count_usage(m, api, group, usage);
   exchange_stats::count_cost(m, ctx.span, api, group, price_of(svc, ctx), usage,
                              {ctx.rw.tokens_saved, ctx.rw.tool_tokens, ctx.upstream.paged_in_tokens});

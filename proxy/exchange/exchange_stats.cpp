@@ -21,6 +21,43 @@ void exchange_stats::calls_past_hop_limit(std::uint64_t n) {
   metrics_.page_ins.labels({api_, rewrite::page_mode_name(rewrite::page_mode::full), page_in_result::hop_limit, source_}).inc(n);
 }
 
+namespace {
+double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+}  // namespace
+
+void exchange_stats::request_finished(const finished_request& r) {
+  metrics_.requests.labels({api_, r.status, r.group}).inc();
+  metrics_.request_duration.labels({api_, r.group}).observe(seconds(r.total));
+  metrics_.upstream_duration.labels({api_, r.group}).observe(seconds(r.upstream_wait));
+  metrics_.proxy_overhead.labels({api_, r.group}).observe(seconds(std::max(r.total - r.upstream_wait, std::chrono::nanoseconds(0))));
+  metrics_.request_bytes.labels({api_, r.group}).inc(r.bytes_in);
+  metrics_.response_bytes.labels({api_, r.group}).inc(r.bytes_out);
+  if (!r.error_source.empty()) metrics_.errors.labels({r.error_source, r.error_type, r.group}).inc();
+}
+
+void exchange_stats::kept_inline(std::string_view cause, std::uint64_t n) {
+  metrics_.outputs_kept_inline.labels({api_, cause}).inc(n);
+}
+
+void exchange_stats::read_blob_offer(std::string_view reason) { metrics_.read_blob_offers.labels({api_, reason}).inc(); }
+
+void exchange_stats::outputs_not_worth_offloading(std::uint64_t n) {
+  metrics_.outputs_not_worth_offloading.labels({api_}).inc(n);
+}
+
+void exchange_stats::turn_memory_bytes(std::uint64_t shared, std::uint64_t fresh) {
+  metrics_.turn_memory_bytes.labels({api_, turn_memory_kind::shared}).inc(shared);
+  metrics_.turn_memory_bytes.labels({api_, turn_memory_kind::fresh}).inc(fresh);
+}
+
+void exchange_stats::upstream_connection_retried() {
+  metrics_.upstream_connections.labels({upstream_connection_result::retried}).inc();
+}
+
+void exchange_stats::upstream_answer_decoded(std::string_view coding) {
+  metrics_.upstream_answers_decoded.labels({coding}).inc();
+}
+
 void exchange_stats::page_in_hops(int hops) { metrics_.page_in_hops.labels({api_}).observe(double(hops)); }
 
 std::string_view exchange_stats::result_label(const rewrite::page_result& r) {

@@ -3,6 +3,7 @@
 // Phases report what happened here; none of them touches a metric family.
 #pragma once
 
+#include <chrono>
 #include <string_view>
 
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
@@ -52,6 +53,22 @@ inline constexpr std::string_view bad_request = "bad_request";  // arguments the
 inline constexpr std::string_view hop_limit = "hop_limit";      // calls made past --max-page-in-hops
 }  // namespace page_in_result
 
+// gistproxy_outputs_kept_inline_total{cause}: outputs over the threshold left inline.
+namespace kept_inline_cause {
+inline constexpr std::string_view churn = "churn";  // the model kept reading them back
+}  // namespace kept_inline_cause
+
+// gistproxy_turn_memory_bytes_total{part}: request bytes shared with the conversation's previous turn, or not.
+namespace turn_memory_kind {
+inline constexpr std::string_view shared = "shared";
+inline constexpr std::string_view fresh = "new";
+}  // namespace turn_memory_kind
+
+// gistproxy_upstream_connections_total{result} the exchange counts (the pool counts new and reused).
+namespace upstream_connection_result {
+inline constexpr std::string_view retried = "retried";  // a stale keep-alive connection, tried again
+}  // namespace upstream_connection_result
+
 class exchange_stats {
  public:
   // `source`: proxy, or api (the offload service): offloads and page-ins say which.
@@ -68,6 +85,25 @@ class exchange_stats {
   void page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens);
   // One offloaded output.
   void offloads(const std::vector<rewrite::offload_record>& records);  // one turn's
+  // One finished request: its count by status, durations, bytes and error,
+  // by api and experiment group.
+  struct finished_request {
+    std::string_view status, group;
+    std::chrono::nanoseconds total{}, upstream_wait{};
+    std::uint64_t bytes_in = 0, bytes_out = 0;
+    std::string_view error_source, error_type;  // empty: the request did not fail
+  };
+  void request_finished(const finished_request& r);
+  // The rewrite's choices on a turn: outputs kept inline (by cause), why
+  // read_blob is offered or not, outputs the cost model kept inline.
+  void kept_inline(std::string_view cause, std::uint64_t n);
+  void read_blob_offer(std::string_view reason);
+  void outputs_not_worth_offloading(std::uint64_t n);
+  // The turn memory's view of a body: bytes shared with the previous turn and new ones.
+  void turn_memory_bytes(std::uint64_t shared, std::uint64_t fresh);
+  // The upstream hop: a stale connection retried; an answer decoded from `coding`.
+  void upstream_connection_retried();
+  void upstream_answer_decoded(std::string_view coding);
   // The live prefix check's verdict on a turn: a break is counted by cause
   // and named on the request span; anything else is not a break.
   void prefix_verdict(rewrite::prefix_verdict verdict, rewrite::experiment_group group, telemetry::span& s);

@@ -84,16 +84,16 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
                    : report.offer_arrives     ? rewrite::planned_break::offer
                    : report.churn_batch       ? rewrite::planned_break::churn
                                               : rewrite::planned_break::none;
-  if (report.kept_inline_churn) svc.metrics.outputs_kept_inline.labels({ctx.in.api, "churn"}).inc(report.kept_inline_churn);
+  if (report.kept_inline_churn) stats.kept_inline(kept_inline_cause::churn, report.kept_inline_churn);
   if (report.age_offloads) ctx.span.set("gistproxy.age_offloads", std::int64_t(report.age_offloads));
   ctx.span.set("gistproxy.offloads", std::int64_t(report.offloads.size()));
   ctx.span.set("gistproxy.tokens_saved", saved);
   ctx.span.set("gistproxy.read_blob_injected", report.tool_injected);
   if (!report.offer_reason.empty()) {
-    svc.metrics.read_blob_offers.labels({ctx.in.api, report.offer_reason}).inc();
+    stats.read_blob_offer(report.offer_reason);
     ctx.span.set_text("gistproxy.read_blob_offer", report.offer_reason);
     const auto declined = std::count(report.fates.begin(), report.fates.end(), rewrite::output_fate::not_worth_it);
-    if (declined) svc.metrics.outputs_not_worth_offloading.labels({ctx.in.api}).inc(std::uint64_t(declined));
+    if (declined) stats.outputs_not_worth_offloading(std::uint64_t(declined));
   }
 }
 

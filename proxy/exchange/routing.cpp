@@ -9,6 +9,7 @@
 
 #include "proxy/exchange/phases.hpp"
 #include "proxy/net/request_target.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -26,9 +27,7 @@ bool has_field(const client_request& r, std::string_view name) {
 // A presigned query: X-Amz-Credential or X-Amz-Signature, in any case, with
 // the dashes spelled or percent-encoded (AWS decodes the names before it reads them).
 bool presigned(std::string_view target) {
-  const auto q = target.find('?');
-  if (q == std::string_view::npos) return false;
-  const auto query = target.substr(q + 1);
+  const auto query = rewrite::query_of(target);
   for (std::string_view name : {"amz-credential=", "amz-signature=", "amz%2dcredential=", "amz%2dsignature="})
     for (std::size_t at = 0; at + name.size() <= query.size(); ++at)
       if (beast::iequals(query.substr(at, name.size()), name)) return true;

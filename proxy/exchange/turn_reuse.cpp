@@ -5,6 +5,7 @@
 // the end of the exchange the body and that record are filed (moved, not
 // copied) as the conversation's latest turn.
 #include "proxy/exchange/phases.hpp"
+#include "proxy/exchange/exchange_stats.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -24,8 +25,7 @@ void recall_turn(services& svc, request_context& ctx) {
   const std::string_view body = in.request.body();
   if (body.size() < min_remembered_body) return;
   const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect, body);
-  svc.metrics.turn_memory_bytes.labels({in.api, "shared"}).inc(reuse.same_bytes());
-  svc.metrics.turn_memory_bytes.labels({in.api, "new"}).inc(body.size() - reuse.same_bytes());
+  exchange_stats(svc.metrics, in.api).turn_memory_bytes(reuse.same_bytes(), body.size() - reuse.same_bytes());
 }
 
 void remember_turn(services& svc, request_context& ctx) {

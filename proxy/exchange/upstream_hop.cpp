@@ -214,7 +214,7 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     watch_.guard(nullptr);
     conn_.reset();
     if (!retry) break;
-    svc_.metrics.upstream_connections.labels({"retried"}).inc();
+    exchange_stats(svc_.metrics, ctx_.in.api).upstream_connection_retried();
   }
   if (watch_.client_gone())
     failure = proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
@@ -247,7 +247,7 @@ std::optional<proxy_error> upstream_hop::start_decoding() {
   }
   if (*coding == rewrite::content_coding::identity) return std::nullopt;
   decoder_ = std::make_unique<rewrite::content_decoder>(*coding);
-  svc_.metrics.upstream_answers_decoded.labels({rewrite::coding_name(*coding)}).inc();
+  exchange_stats(svc_.metrics, ctx_.in.api).upstream_answer_decoded(rewrite::coding_name(*coding));
   // The client gets the decoded bytes: no coding, a length only known at the end.
   h.erase(http::field::content_encoding);
   h.erase(http::field::content_length);

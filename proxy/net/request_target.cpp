@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "rewrite/request_target.hpp"
+
 namespace gistproxy::proxy {
 namespace {
 
@@ -106,9 +108,7 @@ std::optional<std::string> host_field_problem(unsigned version, std::size_t host
 }
 
 std::string_view query_value(std::string_view target, std::string_view name) {
-  auto q = target.find('?');
-  if (q == std::string_view::npos) return {};
-  auto query = target.substr(q + 1);
+  auto query = rewrite::query_of(target);
   while (!query.empty()) {
     auto amp = query.find('&');
     auto pair = query.substr(0, amp);

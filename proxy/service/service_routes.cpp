@@ -43,9 +43,7 @@ service_route service_route_of(std::string_view target) {
 }
 
 std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
-  const auto q = target.find('?');
-  if (q == std::string_view::npos) return std::nullopt;
-  auto query = target.substr(q + 1);
+  auto query = rewrite::query_of(target);
   while (!query.empty()) {
     const auto amp = query.find('&');
     const auto pair = query.substr(0, amp);
@@ -57,9 +55,7 @@ std::optional<std::string> query_parameter(std::string_view target, std::string_
 }
 
 bool query_decodes(std::string_view target) {
-  const auto q = target.find('?');
-  if (q == std::string_view::npos) return true;
-  auto query = target.substr(q + 1);
+  auto query = rewrite::query_of(target);
   while (!query.empty()) {
     const auto amp = query.find('&');
     if (!decoded(query.substr(0, amp))) return false;

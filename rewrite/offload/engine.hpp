@@ -192,7 +192,7 @@ class offload_engine {
   using gist = offload_gist;
 
  private:
-  class pass;  // one request's rewrite, step by step (engine.cpp)
+  class pass;  // one request's rewrite, step by step (pass.hpp)
   static constexpr std::size_t max_cached_gists = 4096;
   // Cached per tenant (a shared cache would tell one tenant, by its speed,
   // what another offloaded).

@@ -3,10 +3,10 @@
 #include "tests/support/scripted_model.hpp"
 #include "tests/support/http_compression.hpp"
 #include "tests/support/api_scenarios.hpp"
+#include "rewrite/blob/digest.hpp"
 #include "rewrite/eventstream/eventstream.hpp"
 #include "rewrite/offload/base64.hpp"
-
-#include <openssl/sha.h>
+#include "rewrite/request_target.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -39,9 +39,7 @@ namespace {
 
 std::map<std::string, std::string> query_of(std::string_view target) {
   std::map<std::string, std::string> q;
-  auto pos = target.find('?');
-  if (pos == std::string_view::npos) return q;
-  std::string_view rest = target.substr(pos + 1);
+  std::string_view rest = rewrite::query_of(target);
   while (!rest.empty()) {
     auto amp = rest.find('&');
     auto pair = rest.substr(0, amp);
@@ -63,20 +61,6 @@ std::string lowercase(std::string_view s) {
   for (auto& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
   return out;
 }
-
-std::string sha256_hex(std::string_view s) {
-  unsigned char d[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(s.data()), s.size(), d);
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (auto b : d) {
-    out += hex[b >> 4];
-    out += hex[b & 15];
-  }
-  return out;
-}
-
-
 
 }  // namespace
 
@@ -195,7 +179,7 @@ struct mock_upstream::impl {
   template <class Stream>
   asio::awaitable<bool> respond(Stream& s, beast::flat_buffer& buffer, http::request<http::string_body>& req) {
     std::string target(req.target());
-    std::string path = target.substr(0, target.find('?'));
+    std::string path(rewrite::path_of(target));
     auto q = query_of(target);
     auto simple = [&](http::status st, std::string_view body, std::string_view ct = "application/json"sv) {
       http::response<http::string_body> res{st, 11};
@@ -217,7 +201,7 @@ struct mock_upstream::impl {
                        {"target", target},
                        {"headers", headers},
                        {"body_size", req.body().size()},
-                       {"body_sha256", sha256_hex(req.body())}};
+                       {"body_sha256", rewrite::sha256_hex(req.body())}};
       if (req.body().size() <= 65536) j["body"] = req.body();
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
@@ -256,7 +240,7 @@ struct mock_upstream::impl {
         // follow the request, whose messages grow from hop to hop.
         const std::size_t messages = request.is_object() && request.contains("messages") && request["messages"].is_array()
                                          ? request["messages"].size() : 0;
-        const std::string id = "chatcmpl-mock-" + sha256_hex(req.body()).substr(0, 12);
+        const std::string id = "chatcmpl-mock-" + rewrite::sha256_hex(req.body()).substr(0, 12);
         const std::string created = "\"created\":" + std::to_string(1700000000 + messages);
         for (auto at = text.find("\"chatcmpl-mock\""); api == llm_api::chat && at != std::string::npos;
              at = text.find("\"chatcmpl-mock\"", at))

@@ -89,9 +89,7 @@ bool collect_parts(json::cursor& c, request_scan& out) {
 
 // Whether the query of `target` has name=value (exactly; the first of that name wins).
 static bool has_query_pair(std::string_view target, std::string_view name, std::string_view value) {
-  auto q = target.find('?');
-  if (q == std::string_view::npos) return false;
-  auto query = target.substr(q + 1);
+  auto query = rewrite::query_of(target);
   query = query.substr(0, query.find('#'));
   while (!query.empty()) {
     auto amp = query.find('&');
