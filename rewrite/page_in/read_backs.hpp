@@ -25,15 +25,26 @@ namespace gistproxy::rewrite {
 // that is at least half of it.
 bool reads_back(std::uint64_t returned, std::uint64_t total);
 
+// The memory an entry keyed by `key` takes in a node-based map or a vector
+// of strings, counted generously: the key's bytes, the string and node
+// headers, and the bucket. Bounds on records are in these bytes.
+constexpr std::size_t record_bytes(std::string_view key) {
+  return key.size() + sizeof(std::string) + 4 * sizeof(void*) + sizeof(std::uint64_t) * 2;
+}
+
 class read_back_ledger {
  public:
   // `hash` was read back on `turn`; true when this made it stay inline (its
-  // turns of read-backs now exceed `max_read_backs`; 0: never).
-  bool note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs);
+  // turns of read-backs now exceed `max_read_backs`; 0: never). A hash new
+  // to the ledger is noted only if its entries fit in `room` bytes.
+  bool note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs,
+            std::size_t room = std::size_t(-1));
   // The outputs that stay inline, and whether some joined on `latest_turn`
   // (the turn before the one the record is for).
   void fill(conversation_record& r, std::uint64_t latest_turn) const;
   std::size_t size() const { return counts_.size(); }
+  // What its entries hold, counted as record_bytes counts them.
+  std::size_t bytes() const { return bytes_; }
   // Outputs gone back inline from which the conversation churns (conversation_record::churning).
   static constexpr std::size_t churning_at = 2;
 
@@ -46,6 +57,7 @@ class read_back_ledger {
   std::unordered_map<std::string, entry, handle_key_hash, std::equal_to<>> counts_;
   std::vector<std::string> inline_;  // sorted
   std::uint64_t joined_on_ = 0;      // the turn the latest joined on
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace gistproxy::rewrite
