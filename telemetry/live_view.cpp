@@ -76,7 +76,7 @@ conversation_ledger::conversation& conversation_ledger::touch(const turn_event& 
     return recent_.front();
   }
   if (limits_.conversations == 0 || index_.size() >= limits_.conversations) evict_least_recent();
-  recent_.push_front(conversation{e.trace_id, e.api, e.model, e.group, 0, e.unix_ms, e.unix_ms, 0, 0, 0, 0, 0, {},
+  recent_.push_front(conversation{e.trace_id, e.api, e.model, e.group, 0, e.unix_ms, e.unix_ms, 0, 0, 0, 0, 0, 0, {},
                                   conversation_join(1, limits_.handles)});
   index_.emplace(e.trace_id, recent_.begin());
   auto& c = recent_.front();
@@ -96,6 +96,7 @@ void conversation_ledger::add(turn_event e) {
   t.status = e.status;
   t.input_tokens = e.input_tokens;
   t.offloads = e.offloads;
+  t.kept_inline = e.kept_inline;
   t.tokens_saved = saved(e.tokens_before, e.tokens_after);
   c.last_ms = std::max(c.last_ms, e.unix_ms);
   if (!e.model.empty()) {
@@ -104,6 +105,7 @@ void conversation_ledger::add(turn_event e) {
     c.model = e.model;
   }
   c.offloads += e.offloads;
+  c.kept_inline += e.kept_inline;
   c.tokens_saved += t.tokens_saved;
 
   // This turn's offloads join before its page-ins: a blob paged back in the
@@ -158,7 +160,8 @@ nlohmann::json conversation_ledger::summary_of(const conversation& c) const {
   return {{"trace_id", c.trace_id}, {"api", c.api},           {"model", c.model},
           {"group", c.group},       {"turns", c.turns},       {"first_seen_unix_ms", c.first_ms},
           {"last_seen_unix_ms", c.last_ms}, {"offloads", c.offloads}, {"tokens_saved", c.tokens_saved},
-          {"page_ins", c.page_ins}, {"churn", c.churn},       {"integrity_failures", c.integrity_failures}};
+          {"page_ins", c.page_ins}, {"churn", c.churn},       {"integrity_failures", c.integrity_failures},
+          {"kept_inline", c.kept_inline}};
 }
 
 nlohmann::json conversation_ledger::conversations_json(std::size_t max) const {
@@ -193,6 +196,7 @@ std::optional<nlohmann::json> conversation_ledger::conversation_json(const std::
                      {"input_tokens", t.input_tokens},
                      {"offloads", t.offloads},
                      {"tokens_saved", t.tokens_saved},
+                     {"kept_inline", t.kept_inline},
                      {"new_offloads", std::move(offloads)},
                      {"new_offloads_not_shown", t.offloads_not_kept},
                      {"page_ins", std::move(page_ins)},
@@ -252,6 +256,7 @@ nlohmann::json summary_json(const totals& t, const minute_series& series, const 
       {"offloads", t.offloads},
       {"page_ins", t.page_ins},
       {"churn", t.churn},
+      {"kept_inline_churn", t.kept_inline_churn},
       {"integrity_failures", t.integrity_failures},
       {"rewrite_failures", t.rewrite_failures},
       {"groups", groups},

@@ -56,6 +56,7 @@ struct turn_event {
   int status = 0;
   std::uint64_t input_tokens = 0;  // as the upstream reported (all hops)
   std::uint64_t offloads = 0, tokens_before = 0, tokens_after = 0;  // every offload of the turn
+  std::uint64_t kept_inline = 0;  // outputs kept inline because the conversation re-reads (cause="churn")
   std::vector<offload_detail> new_offloads;  // those new to the conversation, at most details_per_turn
   std::uint64_t new_offloads_dropped = 0;
   std::vector<page_in_detail> page_ins;  // at most details_per_turn
@@ -103,7 +104,7 @@ class conversation_ledger {
     std::optional<churn_pair> churn;
   };
   struct turn_row {
-    std::uint64_t n = 0, unix_ms = 0, input_tokens = 0, offloads = 0, tokens_saved = 0;
+    std::uint64_t n = 0, unix_ms = 0, input_tokens = 0, offloads = 0, tokens_saved = 0, kept_inline = 0;
     int status = 0;
     std::vector<offload_detail> offloads_kept;
     std::uint64_t offloads_not_kept = 0, page_ins_not_kept = 0;
@@ -114,6 +115,7 @@ class conversation_ledger {
     std::string trace_id, api, model, group;
     std::uint64_t turns = 0, first_ms = 0, last_ms = 0;
     std::uint64_t offloads = 0, tokens_saved = 0, page_ins = 0, churn = 0, integrity_failures = 0;
+    std::uint64_t kept_inline = 0;  // its turns' kept_inline: outputs held back for its churn
     std::deque<turn_row> kept;
     conversation_join join;
     std::size_t bytes = 0;  // estimated: itself, its kept turns and its join
@@ -161,6 +163,7 @@ struct totals {
   std::uint64_t cache_read_tokens = 0, cache_reported_tokens = 0;  // the input tokens whose cache split was reported
   double saved_usd = 0, overhead_usd = 0;
   std::uint64_t offloads = 0, page_ins = 0, churn = 0, integrity_failures = 0;
+  std::uint64_t kept_inline_churn = 0;  // gistproxy_outputs_kept_inline_total{cause="churn"}
   std::map<std::string, std::uint64_t> rewrite_failures;  // by reason
   struct group_totals {
     std::uint64_t requests = 0, input_tokens = 0;

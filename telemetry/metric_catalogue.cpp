@@ -75,8 +75,8 @@ metric_catalogue::metric_catalogue(registry& r)
                                                  {"api"})),
       outputs_kept_inline(r.add_counter("gistproxy_outputs_kept_inline_total",
                                         "Tool outputs over the threshold left inline, per request, by cause: churn "
-                                        "(the model read it back on more than --churn-max-read-backs turns of its "
-                                        "conversation, or the conversation churns and never offloaded it).",
+                                        "(its conversation re-reads: an output was read back on more than "
+                                        "--churn-max-read-backs turns; this one was read back, or never offloaded).",
                                         {"api", "cause"})),
       turn_memory_bytes(r.add_counter("gistproxy_turn_memory_bytes_total",
                                       "Request bytes of bodies the turn memory looked up (16 KB and more): shared with "

@@ -120,6 +120,7 @@ void tell_live_view(services& svc, request_context& ctx, int status, const std::
   e.status = status;
   e.input_tokens = ctx.upstream.usage.input_tokens > 0 ? std::uint64_t(ctx.upstream.usage.input_tokens) : 0;
   e.offloads = live.offloads;
+  e.kept_inline = live.kept_inline;
   e.tokens_before = live.tokens_before;
   e.tokens_after = live.tokens_after;
   e.new_offloads = std::move(live.new_offloads);

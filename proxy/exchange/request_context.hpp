@@ -97,6 +97,7 @@ struct connection_memo {
 // to the conversation, capped per request; the rest is counted.
 struct live_notes {
   std::uint64_t offloads = 0, tokens_before = 0, tokens_after = 0;
+  std::uint64_t kept_inline = 0;  // outputs kept inline for the conversation's churn
   std::vector<telemetry::live::offload_detail> new_offloads;
   std::uint64_t new_offloads_dropped = 0;
   std::vector<telemetry::live::page_in_detail> page_ins;

@@ -77,6 +77,7 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
     if (ctx.span.recording) emit_compaction_span(svc.tracer, ctx.span, o);  // spans go nowhere without an exporter
   }
   live.offloads += report.offloads.size();
+  live.kept_inline += report.kept_inline_churn;
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget

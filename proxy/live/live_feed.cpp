@@ -60,6 +60,9 @@ telemetry::live::totals live_feed::read_totals() const {
   t.offloads = sum(m.offloads);
   t.page_ins = sum(m.page_ins);
   t.churn = sum(m.paging_churn);
+  m.outputs_kept_inline.for_each([&](const auto& l, const auto& c) {  // api, cause
+    if (label(l, 1) == "churn") t.kept_inline_churn += c.value();
+  });
   t.integrity_failures = sum(m.integrity_failures);
   // Groups only appear once a request of theirs finished.
   for (auto it = t.groups.begin(); it != t.groups.end();) it = it->second.requests ? std::next(it) : t.groups.erase(it);

@@ -60,7 +60,7 @@ constexpr std::string_view page = R"html(<!doctype html>
       <div class="card"><div class="label">cache-read share</div><div class="value" id="cache-read-share">-</div></div>
       <div class="card"><div class="label">offloads</div><div class="value" id="offloads">-</div></div>
       <div class="card"><div class="label">page-ins</div><div class="value" id="page-ins">-</div></div>
-      <div class="card"><div class="label">churn</div><div class="value" id="churn">-</div></div>
+      <div class="card"><div class="label">churn</div><div class="value" id="churn">-</div><div class="sub" id="kept-inline"></div></div>
       <div class="card"><div class="label">integrity failures</div><div class="value" id="integrity-failures">-</div></div>
     </div>
     <div style="display:grid; grid-template-columns:1fr 1fr; gap:16px; margin-top:12px">
@@ -83,7 +83,7 @@ constexpr std::string_view page = R"html(<!doctype html>
   <section class="wide">
     <h2>Recent conversations</h2>
     <table><thead><tr><th>trace id</th><th>API</th><th>model</th><th class="num">turns</th><th class="num">tokens saved</th>
-      <th class="num">page-ins</th><th class="num">churn</th><th>last seen</th></tr></thead>
+      <th class="num">page-ins</th><th class="num">churn</th><th class="num">kept inline</th><th>last seen</th></tr></thead>
     <tbody id="conversations"></tbody></table>
   </section>
   <section class="wide" id="conversation-panel">
@@ -155,6 +155,7 @@ function renderSummary(s) {
   setText("offloads", int(s.offloads));
   setText("page-ins", int(s.page_ins));
   setText("churn", int(s.churn));
+  setText("kept-inline", int(s.kept_inline_churn) + " outputs kept inline for it");
   setText("integrity-failures", int(s.integrity_failures));
   const failures = $("rewrite-failures");
   failures.replaceChildren();
@@ -178,7 +179,8 @@ function renderConversations(list, now) {
   if (!list.length) body.appendChild(row([["no conversations yet", "empty"]]));
   for (const c of list) {
     const tr = row([[c.trace_id], [c.api], [c.model], [int(c.turns), "num"], [int(c.tokens_saved), "num"],
-                    [int(c.page_ins), "num"], [int(c.churn), c.churn ? "num churn" : "num"], [ago(c.last_seen_unix_ms, now)]]);
+                    [int(c.page_ins), "num"], [int(c.churn), c.churn ? "num churn" : "num"],
+                    [int(c.kept_inline), c.kept_inline ? "num churn" : "num"], [ago(c.last_seen_unix_ms, now)]]);
     tr.firstChild.className = "mono";
     tr.classList.add("pick");
     if (c.trace_id === selected) tr.classList.add("selected");
@@ -193,13 +195,15 @@ function renderConversation(c) {
   const box = $("conversation");
   box.replaceChildren();
   const head = el("p", c.api + " · " + c.model + " · " + int(c.turns) + " turns · " + int(c.tokens_saved) + " tokens saved · " +
-                  int(c.page_ins) + " page-ins · " + int(c.churn) + " churn · " + int(c.integrity_failures) + " integrity failures");
+                  int(c.page_ins) + " page-ins · " + int(c.churn) + " churn · " + int(c.kept_inline) + " kept inline for churn · " +
+                  int(c.integrity_failures) + " integrity failures");
   box.appendChild(head);
   if (c.turns_not_shown) box.appendChild(el("p", int(c.turns_not_shown) + " earlier turns not kept", "empty"));
   for (const t of c.turns_detail) {
     const div = el("div", undefined, "turn");
     div.appendChild(el("h3", "turn " + t.turn + " · HTTP " + t.status + " · " + int(t.input_tokens) + " input tokens · " +
-                       int(t.offloads) + " offloads · " + int(t.tokens_saved) + " tokens saved"));
+                       int(t.offloads) + " offloads · " + int(t.tokens_saved) + " tokens saved" +
+                       (t.kept_inline ? " · " + int(t.kept_inline) + " kept inline for churn" : "")));
     if (t.new_offloads.length) {
       const table = el("table");
       table.appendChild(row([["offloaded"], ["handle"], ["tool"], ["kind"], ["bytes", "num"], ["tokens", "num"]]));

@@ -39,8 +39,8 @@ struct offload_config {
   text_results text_tool_results = text_results::none;  // --text-tool-results cline
   reference_config reference;
   // An output read back on more than this many turns of its conversation
-  // stays inline from then on (read_backs.hpp); 0: never.
-  std::uint32_t max_read_backs = 2;
+  // makes the conversation a re-reader (read_backs.hpp); 0: never.
+  std::uint32_t max_read_backs = 1;
 };
 
 // Parses "NAME=never", "NAME=always" or "NAME=4000"; nullopt on bad syntax.

@@ -4,55 +4,98 @@
 
 namespace gistproxy::rewrite {
 
-std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
-  std::lock_guard lock(mutex_);
-  if (traces_.size() >= max_traces_ && !traces_.count(trace)) traces_.clear();  // bounded memory
-  return ++traces_[trace].turns;
-}
-
 namespace {
 
 constexpr std::size_t max_handles_per_trace = 10000;
 
-// A hash seen before (most, every turn) costs a lookup, not a node built and thrown away.
-template <class Map>
-bool note_first(Map& first_offload, std::string_view hash, std::uint64_t turn) {
-  if (first_offload.find(hash) != first_offload.end() || first_offload.size() >= max_handles_per_trace) return false;
-  first_offload.emplace(std::string(hash), turn);
-  return true;
+}  // namespace
+
+churn_tracker::churn_tracker(std::size_t max_bytes)
+    : max_bytes_(max_bytes), max_trace_bytes_(std::max<std::size_t>(max_bytes / 8, 1)) {}
+
+std::size_t churn_tracker::own_bytes(const std::string& trace, const trace_state& s) const {
+  // The key in the map and its place in the list, the state, and what it holds.
+  return record_bytes(trace) + sizeof(trace_state) + 4 * sizeof(void*) + s.handle_bytes + s.read_backs.bytes();
 }
 
-}  // namespace
+churn_tracker::trace_state* churn_tracker::touch_existing(const std::string& trace) {
+  auto it = traces_.find(trace);
+  if (it == traces_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second.use);
+  return &it->second;
+}
+
+churn_tracker::trace_state& churn_tracker::touch(const std::string& trace) {
+  if (auto* s = touch_existing(trace)) return *s;
+  if (record_bytes(trace) + sizeof(trace_state) + 4 * sizeof(void*) > max_trace_bytes_) {
+    scratch_ = {};  // a key too long to keep: its turn is answered, and forgotten
+    return scratch_;
+  }
+  auto it = traces_.try_emplace(trace).first;
+  lru_.push_front(&it->first);
+  it->second.use = lru_.begin();
+  settle(it->second);
+  return it->second;
+}
+
+void churn_tracker::settle(trace_state& s) {
+  if (&s == &scratch_) return;
+  const auto& key = **s.use;
+  bytes_ -= s.counted;
+  s.counted = own_bytes(key, s);
+  bytes_ += s.counted;
+  while (bytes_ > max_bytes_ && lru_.size() > 1 && lru_.back() != &key) {
+    auto victim = traces_.find(*lru_.back());
+    bytes_ -= victim->second.counted;
+    lru_.pop_back();
+    traces_.erase(victim);
+  }
+}
+
+std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
+  std::lock_guard lock(mutex_);
+  return ++touch(trace).turns;
+}
 
 void churn_tracker::offloaded(const std::string& trace, std::span<const std::string_view> hashes, std::uint64_t turn,
                               std::vector<bool>& first) {
   first.assign(hashes.size(), false);
   if (hashes.empty()) return;
   std::lock_guard lock(mutex_);
-  auto& handles = traces_[trace].first_offload;
-  for (std::size_t i = 0; i < hashes.size(); ++i) first[i] = note_first(handles, hashes[i], turn);
+  auto& s = touch(trace);
+  auto& handles = s.first_offload;
+  for (std::size_t i = 0; i < hashes.size(); ++i) {
+    // A hash seen before (most, every turn) costs a lookup, not a node built and thrown away.
+    const auto hash = hashes[i];
+    if (handles.find(hash) != handles.end() || handles.size() >= max_handles_per_trace) continue;
+    if (own_bytes(trace, s) + record_bytes(hash) > max_trace_bytes_) continue;  // a conversation holds its share
+    handles.emplace(std::string(hash), turn);
+    s.handle_bytes += record_bytes(hash);
+    first[i] = true;
+  }
+  settle(s);
 }
 
 std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::string& trace, const std::string& hash,
                                                                 std::uint64_t turn) {
   std::lock_guard lock(mutex_);
-  auto it = traces_.find(trace);
-  if (it == traces_.end()) return std::nullopt;
-  auto h = it->second.first_offload.find(hash);
-  if (h == it->second.first_offload.end()) return std::nullopt;
+  auto* s = touch_existing(trace);
+  if (!s) return std::nullopt;
+  auto h = s->first_offload.find(hash);
+  if (h == s->first_offload.end()) return std::nullopt;
   return turn >= h->second ? turn - h->second : 0;
 }
 
 conversation_record churn_tracker::record(const std::string& trace) {
   conversation_record r;
   std::lock_guard lock(mutex_);
-  auto it = traces_.find(trace);
-  if (it == traces_.end()) return r;
-  r.offered = it->second.offered;
-  it->second.read_backs.fill(r, it->second.turns);
+  auto* s = touch_existing(trace);
+  if (!s) return r;
+  r.offered = s->offered;
+  s->read_backs.fill(r, s->turns);
   if (r.churning) {
-    r.offloaded_handles.reserve(it->second.first_offload.size());
-    for (const auto& [hash, turn] : it->second.first_offload) r.offloaded_handles.push_back(hash);
+    r.offloaded_handles.reserve(s->first_offload.size());
+    for (const auto& [hash, turn] : s->first_offload) r.offloaded_handles.push_back(hash);
     std::sort(r.offloaded_handles.begin(), r.offloaded_handles.end());
   }
   return r;
@@ -61,14 +104,27 @@ conversation_record churn_tracker::record(const std::string& trace) {
 bool churn_tracker::read_back(const std::string& trace, const std::string& hash, std::uint64_t turn,
                               std::uint32_t max_read_backs) {
   std::lock_guard lock(mutex_);
-  auto it = traces_.find(trace);
-  return it != traces_.end() && it->second.read_backs.note(hash, turn, max_read_backs);
+  auto* s = touch_existing(trace);
+  if (!s) return false;
+  const auto used = own_bytes(trace, *s);
+  const bool joined = s->read_backs.note(hash, turn, max_read_backs, max_trace_bytes_ > used ? max_trace_bytes_ - used : 0);
+  settle(*s);
+  return joined;
 }
 
 void churn_tracker::note_offered(const std::string& trace) {
   std::lock_guard lock(mutex_);
-  if (traces_.size() >= max_traces_ && !traces_.count(trace)) traces_.clear();  // bounded memory
-  traces_[trace].offered = true;
+  touch(trace).offered = true;
+}
+
+std::size_t churn_tracker::bytes() {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+std::size_t churn_tracker::conversations() {
+  std::lock_guard lock(mutex_);
+  return traces_.size();
 }
 
 }  // namespace gistproxy::rewrite

@@ -2,11 +2,15 @@
 // conversation that offloaded it belonged in the window. The tracker keeps,
 // per trace, a turn counter and the turn each handle was first offloaded,
 // and what the trace's earlier turns decided that later ones keep
-// (conversation_record.hpp); bounded, in memory (a restart forgets, which
-// under-counts churn and lets the next turn decide afresh).
+// (conversation_record.hpp); in memory (a restart forgets, which
+// under-counts churn and lets the next turn decide afresh), under a byte
+// bound: past it the least recently used conversation is forgotten, never
+// all at once, so the live ones keep what they decided (read_blob offered,
+// outputs inline). One conversation holds at most an eighth of the bound.
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -23,7 +27,8 @@ namespace gistproxy::rewrite {
 
 class churn_tracker {
  public:
-  explicit churn_tracker(std::size_t max_traces = 20000) : max_traces_(max_traces) {}
+  static constexpr std::size_t default_max_bytes = std::size_t(64) << 20;
+  explicit churn_tracker(std::size_t max_bytes = default_max_bytes);
   // A new request (turn) of this trace; returns its 1-based turn number.
   std::uint64_t begin_turn(const std::string& trace);
   // Notes a turn's offloads; the first turn each handle was offloaded in is
@@ -44,16 +49,35 @@ class churn_tracker {
   // it stay inline from the next turn on (read_back_ledger::note).
   bool read_back(const std::string& trace, const std::string& hash, std::uint64_t turn, std::uint32_t max_read_backs);
 
+  // What the records hold (record_bytes), and how many conversations.
+  std::size_t bytes();
+  std::size_t conversations();
+
  private:
   struct trace_state {
     std::uint64_t turns = 0;
     bool offered = false;
     read_back_ledger read_backs;
     std::unordered_map<std::string, std::uint64_t, handle_key_hash, std::equal_to<>> first_offload;
+    std::size_t handle_bytes = 0;                // first_offload's, counted
+    std::size_t counted = 0;                     // what bytes_ holds for it
+    std::list<const std::string*>::iterator use;  // its place in lru_
   };
+  // The trace's state, made if new, and now the most recently used; or null.
+  trace_state& touch(const std::string& trace);
+  trace_state* touch_existing(const std::string& trace);
+  // Counts the state's bytes again, then forgets the least recently used
+  // others while the whole is over the bound.
+  void settle(trace_state& s);
+  std::size_t own_bytes(const std::string& trace, const trace_state& s) const;
+
   std::mutex mutex_;
   std::unordered_map<std::string, trace_state> traces_;
-  std::size_t max_traces_;
+  trace_state scratch_;               // what touch answers for a key too long to keep
+  std::list<const std::string*> lru_;  // keys of traces_ (stable), most recently used first
+  std::size_t bytes_ = 0;
+  std::size_t max_bytes_;
+  std::size_t max_trace_bytes_;
 };
 
 }  // namespace gistproxy::rewrite

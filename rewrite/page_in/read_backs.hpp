@@ -1,13 +1,24 @@
-// Paging churn that acts: an output the model reads back (whole, or most of
-// it) on more than `max_read_backs` turns of one conversation stays inline
-// from then on (conversation_record::inline_handles). Pure bookkeeping, one
+// Paging churn that acts, decided per conversation: once one output was read
+// back (whole, or most of it) on more than `max_read_backs` turns, the
+// conversation is a re-reader. Every output it read back, then or later,
+// stays inline from the next turn on, and its new outputs are never
+// offloaded (conversation_record::churning). Pure bookkeeping, one
 // conversation's; the churn tracker keeps one per trace and locks around it.
 //
-// Batched for the prompt cache: outputs join the inline set as their count
-// crosses the limit, all of one turn's crossings together, and the next turn
-// takes them in one go (one break of the cached prefix, at the earliest of
-// them, planned and counted as cause="churn"). An output is read back at
-// most once per turn, however many pages or calls that turn took.
+// Why a conversation, and why on a second turn: with the page-in hop hidden
+// from the client, an output read back is written to the provider's cache
+// again on every turn that reads it, and once more on the turn that puts it
+// back inline. Waiting for each output to cross a limit pays that for each;
+// deciding on the first output read back on a second turn pays it for the
+// outputs offloaded before (about two turns' worth). Deciding on the first
+// read-back alone would come a turn sooner, but would also take every later
+// saving from a model that reads each output once, as it is meant to.
+//
+// Batched for the prompt cache: outputs join the inline set together, all of
+// one turn's, and the next turn takes them in one go (one break of the
+// cached prefix, at the earliest of them, planned and counted as
+// cause="churn"). An output is read back at most once per turn, however many
+// pages or calls that turn took.
 #pragma once
 
 #include <cstdint>
@@ -25,17 +36,29 @@ namespace gistproxy::rewrite {
 // that is at least half of it.
 bool reads_back(std::uint64_t returned, std::uint64_t total);
 
+// The memory an entry keyed by `key` takes in a node-based map or a vector
+// of strings, counted generously: the key's bytes, the string and node
+// headers, and the bucket. Bounds on records are in these bytes.
+constexpr std::size_t record_bytes(std::string_view key) {
+  return key.size() + sizeof(std::string) + 4 * sizeof(void*) + sizeof(std::uint64_t) * 2;
+}
+
 class read_back_ledger {
  public:
-  // `hash` was read back on `turn`; true when this made it stay inline (its
-  // turns of read-backs now exceed `max_read_backs`; 0: never).
-  bool note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs);
+  // `hash` was read back on `turn`; true when this made some output stay
+  // inline: the conversation became a re-reader (this output's turns of
+  // read-backs exceed `max_read_backs`; 0: never) or was one already and
+  // this output was not inline yet. A hash new to the ledger is noted only
+  // if its entries fit in `room` bytes.
+  bool note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs,
+            std::size_t room = std::size_t(-1));
   // The outputs that stay inline, and whether some joined on `latest_turn`
   // (the turn before the one the record is for).
   void fill(conversation_record& r, std::uint64_t latest_turn) const;
+  bool rereader() const { return rereader_; }
   std::size_t size() const { return counts_.size(); }
-  // Outputs gone back inline from which the conversation churns (conversation_record::churning).
-  static constexpr std::size_t churning_at = 2;
+  // What its entries hold, counted as record_bytes counts them.
+  std::size_t bytes() const { return bytes_; }
 
  private:
   struct entry {
@@ -44,8 +67,12 @@ class read_back_ledger {
   };
   static constexpr std::size_t max_handles = 10000;  // bounded, like the tracker's handles
   std::unordered_map<std::string, entry, handle_key_hash, std::equal_to<>> counts_;
+  void join(std::string_view hash, std::uint64_t turn);
+
+  bool rereader_ = false;            // the conversation reads back what was offloaded
   std::vector<std::string> inline_;  // sorted
   std::uint64_t joined_on_ = 0;      // the turn the latest joined on
+  std::size_t bytes_ = 0;
 };
 
 }  // namespace gistproxy::rewrite

@@ -12,6 +12,7 @@
 #include "rewrite/text/utf8.hpp"
 #include "tests/integration/operators_workload.hpp"
 #include "tests/support/child_process.hpp"
+#include "tests/support/tool_conversation.hpp"
 
 using namespace gistproxy::testing;
 
@@ -235,4 +236,43 @@ TEST_CASE("a model or tool name of invalid UTF-8, or cut through a character, ne
   CHECK(summary["dropped"]["text_cut"].get<std::uint64_t>() >= 2);
   CHECK(summary["dropped"]["text_repaired"].get<std::uint64_t>() >= 1);
   CHECK(http_request(admin, "GET", "/healthz").status == 200);
+}
+
+TEST_CASE("the live view shows the outputs a re-reading conversation keeps inline and its paging churn") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  std::vector<std::string> outputs;
+  for (int turn = 1; turn <= 4; ++turn) {  // the scripted model pages every reference back, every turn
+    outputs.push_back(log_output("out" + std::to_string(turn), 12000));
+    REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body_of("chat", outputs, "reread everything you offload"),
+                         {{"Authorization", "Bearer sk-live"}})
+                .status == 200);
+  }
+  const auto admin = proxy.admin_port();
+  nlohmann::json list;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {  // the view takes events in every second: wait (bounded) for the fourth turn
+    list = get_json(admin, "/api/conversations")["conversations"];
+    if (list.size() == 1 && list[0]["turns"] == 4) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  } while (std::chrono::steady_clock::now() < deadline);
+  REQUIRE(list.size() == 1);
+  REQUIRE(list[0]["turns"] == 4);
+  const auto s = summary_caught_up(admin);
+  const auto metrics = http_request(admin, "GET", "/metrics").body;
+  // Turn 2 tells a re-reader; turns 3 and 4 keep all their outputs inline.
+  CHECK(metric_sum(metrics, "gistproxy_outputs_kept_inline_total") == 3 + 4);
+  CHECK(s["kept_inline_churn"].get<double>() == 3 + 4);
+  const auto& c = list[0];
+  CHECK(c["kept_inline"] == 3 + 4);
+  CHECK(c["churn"].get<double>() == metric_sum(metrics, "gistproxy_paging_churn_total"));
+  CHECK(c["churn"] >= 2);  // output 1 paged on its own turn and the next, output 2 on its own
+  const auto detail = get_json(admin, "/api/conversations/" + c["trace_id"].get<std::string>());
+  std::vector<std::uint64_t> kept;
+  for (const auto& t : detail["turns_detail"]) kept.push_back(t["kept_inline"].get<std::uint64_t>());
+  CHECK(kept == std::vector<std::uint64_t>{0, 0, 3, 4});
+  const auto page = http_request(admin, "GET", "/").body;  // the page renders the figures it is given
+  CHECK(page.find("kept-inline") != std::string::npos);
+  CHECK(page.find("c.kept_inline") != std::string::npos);
+  CHECK(page.find("t.kept_inline") != std::string::npos);
 }

@@ -172,6 +172,11 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
     if (t.calls.empty()) t.text = "read " + std::to_string(c.blob_results.size()) + " outputs back";
     return t;
   }
+  if (u.find("read each new output once") != std::string::npos) {  // the newest reference back, whole, once
+    if (c.blob_results.empty() && !c.tools_forbidden && !c.handles.empty()) rb("rb_0", {{"handle", c.handles.back()}});
+    if (t.calls.empty()) t.text = "read " + std::to_string(c.blob_results.size()) + " outputs back";
+    return t;
+  }
   if (u.find("unknown handle") != std::string::npos) {
     if (c.blob_results.empty()) rb("rb_0", {{"handle", "0000000000000000"}});
     else t.text = "tool said: " + c.blob_results[0];

@@ -82,6 +82,7 @@ TEST_CASE("the ledger joins a conversation's turns: churn pairs, integrity failu
   ledger.add(t2);
   auto t3 = turn(1, 3000);
   t3.page_ins = {page_in('b')};  // two turns after its offload: no churn
+  t3.kept_inline = 2;            // the conversation re-reads: its outputs stay inline
   ledger.add(t3);
 
   auto j = ledger.conversation_json(trace(1));
@@ -93,8 +94,11 @@ TEST_CASE("the ledger joins a conversation's turns: churn pairs, integrity failu
   CHECK((*j)["churn"] == 3);  // a in turns 1 and 2, b in turn 2
   CHECK((*j)["integrity_failures"] == 1);
   CHECK((*j)["last_seen_unix_ms"] == 3000);
+  CHECK((*j)["kept_inline"] == 2);
   const auto& turns = (*j)["turns_detail"];
   REQUIRE(turns.size() == 3);
+  CHECK(turns[1]["kept_inline"] == 0);
+  CHECK(turns[2]["kept_inline"] == 2);
   CHECK(turns[0]["new_offloads"].size() == 2);
   CHECK(turns[0]["new_offloads"][0]["kind"] == "log");
   CHECK(turns[1]["new_offloads"].empty());
@@ -194,6 +198,7 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   t.overhead_usd = 0.125;
   t.rewrite_failures["unparsable"] = 2;
   t.groups["control"] = {1, 10, 0.25};
+  t.kept_inline_churn = 7;
   minute_series s;
   auto j = summary_json(t, s, drops{3, 0, 0, 0, 0, {}}, 6'000'000'000, 5'999'000'000);
   CHECK(j["tokens_saved"] == 400);
@@ -203,6 +208,7 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   CHECK(j["rewrite_failures"]["unparsable"] == 2);
   CHECK(j["groups"]["control"]["requests"] == 1);
   CHECK(j["dropped"]["events"] == 3);
+  CHECK(j["kept_inline_churn"] == 7);
   CHECK(j["per_minute"].size() == 60);
 }
 

@@ -84,7 +84,7 @@ TEST_CASE("read_blob offered before lets a late large output be offloaded withou
 }
 
 TEST_CASE("the churn tracker remembers per conversation that read_blob was offered") {
-  churn_tracker t(2);
+  churn_tracker t;
   CHECK_FALSE(t.record("a").offered);
   t.note_offered("a");
   CHECK(t.record("a").offered);

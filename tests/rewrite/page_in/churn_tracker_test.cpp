@@ -1,4 +1,5 @@
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <random>
 #include <set>
 #include <string>
@@ -72,4 +73,64 @@ TEST_CASE("handle key hash: equal keys hash equal, and keys differing in the dig
   std::set<std::size_t> buckets;
   for (int i = 0; i < 1000; ++i) buckets.insert(h("t/" + sha256_hex(std::to_string(i))) % 97);
   CHECK(buckets.size() == 97);  // a thousand digests reach every one of 97 buckets
+}
+
+TEST_CASE("churn tracker: past its byte bound it forgets the least recently used conversation alone") {
+  churn_tracker probe;
+  probe.note_offered("conv-0");
+  const auto one = probe.bytes();  // one conversation holding nothing but its offer
+  REQUIRE(one > 0);
+  churn_tracker t(8 * one);  // room for eight (a conversation may hold an eighth of the bound)
+  for (int c = 0; c < 8; ++c) t.note_offered("conv-" + std::to_string(c));
+  CHECK(t.conversations() == 8);
+  t.begin_turn("conv-0");  // used again: now conv-1 is the least recently used
+  t.note_offered("conv-8");
+  CHECK(t.conversations() == 8);
+  CHECK_FALSE(t.record("conv-1").offered);  // forgotten, alone
+  for (int c : {0, 2, 3, 4, 5, 6, 7, 8}) CHECK(t.record("conv-" + std::to_string(c)).offered);  // the live keep their offer
+  CHECK(t.bytes() <= 8 * one);
+}
+
+TEST_CASE("churn tracker: a conversation's handles and read-backs count in its bytes") {
+  churn_tracker t;
+  t.begin_turn("conv");
+  const auto empty = t.bytes();
+  std::vector<std::string> hashes;
+  for (int i = 0; i < 100; ++i) hashes.push_back(sha256_hex(std::to_string(i)));
+  std::vector<bool> first;
+  t.offloaded("conv", views(hashes), 1, first);
+  const auto offloaded = t.bytes();
+  CHECK(offloaded >= empty + 100 * (64 + sizeof(std::string)));
+  for (const auto& h : hashes) t.read_back("conv", h, 1, 1);
+  CHECK(t.bytes() >= offloaded + 100 * (64 + sizeof(std::string)));
+}
+
+TEST_CASE("churn tracker: hostile conversations never hold more than its byte bound") {
+  const std::size_t bound = 256 * 1024;
+  churn_tracker t(bound);
+  std::mt19937 rng(11);
+  std::vector<bool> first;
+  std::size_t kept_by_one = 0;
+  for (int round = 0; round < 400; ++round) {
+    const std::string trace = "trace-" + std::to_string(rng() % 50);
+    const auto turn = t.begin_turn(trace);
+    t.note_offered(trace);
+    std::vector<std::string> hashes;  // many handles a turn, some of them long
+    for (int k = 0; k < 300; ++k) hashes.push_back(std::string(rng() % 7 ? 64 : 900, char('a' + rng() % 26)) + std::to_string(rng()));
+    t.offloaded(trace, views(hashes), turn, first);
+    for (const auto& h : hashes) t.read_back(trace, h, turn, 1);
+    REQUIRE(t.bytes() <= bound);
+    kept_by_one = std::max(kept_by_one, std::size_t(std::count(first.begin(), first.end(), true)));
+  }
+  // One conversation keeps at most its share (an eighth of the bound), however many it offloads.
+  churn_tracker lone(bound);
+  std::vector<std::string> many;
+  for (int i = 0; i < 20000; ++i) many.push_back(sha256_hex(std::to_string(i)));
+  lone.begin_turn("one");
+  lone.offloaded("one", views(many), 1, first);
+  for (const auto& h : many) lone.read_back("one", h, 1, 1);
+  CHECK(lone.bytes() <= bound / 8);
+  CHECK(lone.conversations() == 1);
+  CHECK(std::count(first.begin(), first.end(), true) > 100);  // it did keep what fits
+  CHECK(kept_by_one > 0);
 }

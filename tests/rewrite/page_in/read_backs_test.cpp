@@ -1,7 +1,7 @@
-// Paging churn that acts (read_backs.hpp): an output read back on more than
-// max_read_backs turns of its conversation stays inline from the next turn
-// on, all of one turn's together; a conversation where enough did keeps the
-// outputs it never offloaded inline too.
+// Paging churn that acts (read_backs.hpp): once an output is read back on
+// more than max_read_backs turns of its conversation, what the conversation
+// read back goes inline from the next turn on, all together, and the outputs
+// it never offloaded stay inline too.
 #include <catch2/catch.hpp>
 
 #include "rewrite/blob/digest.hpp"
@@ -22,43 +22,46 @@ TEST_CASE("read back: a page of at least half the blob reads it back, less does 
   CHECK_FALSE(reads_back(0, 0));  // an empty or unknown blob is never read back
 }
 
-TEST_CASE("read back: an output joins the inline set on its third turn of read-backs, counted once a turn") {
+TEST_CASE("read back: an output read back on a second turn makes the conversation a re-reader") {
   read_back_ledger l;
-  const auto a = sha256_hex("a"), b = sha256_hex("b");
-  CHECK_FALSE(l.note(a, 1, 2));
-  CHECK_FALSE(l.note(a, 1, 2));  // the same turn again (another page of it): not a new read-back
-  CHECK_FALSE(l.note(a, 2, 2));
-  CHECK_FALSE(l.note(b, 2, 2));
+  const auto a = sha256_hex("a"), b = sha256_hex("b"), c = sha256_hex("c");
+  CHECK_FALSE(l.note(a, 1, 1));
+  CHECK_FALSE(l.note(a, 1, 1));  // the same turn again (another page of it): not a new read-back
+  CHECK_FALSE(l.note(b, 2, 1));  // read back once, on its own turn: a model reading it as it should
   conversation_record r;
   l.fill(r, 2);
   CHECK(r.inline_handles.empty());
   CHECK_FALSE(r.batch_due);
-  CHECK(l.note(a, 3, 2));        // more than 2 turns: it stays inline
-  CHECK_FALSE(l.note(a, 4, 2));  // joins once
-  l.fill(r, 3);
-  CHECK(r.inline_handles == std::vector<std::string>{a});
-  CHECK(r.batch_due);  // joined on the latest turn: the next turn takes it, and breaks the prefix there
-  CHECK(r.keeps_inline(a));
-  CHECK_FALSE(r.keeps_inline(b));
-  l.fill(r, 4);
-  CHECK_FALSE(r.batch_due);  // taken: later turns only keep it
-  CHECK(r.keeps_inline(a));
   CHECK_FALSE(r.churning);
+  CHECK(l.note(a, 3, 1));  // a second turn: a re-reader
+  CHECK(l.rereader());
+  l.fill(r, 3);
+  CHECK(r.inline_handles == std::vector<std::string>{std::min(a, b), std::max(a, b)});  // all it read back, sorted
+  CHECK(r.batch_due);  // joined on the latest turn: the next turn takes them, and breaks the prefix there
+  CHECK(r.churning);
+  CHECK(r.keeps_inline(a));
+  CHECK(r.keeps_inline(b));
+  CHECK_FALSE(l.note(a, 4, 1));  // inline already
+  l.fill(r, 4);
+  CHECK_FALSE(r.batch_due);  // taken: later turns only keep them
+  CHECK(l.note(c, 5, 1));    // offloaded before, first read back now: joins, in a batch of its own
+  l.fill(r, 5);
+  CHECK(r.batch_due);
+  CHECK(r.keeps_inline(c));
 }
 
-TEST_CASE("read back: outputs crossing on the same turn go inline in one batch") {
+TEST_CASE("read back: a higher limit waits for more turns of the same output") {
   read_back_ledger l;
-  const auto a = sha256_hex("a"), b = sha256_hex("b"), c = sha256_hex("c");
-  for (std::uint64_t turn = 1; turn <= 2; ++turn)
-    for (const auto& h : {a, b}) l.note(h, turn, 2);
-  CHECK(l.note(b, 3, 2));
+  const auto a = sha256_hex("a"), b = sha256_hex("b");
+  for (std::uint64_t turn = 1; turn <= 2; ++turn) {
+    CHECK_FALSE(l.note(a, turn, 2));
+    CHECK_FALSE(l.note(b, turn + 10, 2));  // b's turns are apart from a's: never counted together
+  }
+  CHECK_FALSE(l.rereader());
   CHECK(l.note(a, 3, 2));
-  l.note(c, 3, 2);
   conversation_record r;
   l.fill(r, 3);
-  CHECK(r.inline_handles == std::vector<std::string>{std::min(a, b), std::max(a, b)});  // sorted
-  CHECK(r.batch_due);
-  CHECK(r.churning);  // two outputs of the conversation went back inline
+  CHECK(r.inline_handles.size() == 2);
 }
 
 TEST_CASE("read back: a limit of zero never keeps an output inline") {
@@ -67,29 +70,44 @@ TEST_CASE("read back: a limit of zero never keeps an output inline") {
   conversation_record r;
   l.fill(r, 10);
   CHECK(r.inline_handles.empty());
+  CHECK_FALSE(r.churning);
 }
 
-TEST_CASE("read back: a churning conversation keeps what it never offloaded inline, and what it did offloaded") {
+TEST_CASE("read back: a model reading each output once keeps them offloaded") {
+  churn_tracker t;
+  std::vector<std::string> outputs;
+  std::vector<bool> first;
+  for (std::uint64_t turn = 1; turn <= 12; ++turn) {
+    CHECK(t.begin_turn("conv") == turn);
+    outputs.push_back(sha256_hex(std::to_string(turn)));
+    std::vector<std::string_view> all(outputs.begin(), outputs.end());
+    t.offloaded("conv", all, turn, first);
+    t.read_back("conv", outputs.back(), turn, 1);  // the new one, whole, once
+    const auto r = t.record("conv");
+    CHECK_FALSE(r.churning);
+    CHECK(r.inline_handles.empty());
+  }
+}
+
+TEST_CASE("read back: a re-reading conversation keeps what it never offloaded inline, and what it did offloaded") {
   churn_tracker t;
   const auto a = sha256_hex("a"), b = sha256_hex("b"), c = sha256_hex("c"), fresh = sha256_hex("new");
   std::vector<bool> first;
   std::vector<std::string_view> all{a, b, c};
-  for (std::uint64_t turn = 1; turn <= 3; ++turn) {
+  for (std::uint64_t turn = 1; turn <= 2; ++turn) {
     CHECK(t.begin_turn("conv") == turn);
     t.offloaded("conv", all, turn, first);
-    t.read_back("conv", a, turn, 2);
-    t.read_back("conv", b, turn, 2);
+    t.read_back("conv", a, turn, 1);
+    CHECK(t.record("conv").churning == (turn == 2));
   }
   auto r = t.record("conv");
-  CHECK(r.churning);
   CHECK(r.keeps_inline(a));
-  CHECK(r.keeps_inline(b));
-  CHECK_FALSE(r.keeps_inline(c));  // offloaded, read back less: stays offloaded (no break)
+  CHECK_FALSE(r.keeps_inline(b));  // offloaded, never read back: stays offloaded (no break)
   CHECK(r.keeps_inline(fresh));    // never offloaded here: the model would read it back too
   CHECK_FALSE(t.record("other").keeps_inline(fresh));
   // Another conversation's read-backs are its own.
   t.begin_turn("other");
-  t.read_back("other", c, 1, 2);
+  t.read_back("other", c, 1, 1);
   CHECK_FALSE(t.record("conv").keeps_inline(c));
 }
 
