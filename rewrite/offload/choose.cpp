@@ -85,7 +85,9 @@ void offload_engine::pass::apply_cost_model() {
       auto g = gist_of(c);
       saving = g->shape.tokens > g->reference_tokens ? g->shape.tokens - g->reference_tokens : 0;
     }
-    points.push_back({rough_tokens(c.out->value.begin), saving});
+    // Where the output sits in the provider's cache order, not in the JSON:
+    // tools sent after the messages are still cached before them.
+    points.push_back({rough_tokens(cache_order_offset(body_.size(), scan_.conversation, c.out->value.begin)), saving});
   }
   auto decision = decide_offer(cfg_.cost_model, rough_tokens(head), definition_tokens, read_ratio_, points);
   report_.offer_reason = decision.reason == offer_decision::why::head          ? "head"

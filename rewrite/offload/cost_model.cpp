@@ -85,4 +85,10 @@ std::size_t stable_head_bytes(std::size_t body_bytes, std::optional<json::range>
   return body_bytes - std::min(body_bytes, conversation->end - second_item_begin);
 }
 
+std::size_t cache_order_offset(std::size_t body_bytes, std::optional<json::range> conversation, std::size_t at) {
+  if (!conversation || at < conversation->begin || at > conversation->end || conversation->end > body_bytes) return at;
+  const auto outside = body_bytes - (conversation->end - conversation->begin);
+  return outside + (at - conversation->begin);
+}
+
 }  // namespace gistproxy::rewrite

@@ -111,4 +111,12 @@ std::uint64_t age_watermark(const age_config& age, const cost_model_config& cost
 std::size_t stable_head_bytes(std::size_t body_bytes, std::optional<json::range> conversation,
                               std::size_t second_item_begin);
 
+// Bytes that precede body offset `at` in a provider's cache order, where
+// everything outside the conversation list (tools, system prompt, settings)
+// comes first whatever the members' order in the JSON: a client may send its
+// tools after its messages (Codex CLI sends `input` before `tools`), and the
+// cached prefix an output's offload rewrites still holds them. `at` outside
+// the list (or no list): `at` itself.
+std::size_t cache_order_offset(std::size_t body_bytes, std::optional<json::range> conversation, std::size_t at);
+
 }  // namespace gistproxy::rewrite

@@ -155,6 +155,32 @@ TEST_CASE("auto in the engine: light conversations go as sent, heavy ones are of
   }
 }
 
+TEST_CASE("an output's prefix holds the tools whether the client sends them before or after its messages") {
+  // A provider caches tools first, then the conversation, whatever the
+  // members' order in the JSON (Codex CLI sends `input` before `tools`).
+  const std::string body = chat_request(40000, 0, 32000);  // keys sorted: messages, model, tools
+  auto parsed = nlohmann::ordered_json::parse(body);
+  nlohmann::ordered_json tools_first = {{"model", parsed["model"]}, {"tools", parsed["tools"]}, {"messages", parsed["messages"]}};
+  REQUIRE(body.find("\"tools\"") > body.find("\"messages\""));
+  cost_engine after, before;
+  const auto tools_after = after.run(body);
+  const auto tools_before = before.run(tools_first.dump());
+  // About 10,000 tokens of tools before the output: rewriting them costs
+  // more than its ~8,000 tokens save; counted from its byte offset alone the
+  // tools would be left out and the late definition would seem to pay.
+  CHECK(tools_before.offer_reason == "not_worth");
+  CHECK(tools_after.offer_reason == tools_before.offer_reason);
+  CHECK(tools_after.offloads.size() == tools_before.offloads.size());
+
+  request_scan scan;
+  REQUIRE(dialect_named("chat")->scan(body, scan));
+  REQUIRE(scan.conversation);
+  const auto outside = body.size() - scan.conversation->size();
+  CHECK(cache_order_offset(body.size(), scan.conversation, scan.conversation->begin + 10) == outside + 10);
+  CHECK(cache_order_offset(body.size(), scan.conversation, 3) == 3);  // outside the list: its own offset
+  CHECK(cache_order_offset(body.size(), std::nullopt, 77) == 77);
+}
+
 TEST_CASE("the cost model's rho comes from the model's own prices") {
   CHECK(cache_read_ratio({3.0, 0.30, 3.75, 15.0}).value() == Approx(0.08));  // Anthropic: read over write
   CHECK(cache_read_ratio({2.0, 0.5, 0.0, 8.0}).value() == Approx(0.25));     // gpt-4.1: read over input
