@@ -216,12 +216,12 @@ class dialect {
 
   // Reads model, stream flag and conversation key; nullopt if the body is not
   // a JSON object this dialect understands (the proxy then forwards untouched).
-  virtual std::optional<request_facts> inspect(std::string_view body) const = 0;
+  virtual std::optional<request_facts> inspect(json::document body) const = 0;
   // What the request target adds to the facts (APIs that name the model or
   // the streaming mode in the path); nothing by default.
   virtual void inspect_target(std::string_view target, request_facts& facts) const;
   // Finds the client's tool outputs and tools; false if the body does not parse.
-  virtual bool scan(std::string_view body, request_scan& out) const = 0;
+  virtual bool scan(json::document body, request_scan& out) const = 0;
   // The read_blob tool definition in this API's format (one JSON object).
   virtual std::string read_blob_tool(std::string_view name) const = 0;
   // A JSON value to put where an image block was (Anthropic: a text block).

@@ -64,8 +64,8 @@ bool read_message(json::cursor& c, message_view& out) {
       .has_value();
 }
 
-bool append_content_text_at(std::string_view doc, json::range content, std::string& out) {
-  json::cursor c(doc.substr(0, content.end), content.begin);
+bool append_content_text_at(json::document doc, json::range content, std::string& out) {
+  json::cursor c(doc.up_to(content.end), content.begin);
   return append_content_text(c, out);
 }
 

@@ -35,6 +35,6 @@ struct message_view {
 bool read_message(json::cursor& c, message_view& out);
 
 // Appends the text of a content value found earlier at `content`.
-bool append_content_text_at(std::string_view doc, json::range content, std::string& out);
+bool append_content_text_at(json::document doc, json::range content, std::string& out);
 
 }  // namespace gistproxy::rewrite

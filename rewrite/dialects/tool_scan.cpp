@@ -37,7 +37,7 @@ bool collect_part(json::cursor& e, std::string_view tool_name, std::string_view 
   } else if (images && type == "image" && source) {
     std::string source_type, media_type;
     std::optional<json::range> data;
-    json::cursor s(doc.substr(0, source->end), source->begin);
+    json::cursor s(doc.up_to(source->end), source->begin);
     bool ok = s.object([&](std::string_view key, json::cursor& v) {
                  if (key == "type" && v.peek() == json::kind::string) return v.string_value(source_type);
                  if (key == "media_type" && v.peek() == json::kind::string) return v.string_value(media_type);

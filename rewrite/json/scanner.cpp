@@ -103,9 +103,12 @@ std::size_t string_close(std::string_view doc, std::size_t begin, std::size_t fr
 
 }  // namespace
 
+document::document(std::string_view bytes, reuse_scope* reuse)
+    : std::string_view(bytes), reuse_(reuse && reuse->covers(bytes) ? reuse : nullptr) {}
+
 bool cursor::skip_string() {
   const std::size_t begin = pos_;
-  auto* reuse = reuse_scope::active(doc_);
+  auto* reuse = doc_.reuse();
   if (!reuse) {  // no previous turn to ask: one pass
     const auto end = string_close(doc_, begin, begin + 1);
     if (end == std::string_view::npos) return fail();
@@ -203,7 +206,7 @@ std::optional<range> cursor::skip_value() {
   std::size_t begin = pos_;
   // A container the previous turn's body had at this offset, within the
   // bytes both bodies share, ends where it ended then (walk_reuse.hpp).
-  auto* reuse = begin < doc_.size() && (doc_[begin] == '{' || doc_[begin] == '[') ? reuse_scope::active(doc_) : nullptr;
+  auto* reuse = begin < doc_.size() && (doc_[begin] == '{' || doc_[begin] == '[') ? doc_.reuse() : nullptr;
   if (reuse)
     if (auto known = reuse->container_end(begin); known && *known <= doc_.size()) {
       reuse->saw_container({begin, *known});  // the next turn asks again

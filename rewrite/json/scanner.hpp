@@ -20,13 +20,41 @@ struct range {
   std::size_t size() const { return end - begin; }
 };
 
+class reuse_scope;  // walk_reuse.hpp
+
+// The bytes a cursor walks, with the turn memory's reuse for them when the
+// caller was handed one (walk_reuse.hpp). The reuse travels only where it is
+// passed: plain bytes convert to a document without it, and a reuse made for
+// another buffer is dropped (it answers for offsets in its own bytes only).
+class document : public std::string_view {
+ public:
+  document(std::string_view bytes) : std::string_view(bytes) {}
+  document(const std::string& bytes) : std::string_view(bytes) {}
+  document(const char* bytes) : std::string_view(bytes) {}
+  // Keeps `reuse` when it is null or covers `bytes` (the same first byte and
+  // no more bytes than it was made for).
+  document(std::string_view bytes, reuse_scope* reuse);
+
+  reuse_scope* reuse() const { return reuse_; }
+  // The first `end` bytes, with the same reuse (offsets do not move).
+  document up_to(std::size_t end) const {
+    document d(substr(0, end));
+    d.reuse_ = reuse_;
+    return d;
+  }
+
+ private:
+  reuse_scope* reuse_ = nullptr;
+};
+
 class cursor {
  public:
-  explicit cursor(std::string_view doc, std::size_t pos = 0) : doc_(doc), pos_(pos) {}
+  explicit cursor(document doc, std::size_t pos = 0) : doc_(doc), pos_(pos) {}
 
   bool failed() const { return failed_; }
   std::size_t pos() const { return pos_; }
-  std::string_view doc() const { return doc_; }
+  // The document walked, with its reuse: for a cursor over part of it.
+  const document& doc() const { return doc_; }
 
   // Kind of the next value (after whitespace), without consuming it.
   kind peek();
@@ -69,7 +97,7 @@ class cursor {
     return false;
   }
 
-  std::string_view doc_;
+  document doc_;
   std::size_t pos_;
   bool failed_ = false;
 };

@@ -6,8 +6,6 @@
 namespace gistproxy::rewrite::json {
 namespace {
 
-thread_local reuse_scope* innermost = nullptr;
-
 std::size_t begin_of(const range& r) { return r.begin; }
 std::size_t begin_of(const hashed_value& h) { return h.at.begin; }
 std::size_t end_of(const range& r) { return r.end; }
@@ -62,17 +60,7 @@ std::size_t common_prefix(std::string_view a, std::string_view b) {
 }
 
 reuse_scope::reuse_scope(std::string_view doc, const walk_record* previous, std::size_t same_bytes, walk_record* learn)
-    : doc_(doc), previous_(previous), same_(std::min(same_bytes, doc.size())), learn_(learn), outer_(innermost) {
-  innermost = this;
-}
-
-reuse_scope::~reuse_scope() { innermost = outer_; }
-
-reuse_scope* reuse_scope::active(std::string_view doc) {
-  for (auto* s = innermost; s; s = s->outer_)
-    if (s->doc_.data() == doc.data() && doc.size() <= s->doc_.size()) return s;
-  return nullptr;
-}
+    : doc_(doc), previous_(previous), same_(std::min(same_bytes, doc.size())), learn_(learn) {}
 
 template <class T>
 const T* reuse_scope::find(const std::vector<T>& v, std::size_t& hint, std::size_t begin) const {

@@ -5,12 +5,13 @@
 //
 // A walk_record is what walks of one document learned: where its long
 // strings end, and the hashes of the values the prefix check hashed. A
-// reuse_scope, installed on this thread while a new document is walked,
-// answers from the previous document's record for any value that lies wholly
-// within the bytes both documents share (`same_bytes`, found by memcmp):
-// a value's extent and hash depend on its own bytes only, so the answer is
-// exactly what scanning would find. Nothing is reused past those bytes.
-// Outside a scope, or for another buffer, cursors scan as always.
+// reuse_scope, handed to the cursors that walk a new document (as a
+// json::document: the bytes and their reuse), answers from the previous
+// document's record for any value that lies wholly within the bytes both
+// documents share (`same_bytes`, found by memcmp): a value's extent and hash
+// depend on its own bytes only, so the answer is exactly what scanning would
+// find. Nothing is reused past those bytes. A cursor handed plain bytes, or a
+// scope made for another buffer, scans as always.
 #pragma once
 
 #include <cstddef>
@@ -58,13 +59,14 @@ class reuse_scope {
   // `previous` may be null (nothing to reuse, only learn); `learn` may be
   // null (nothing recorded). Both must outlive the scope.
   reuse_scope(std::string_view doc, const walk_record* previous, std::size_t same_bytes, walk_record* learn);
-  ~reuse_scope();
   reuse_scope(const reuse_scope&) = delete;
   reuse_scope& operator=(const reuse_scope&) = delete;
 
-  // The scope for this document on this thread (same first byte address and
-  // a size within the scope's document), else null.
-  static reuse_scope* active(std::string_view doc);
+  // Whether this scope answers for `doc`: its bytes or a prefix of them
+  // (the same first byte address and no more bytes).
+  bool covers(std::string_view doc) const { return doc.data() == doc_.data() && doc.size() <= doc_.size(); }
+  // The scope's bytes, handed to the cursors that walk them.
+  document bytes() { return document(doc_, this); }
 
   // Where the string opening at `begin` ends (after its closing quote), when
   // the previous document had it and both documents share all its bytes.
@@ -86,7 +88,6 @@ class reuse_scope {
   const walk_record* previous_;
   std::size_t same_;
   walk_record* learn_;
-  reuse_scope* outer_;
   std::size_t string_hint_ = 0, container_hint_ = 0, hash_hint_ = 0;
 };
 

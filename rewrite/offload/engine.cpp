@@ -191,7 +191,7 @@ const std::shared_ptr<const offload_engine::gist>& offload_engine::pass::gist_of
   return c.gist = e_.gist_of(tenant_, content(c), hash, c.out->tool_name, ref_cfg_);
 }
 
-rewrite_result offload_engine::rewrite(const dialect& d, std::string_view body, std::string_view tenant,
+rewrite_result offload_engine::rewrite(const dialect& d, json::document body, std::string_view tenant,
                                        std::optional<double> read_ratio,
                                        std::optional<std::uint64_t> threshold_tokens,
                                        const output_reuse& reuse) const {

@@ -181,8 +181,9 @@ class offload_engine {
   // model (cache_read_ratio of its price); the API's usual ratio without one.
   // `threshold_tokens`: this request's own threshold (a client's
   // x-gistproxy-threshold the operator allows); the configured one without.
-  // `reuse`: the conversation's previous turn, when the proxy remembers it.
-  rewrite_result rewrite(const dialect& d, std::string_view body, std::string_view tenant,
+  // `body` carries the walks' reuse when the turn memory walks it
+  // (walk_reuse.hpp); `reuse`: the conversation's previous turn's outputs.
+  rewrite_result rewrite(const dialect& d, json::document body, std::string_view tenant,
                          std::optional<double> read_ratio = std::nullopt,
                          std::optional<std::uint64_t> threshold_tokens = std::nullopt,
                          const output_reuse& reuse = {}) const;

@@ -69,7 +69,7 @@ bool hashed_part(json::cursor& c, std::string_view marker, prefix_part& out) {
   out = {};
   c.peek();  // past whitespace: the range starts at the value
   out.at.begin = c.pos();
-  auto* reuse = json::reuse_scope::active(c.doc());
+  auto* reuse = c.doc().reuse();
   if (reuse)
     if (auto known = reuse->hash_at(out.at.begin)) {
       auto r = c.skip_value();
@@ -107,7 +107,7 @@ namespace {
 // says whether it did. Whether the provider holds the conversation; nullopt
 // when the body is not a JSON object that scans.
 template <class OnHead, class OnReset, class OnItem, class TakeItems>
-std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layout, OnHead on_head, OnReset on_items_reset,
+std::optional<bool> walk_prefix(json::document body, const prefix_layout& layout, OnHead on_head, OnReset on_items_reset,
                                 OnItem on_item, TakeItems take_items) {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return std::nullopt;
@@ -151,7 +151,7 @@ std::optional<bool> walk_prefix(std::string_view body, const prefix_layout& layo
 
 }  // namespace
 
-std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_layout& layout) {
+std::optional<prefix_parts> split_prefix(json::document body, const prefix_layout& layout) {
   prefix_parts out;
   auto held = walk_prefix(
       body, layout, [&](std::size_t slot, const prefix_part& p) { out.head[slot] = p; },
@@ -180,7 +180,7 @@ std::size_t items_to_take(const prefix_reuse& reuse, std::size_t list_begin) {
 }  // namespace
 
 // The serve path's reader: hashes only, no parts kept.
-std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout,
+std::optional<prefix_fingerprint> fingerprint_prefix(json::document body, const prefix_layout& layout,
                                                      const prefix_reuse& reuse) {
   std::array<std::uint64_t, prefix_layout::max_head> head{};
   prefix_fingerprint fp;

@@ -57,7 +57,7 @@ struct prefix_parts {
   bool provider_held = false;      // the provider holds the conversation: items say nothing of the cache
 };
 
-std::optional<prefix_parts> split_prefix(std::string_view body, const prefix_layout& layout);
+std::optional<prefix_parts> split_prefix(json::document body, const prefix_layout& layout);
 
 // Whether `cur` sends again, unchanged, every head member and every item of
 // `prev` (a provider-held conversation: the head alone).
@@ -104,7 +104,7 @@ struct prefix_reuse {
 
 // nullopt when the body is not a JSON object of that layout's shape, or when
 // the provider holds the conversation.
-std::optional<prefix_fingerprint> fingerprint_prefix(std::string_view body, const prefix_layout& layout,
+std::optional<prefix_fingerprint> fingerprint_prefix(json::document body, const prefix_layout& layout,
                                                      const prefix_reuse& reuse = {});
 
 prefix_summary summary_of(const prefix_fingerprint& fp);

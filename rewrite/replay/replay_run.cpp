@@ -106,7 +106,7 @@ void replay_session::replay_one(const recorded_request& req) {
   const std::string_view body = stream.body_of(req);
   replayed_request out{&req, d, {}, {}, {}};
   std::string model;
-  if (auto facts = [&] { auto scope = stream.body_scope(body); return d->inspect(body); }()) {
+  if (auto facts = [&] { auto scope = stream.body_scope(body); return d->inspect(scope.bytes()); }()) {
     if (!req.target.empty()) d->inspect_target(req.target, *facts);  // Gemini and the clouds name the model there
     out.conversation_key = facts->conversation_key;
     model = facts->model;
@@ -116,7 +116,7 @@ void replay_session::replay_one(const recorded_request& req) {
   scan.text_results_from = engine.config().text_tool_results;
   stream.reuse_in(scan);
   std::vector<std::string> keys;
-  if ([&] { auto scope = stream.body_scope(body); return d->scan(body, scan); }())
+  if ([&] { auto scope = stream.body_scope(body); return d->scan(scope.bytes(), scan); }())
     for (const auto& o : scan.outputs) {
       keys.push_back(stream.output_key(o));
       s.seen_outputs[o.tool_name.empty() ? std::string("(unknown)") : std::string(o.tool_name)].insert(keys.back());
@@ -130,7 +130,7 @@ void replay_session::replay_one(const recorded_request& req) {
     auto scope = stream.body_scope(body);
     auto reuse = stream.engine_reuse();
     reuse.conversation = &record;
-    return engine.rewrite(*d, body, tenant_, read_ratio, std::nullopt, reuse);
+    return engine.rewrite(*d, scope.bytes(), tenant_, read_ratio, std::nullopt, reuse);
   }();
   out.report = std::move(result.report);
   record.offered |= out.report.tool_injected || out.report.tool_already_ours;
@@ -169,7 +169,7 @@ void replay_session::measure_turn(const dialect& d, std::string_view body, const
   st.tokens_after += input_after;
 
   const auto layout = d.cache_prefix();
-  auto sent = [&] { auto scope = stream.body_scope(body); return split_prefix(body, layout); }();
+  auto sent = [&] { auto scope = stream.body_scope(body); return split_prefix(scope.bytes(), layout); }();
   auto forwarded = rewritten ? stream.split_forwarded(out.forwarded, layout) : sent;
   auto [it, first] = s.last_turn.try_emplace(out.conversation_key);
   std::uint64_t cached_before = 0, cached_after = 0;

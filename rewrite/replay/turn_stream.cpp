@@ -196,7 +196,7 @@ std::optional<prefix_parts> turn_stream::split_forwarded(std::string_view forwar
   const json::walk_record* walks = nullptr;
   if (forwarded_same_) walks = previous_->rewritten ? &previous_->forwarded_walks : &previous_->walks;
   json::reuse_scope scope(forwarded, walks, forwarded_same_, reuse_ ? &next_->forwarded_walks : nullptr);
-  return split_prefix(forwarded, layout);
+  return split_prefix(scope.bytes(), layout);
 }
 
 std::uint64_t turn_stream::part_tokens(std::string_view text, json::range at, bool forwarded) {

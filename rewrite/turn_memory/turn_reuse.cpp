@@ -50,7 +50,7 @@ std::size_t turn_reuse::shared_with(std::string_view body) const {
 
 std::optional<request_facts> turn_reuse::inspect(std::string_view body) const {
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
-  return next_->api->inspect(body);
+  return next_->api->inspect(scope.bytes());
 }
 
 rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
@@ -61,7 +61,7 @@ rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_vie
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   const output_reuse reuse{prev ? &prev->outputs : nullptr, shared_with(body), &next_->outputs,
                            prev ? &prev->items : nullptr, &next_->items, may_store, conversation};
-  auto result = engine.rewrite(*next_->api, body, tenant, read_ratio, threshold_tokens, reuse);
+  auto result = engine.rewrite(*next_->api, scope.bytes(), tenant, read_ratio, threshold_tokens, reuse);
   // How this body's forwarded bytes were made, for fingerprint_forwarded and
   // the next turn; only for the buffer that was compared (and is remembered).
   next_->edits_known = body.data() == compared_.data() && body.size() == compared_.size();
@@ -73,7 +73,7 @@ std::optional<prefix_fingerprint> turn_reuse::fingerprint_client(std::string_vie
                                                                  const prefix_layout& layout) const {
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
-  return fingerprint_prefix(body, layout,
+  return fingerprint_prefix(scope.bytes(), layout,
                             {prev ? &prev->client_prefix : nullptr, shared_with(body), &next_->client_prefix});
 }
 
@@ -102,7 +102,7 @@ std::optional<prefix_fingerprint> turn_reuse::fingerprint_forwarded(std::string_
     same = known + json::common_prefix(before.substr(known), forwarded.substr(known));
   }
   json::reuse_scope scope(forwarded, walks, same, &next_->forwarded_walks);
-  return fingerprint_prefix(forwarded, layout, {items, same, &next_->forwarded_prefix});
+  return fingerprint_prefix(scope.bytes(), layout, {items, same, &next_->forwarded_prefix});
 }
 
 std::shared_ptr<const remembered_turn> turn_reuse::finish(std::string body, std::string forwarded) {

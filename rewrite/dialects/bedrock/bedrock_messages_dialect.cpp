@@ -23,7 +23,7 @@ std::string_view verb_of(std::string_view path) {
 }
 
 // Whether the body is an object with a string anthropic_version member.
-bool has_anthropic_version(std::string_view body) {
+bool has_anthropic_version(json::document body) {
   json::cursor c(body);
   bool found = false;
   if (c.peek() != json::kind::object) return false;
@@ -50,7 +50,7 @@ std::string bedrock_messages_dialect::request_path(std::string_view model) const
          std::string(invoke);
 }
 
-std::optional<request_facts> bedrock_messages_dialect::inspect(std::string_view body) const {
+std::optional<request_facts> bedrock_messages_dialect::inspect(json::document body) const {
   // InvokeModel serves every vendor's models, each with its own body: only
   // Anthropic's say anthropic_version.
   if (!has_anthropic_version(body)) return std::nullopt;

@@ -27,7 +27,7 @@ class bedrock_messages_dialect final : public hosted_dialect {
   credential_fields credentials() const override { return {{"authorization"}, {}}; }
   std::string_view provider_name() const override { return "aws.bedrock"; }
   int request_affinity(const nlohmann::json& body) const override;
-  std::optional<request_facts> inspect(std::string_view body) const override;
+  std::optional<request_facts> inspect(json::document body) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
   stream_transport answer_stream_transport() const override { return stream_transport::eventstream_wrapped; }
 

@@ -14,7 +14,7 @@
 
 namespace gistproxy::rewrite {
 
-std::optional<request_facts> chat_dialect::inspect(std::string_view body) const {
+std::optional<request_facts> chat_dialect::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -83,7 +83,7 @@ bool collect_chat_call_names(json::cursor& c, call_directory& calls) {
 
 }  // namespace
 
-bool chat_dialect::scan(std::string_view body, request_scan& out) const {
+bool chat_dialect::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -104,7 +104,7 @@ bool chat_dialect::scan(std::string_view body, request_scan& out) const {
                          }).has_value();
               if (!ok) return false;
               if (!content) return true;
-              json::cursor cc(body.substr(0, content->end), content->begin);
+              json::cursor cc(body.up_to(content->end), content->begin);
               if (role == "tool") return collect_output_content(cc, calls.tool_of(call_id), call_id, false, out);
               // Opt-in: tool results some agents send as user text (collect_text_tool_results).
               if (role == "user" && out.text_results_from == text_results::cline) return collect_text_tool_results(cc, out);

@@ -21,8 +21,8 @@ class chat_dialect final : public dialect {
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
   std::string_view operation_name() const override { return "chat"; }
   std::string_view provider_name() const override { return "openai"; }
-  std::optional<request_facts> inspect(std::string_view body) const override;
-  bool scan(std::string_view body, request_scan& out) const override;
+  std::optional<request_facts> inspect(json::document body) const override;
+  bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
   void remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const override;
   response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;

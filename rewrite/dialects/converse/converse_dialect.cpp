@@ -76,9 +76,9 @@ bool collect_tool_config(json::cursor& c, request_scan& out) {
 
 // A toolResult's content list (found at `items`): each {"text": "…"} item's
 // string is one output. json, image and document items stay inline.
-bool collect_result_items(std::string_view doc, json::range items, std::string_view tool_name,
+bool collect_result_items(json::document doc, json::range items, std::string_view tool_name,
                           std::string_view call_id, request_scan& out) {
-  json::cursor c(doc.substr(0, items.end), items.begin);
+  json::cursor c(doc.up_to(items.end), items.begin);
   if (c.peek() != json::kind::array) return c.skip_value().has_value();
   return c.array([&](std::size_t, json::cursor& item) {
             if (item.peek() != json::kind::object) return item.skip_value().has_value();
@@ -157,7 +157,7 @@ void converse_dialect::inspect_target(std::string_view target, request_facts& fa
   facts.stream = t->stream;
 }
 
-std::optional<request_facts> converse_dialect::inspect(std::string_view body) const {
+std::optional<request_facts> converse_dialect::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -181,7 +181,7 @@ std::optional<request_facts> converse_dialect::inspect(std::string_view body) co
   return facts;
 }
 
-bool converse_dialect::scan(std::string_view body, request_scan& out) const {
+bool converse_dialect::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {

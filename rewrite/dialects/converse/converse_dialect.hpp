@@ -54,9 +54,9 @@ class converse_dialect final : public dialect {
   std::string_view operation_name() const override { return "chat"; }
   std::string_view provider_name() const override { return "aws.bedrock"; }
 
-  std::optional<request_facts> inspect(std::string_view body) const override;
+  std::optional<request_facts> inspect(json::document body) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
-  bool scan(std::string_view body, request_scan& out) const override;
+  bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
   insertion tools_insertion(std::string_view body, const request_scan& scan, std::string_view definition) const override;
 

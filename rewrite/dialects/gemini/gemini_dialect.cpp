@@ -68,7 +68,7 @@ bool collect_function_response(json::cursor& c, request_scan& out) {
              }).has_value();
   if (!ok) return false;
   if (members != 1 || !only_string) return true;
-  json::cursor value(c.doc().substr(0, only_string->end), only_string->begin);
+  json::cursor value(c.doc().up_to(only_string->end), only_string->begin);
   return collect_output_content(value, name, id, false, out);
 }
 
@@ -124,7 +124,7 @@ void gemini_dialect::inspect_target(std::string_view target, request_facts& fact
   if (facts.stream) facts.answer_interceptable = has_query_pair(target, "alt", "sse");
 }
 
-std::optional<request_facts> gemini_dialect::inspect(std::string_view body) const {
+std::optional<request_facts> gemini_dialect::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -150,7 +150,7 @@ std::optional<request_facts> gemini_dialect::inspect(std::string_view body) cons
   return facts;
 }
 
-bool gemini_dialect::scan(std::string_view body, request_scan& out) const {
+bool gemini_dialect::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {

@@ -38,9 +38,9 @@ class gemini_dialect final : public dialect {
   std::string_view operation_name() const override { return "generate_content"; }
   std::string_view provider_name() const override { return "gcp.gemini"; }
 
-  std::optional<request_facts> inspect(std::string_view body) const override;
+  std::optional<request_facts> inspect(json::document body) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
-  bool scan(std::string_view body, request_scan& out) const override;
+  bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
 
   response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;

@@ -31,11 +31,11 @@ class hosted_dialect : public dialect {
   std::string_view operation_name() const override { return hosted_.operation_name(); }
   stream_transport answer_stream_transport() const override { return hosted_.answer_stream_transport(); }
 
-  std::optional<request_facts> inspect(std::string_view body) const override { return hosted_.inspect(body); }
+  std::optional<request_facts> inspect(json::document body) const override { return hosted_.inspect(body); }
   void inspect_target(std::string_view target, request_facts& facts) const override {
     hosted_.inspect_target(target, facts);
   }
-  bool scan(std::string_view body, request_scan& out) const override { return hosted_.scan(body, out); }
+  bool scan(json::document body, request_scan& out) const override { return hosted_.scan(body, out); }
   std::string read_blob_tool(std::string_view name) const override { return hosted_.read_blob_tool(name); }
   std::string image_replacement(std::string_view text) const override { return hosted_.image_replacement(text); }
 

@@ -16,7 +16,7 @@ namespace {
 
 }  // namespace
 
-std::optional<request_facts> messages_dialect::inspect(std::string_view body) const {
+std::optional<request_facts> messages_dialect::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -75,7 +75,7 @@ void messages_dialect::usage_from_event(std::string_view event, std::string_view
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
 }
 
-bool messages_dialect::scan(std::string_view body, request_scan& out) const {
+bool messages_dialect::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -110,7 +110,7 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
                                    if (type == "tool_use") calls.declare(id, name);
                                    // Only client tool results: server tools' result blocks have other types.
                                    if (type != "tool_result" || !content) return true;
-                                   json::cursor cc(body.substr(0, content->end), content->begin);
+                                   json::cursor cc(body.up_to(content->end), content->begin);
                                    return collect_output_content(cc, calls.tool_of(tool_use_id), tool_use_id, true, out);
                                  });
                          return user_content.has_value();
@@ -118,7 +118,7 @@ bool messages_dialect::scan(std::string_view body, request_scan& out) const {
               if (!message) return false;
               // Opt-in: tool results some agents send as user text (collect_text_tool_results).
               if (out.text_results_from != text_results::cline || role != "user" || !user_content) return true;
-              json::cursor uc(body.substr(0, user_content->end), user_content->begin);
+              json::cursor uc(body.up_to(user_content->end), user_content->begin);
               return collect_text_tool_results(uc, out);
             });
   });

@@ -14,7 +14,7 @@
 
 namespace gistproxy::rewrite {
 
-std::optional<request_facts> responses_dialect::inspect(std::string_view body) const {
+std::optional<request_facts> responses_dialect::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -92,7 +92,7 @@ void responses_dialect::usage_from_event(std::string_view event, std::string_vie
   if (u.known()) usage = u;
 }
 
-bool responses_dialect::scan(std::string_view body, request_scan& out) const {
+bool responses_dialect::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -113,7 +113,7 @@ bool responses_dialect::scan(std::string_view body, request_scan& out) const {
               if (!ok) return false;
               if (type == "function_call") calls.declare(call_id, name);
               if (type != "function_call_output" || !output) return true;
-              json::cursor oc(body.substr(0, output->end), output->begin);
+              json::cursor oc(body.up_to(output->end), output->begin);
               return collect_output_content(oc, calls.tool_of(call_id), call_id, false, out);
             });
   });
