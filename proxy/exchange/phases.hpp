@@ -27,9 +27,10 @@ std::string ambiguous_credential(const client_request& r, const rewrite::dialect
 // is done, puts the body as sent back and wraps the rewritten request.
 void unwrap_count(request_context& ctx);
 void restore_count(request_context& ctx);
-// The turn memory (turn_reuse.cpp): find the conversation's previous turn for
-// a received body, and file this turn once the exchange is over.
-void recall_turn(services& svc, request_context& ctx);
+// The turn memory (turn_reuse.cpp): the turn_reuse every walk of a received
+// body goes through, with the conversation's previous turn when `may_help`
+// and one is remembered; and filing this turn once the exchange is over.
+void recall_turn(services& svc, request_context& ctx, bool may_help);
 void remember_turn(services& svc, request_context& ctx);
 
 // The phases, each in its own file.

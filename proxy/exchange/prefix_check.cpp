@@ -9,13 +9,13 @@
 namespace gistproxy::proxy {
 namespace {
 
-// Fingerprints through the turn memory when this turn has one: items the
-// previous turn had, within the bytes both share, keep their hashes.
+// Fingerprints through the turn memory (receive made one for the body it
+// read, which a request with facts had): items the previous turn had, within
+// the bytes both share, keep their hashes.
 std::optional<rewrite::prefix_fingerprint> fingerprint(request_context& ctx, std::string_view body,
                                                        const rewrite::prefix_layout& layout, bool forwarded) {
-  const auto& reuse = ctx.turns.reuse;
-  if (!reuse) return rewrite::fingerprint_prefix(body, layout);
-  return forwarded ? reuse->fingerprint_forwarded(body, layout) : reuse->fingerprint_client(body, layout);
+  const auto& reuse = *ctx.turns.reuse;
+  return forwarded ? reuse.fingerprint_forwarded(body, layout) : reuse.fingerprint_client(body, layout);
 }
 
 }  // namespace

@@ -65,13 +65,6 @@ telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::spa
   return svc.tracer.new_trace_id();
 }
 
-// The dialect reads the body; where the conversation's previous turn shares
-// its start, strings it walked then are stepped over (walk_reuse.hpp).
-std::optional<rewrite::request_facts> inspect(request_context& ctx) {
-  const std::string_view body = ctx.in.request.body();
-  return ctx.turns.reuse ? ctx.turns.reuse->inspect(body) : ctx.in.dialect->inspect(body);
-}
-
 // The body as its dialect reads it: decoded first unless its bytes are the
 // client's to keep (then read only if they came plain), and walked with the
 // conversation's previous turn where that may help a rewrite.
@@ -83,8 +76,10 @@ void read_body(services& svc, request_context& ctx) {
   if (in.body_encoded || (!as_sent && !decode_body(svc, ctx))) return;
   if (in.count_tokens) unwrap_count(ctx);
   if (!in.dialect) return;
-  if (!as_sent) recall_turn(svc, ctx);  // bytes kept as sent are never rewritten: no turn to help
-  in.facts = inspect(ctx);
+  // The dialect reads the body; where the conversation's previous turn shares
+  // its start, what was walked then is stepped over (walk_reuse.hpp).
+  recall_turn(svc, ctx, !as_sent);
+  in.facts = ctx.turns.reuse->inspect(req.body());
 }
 
 // The one place that decides how the body may be handled (rewrite/handling.hpp).

@@ -68,7 +68,10 @@ struct rewritten {
 // this turn's record for the next (turn_reuse.cpp). Filled in by receive,
 // added to by rewrite and the prefix check, filed by exchange::run's end.
 struct recalled {
-  std::optional<rewrite::turn_reuse> reuse;  // none: this turn is neither helped nor remembered
+  // Made by receive for every body its dialect reads (read_body), a plain
+  // one when no previous turn helps and none is remembered: every phase
+  // after it that reads the body (facts set) walks through it.
+  std::optional<rewrite::turn_reuse> reuse;
 };
 
 // forward and page in: what the upstream hops cost and reported.

@@ -164,23 +164,20 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     co_return;
   }
   auto* engine = svc.offload;
-  const auto& dialect = *ctx.in.dialect;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.in.tenant;
   const auto read_ratio = read_ratio_of(svc, ctx);
   rewrite::rewrite_result result;
   const auto threshold = ctx.in.controls.threshold_tokens;
-  // The conversation's previous turn: what both bodies share is not scanned,
-  // decoded or hashed again (turn_reuse.cpp).
-  const auto& reuse = ctx.turns.reuse;
+  // The conversation's previous turn, when one helps: what both bodies share
+  // is not scanned, decoded or hashed again (turn_reuse.cpp). receive made
+  // one for the body it read, and a body it did not read is not rewritten.
+  const auto& reuse = *ctx.turns.reuse;
   // What the conversation's earlier turns decided that this one keeps.
   const auto trace = ctx.span.trace.hex();
   const auto record = svc.churn ? svc.churn->record(trace) : rewrite::conversation_record{};
-  rewrite::output_reuse plain;
-  plain.conversation = &record;
   auto run = [&](bool may_store) {
-    return reuse ? reuse->rewrite(*engine, body, tenant, read_ratio, threshold, may_store, &record)
-                 : engine->rewrite(dialect, body, tenant, read_ratio, threshold, plain);
+    return reuse.rewrite(*engine, body, tenant, read_ratio, threshold, may_store, &record);
   };
   bool done = false;
   const auto shortages = store::descriptor_shortages();
@@ -188,7 +185,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     if (body.size() < inline_rewrite_limit) {
       result = run(true);
       done = true;
-    } else if (reuse && reuse->new_bytes(body) < inline_rewrite_limit) {
+    } else if (reuse.new_bytes(body) < inline_rewrite_limit) {
       // A turn that adds little to its conversation mostly re-sends what is
       // stored: it is tried here, and goes to the store pool (run again) only
       // if it must store something, so most turns never leave this thread.

@@ -36,9 +36,11 @@ std::size_t forwarded_in_common(const std::vector<splice_edit>& previous, const 
 }
 
 turn_reuse::turn_reuse(turn_match previous, const dialect& api, std::string_view body)
-    : previous_(std::move(previous)), compared_(body), next_(std::make_shared<remembered_turn>()) {
+    : api_(&api), previous_(std::move(previous)), compared_(body), next_(std::make_shared<remembered_turn>()) {
   next_->api = &api;
 }
+
+turn_reuse::turn_reuse(const dialect& api) : api_(&api) {}
 
 const json::walk_record* turn_reuse::previous_walks(std::string_view body) const {
   return previous_.turn && shared_with(body) ? &previous_.turn->body_walks : nullptr;
@@ -49,6 +51,7 @@ std::size_t turn_reuse::shared_with(std::string_view body) const {
 }
 
 std::optional<request_facts> turn_reuse::inspect(std::string_view body) const {
+  if (!next_) return api_->inspect(body);
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   return next_->api->inspect(scope.bytes());
 }
@@ -57,6 +60,12 @@ rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_vie
                                    std::optional<double> read_ratio,
                                    std::optional<std::uint64_t> threshold_tokens, bool may_store,
                                    const conversation_record* conversation) const {
+  if (!next_) {
+    output_reuse plain;
+    plain.may_store = may_store;
+    plain.conversation = conversation;
+    return engine.rewrite(*api_, body, tenant, read_ratio, threshold_tokens, plain);
+  }
   const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   const output_reuse reuse{prev ? &prev->outputs : nullptr, shared_with(body), &next_->outputs,
@@ -71,6 +80,7 @@ rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_vie
 
 std::optional<prefix_fingerprint> turn_reuse::fingerprint_client(std::string_view body,
                                                                  const prefix_layout& layout) const {
+  if (!next_) return fingerprint_prefix(body, layout);
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
   return fingerprint_prefix(scope.bytes(), layout,
@@ -79,6 +89,7 @@ std::optional<prefix_fingerprint> turn_reuse::fingerprint_client(std::string_vie
 
 std::optional<prefix_fingerprint> turn_reuse::fingerprint_forwarded(std::string_view forwarded,
                                                                     const prefix_layout& layout) const {
+  if (!next_) return fingerprint_prefix(forwarded, layout);
   // What went upstream last time, compared byte for byte with what goes now
   // (a turn forwarded as received: its forwarded bytes are its body).
   const auto* prev = previous_.turn.get();

@@ -32,6 +32,10 @@ class turn_reuse {
   // Walks of any other buffer (a body swapped since, the control group's
   // bytes as sent) reuse nothing: what was compared was `body`.
   turn_reuse(turn_match previous, const dialect& api, std::string_view body);
+  // A turn that is neither helped nor remembered (no conversation memory, a
+  // body too short to be worth it, a token count, bytes kept as sent): its
+  // walks go as they come, and nothing is recorded.
+  explicit turn_reuse(const dialect& api);
 
   std::optional<request_facts> inspect(std::string_view body) const;
   // `may_store`: false for a pass on a thread that must not block (see
@@ -50,6 +54,8 @@ class turn_reuse {
   std::shared_ptr<const remembered_turn> finish(std::string body, std::string forwarded);
 
   std::size_t same_bytes() const { return previous_.same_bytes; }
+  // Whether finish() has a turn to file (false for a plain one).
+  bool remembers() const { return next_ != nullptr; }
 
  private:
   // The previous turn's body walks and the bytes they may answer for, when
@@ -57,9 +63,10 @@ class turn_reuse {
   const json::walk_record* previous_walks(std::string_view body) const;
   std::size_t shared_with(std::string_view body) const;
 
+  const dialect* api_;
   turn_match previous_;
   std::string_view compared_;
-  std::shared_ptr<remembered_turn> next_;
+  std::shared_ptr<remembered_turn> next_;  // null: a plain one
 };
 
 }  // namespace gistproxy::rewrite
