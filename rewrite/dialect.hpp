@@ -22,6 +22,7 @@
 
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/turn_memory/remembered_items.hpp"
 #include "rewrite/usage/usage_fields.hpp"
 
 namespace gistproxy::rewrite {
@@ -102,32 +103,6 @@ struct tool_output {
   bool image = false;        // value is a whole image block (Anthropic)
   std::string_view media_type;  // images only
   bool inner = false;        // value is raw only, inside a string that keeps a header (Cline text results)
-};
-
-// Tool results some agents carry as user text instead of tool-result blocks.
-enum class text_results : std::uint8_t { none, cline };
-
-// What scanning each conversation item found: its outputs (offsets in the
-// body) and the tool names its calls declared. A conversation's next turn
-// re-sends the same items at the same offsets; an item wholly within the
-// bytes both turns share gives the same answers, so it is not walked again
-// (walk_conversation, tool_scan.hpp).
-struct remembered_output {
-  json::range value;
-  std::size_t raw_begin = 0, raw_size = 0;
-  std::string tool_name, call_id, media_type;
-  bool image = false, inner = false;
-};
-struct remembered_item {
-  json::range at;
-  std::vector<remembered_output> outputs;
-  std::vector<std::pair<std::string, std::string>> calls;  // call id → tool name, in the order declared
-  std::size_t bytes = 0;  // its memory, counted once when recorded (the turn memory's bound)
-};
-struct conversation_items {
-  text_results text_results_from = text_results::none;  // what the scan was asked to find
-  // Ascending order of at.begin; shared, since a turn's items are mostly the previous turn's.
-  std::vector<std::shared_ptr<const remembered_item>> items;
 };
 
 struct request_scan {
