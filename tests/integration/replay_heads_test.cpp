@@ -2,7 +2,8 @@
 // record the head (issue 39): each pair in tests/fixtures/traces/pairs is one
 // conversation of a real agent CLI captured twice, as `serve --record` saw its
 // requests (tools and system prompt included) and as the agent's own session
-// file keeps it (without them). Replayed at defaults, the session file gets the
+// file keeps it (without them; OpenHands: one real run, see
+// pairs/PROVENANCE.md). Replayed at defaults, the session file gets the
 // agent's head from docs/agent_heads.json; its savings must agree with the
 // recording's within 5 points. The pairs must also tell heads apart (a
 // session file replayed without a head is off by more than that), or the
@@ -34,6 +35,11 @@ const capture_pair captured[] = {
     // Codex sends `input` before `tools`, so the tools were left out of the
     // prefix an offload rewrites. Placed in cache order, both say 0.0 %.
     {"codex-b", "codex__session-b-rollout.jsonl", "codex__session-b.recording.jsonl"},
+    // A trajectory format: one real OpenHands run's calls as sent (its
+    // llm_completions) and the same run as output.jsonl keeps it
+    // (make_openhands_pair.py). A small head (about 1,170 tokens) on large
+    // outputs: 67.1 % as sent, 72.5 % without a head, 67.1 % with it.
+    {"openhands", "openhands__astropy-12907.output.jsonl", "openhands__astropy-12907.completions.jsonl"},
 };
 
 nlohmann::json replay_json(const std::string& file, const std::vector<std::string>& flags = {}) {
