@@ -49,6 +49,8 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"stored_bytes", s.stored_bytes},
           {"unparsable", s.unparsable},
           {"recorded_page_in_hops", s.recorded_page_in_hops},
+          {"recorded_read_backs", s.recorded_read_backs},
+          {"kept_inline_churn", s.kept_inline_churn},
           {"prefix_pairs", s.prefix_pairs},
           {"prefix_stability", s.prefix_stability_after()},
           {"prefix_stability_client", s.prefix_stability_before()},
@@ -112,6 +114,9 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
   out += "\n";
   if (s.recorded_page_in_hops)
     out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
+  if (s.recorded_read_backs)
+    out += indent + "outputs read back whole in the recording: " + thousands(s.recorded_read_backs) +
+           ", kept inline for churn on later turns: " + thousands(s.kept_inline_churn) + "\n";
   if (s.rebuilt_requests)
     out += indent + thousands(s.rebuilt_requests) + " requests rebuilt from messages (no system prompt or tools unless recorded)\n";
   for (const auto& [key, use] : s.heads) out += indent + head_text(use) + "\n";

@@ -108,12 +108,14 @@ awaitable<rewrite::page_result> blob_pager::raw(const std::string& handle) {
 }
 
 void blob_pager::note_read_back(const rewrite::page_result& r) {
-  if (!svc_.churn || !svc_.offload || !r.ok || r.hash.empty()) return;
+  if (!svc_.offload || !r.ok || r.hash.empty()) return;
   auto& paged = paged_[r.hash];
   const bool before = rewrite::reads_back(paged, r.blob_bytes);
   paged += r.bytes_returned;
   if (before || !rewrite::reads_back(paged, r.blob_bytes)) return;
-  svc_.churn->read_back(ctx_.span.trace.hex(), r.hash, ctx_.rw.turn, svc_.offload->config().max_read_backs);
+  // One entry per handle and request; a request's hops are bounded, and so is this.
+  if (svc_.recorder && ctx_.upstream.read_backs.size() < max_recorded_read_backs) ctx_.upstream.read_backs.push_back(r.hash);
+  if (svc_.churn) svc_.churn->read_back(ctx_.span.trace.hex(), r.hash, ctx_.rw.turn, svc_.offload->config().max_read_backs);
 }
 
 void blob_pager::record(const answered_page& p) {

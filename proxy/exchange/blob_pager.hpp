@@ -39,6 +39,9 @@ class blob_pager {
   // One call's page, on a store thread.
   answered_page page_of(const std::string& arguments);
 
+  // A request's read-backs kept for --record: one per handle, however many hops.
+  static constexpr std::size_t max_recorded_read_backs = 1024;
+
   services& svc_;
   request_context& ctx_;
   std::map<std::string, rewrite::call_result> answered_;  // arguments → first answer

@@ -97,6 +97,7 @@ void record(services& svc, request_context& ctx, int status, const std::string& 
   r.trace_id = trace_hex;
   r.status = status;
   r.hops = ctx.upstream.hops;
+  r.read_backs = std::move(ctx.upstream.read_backs);
   r.duration_ms = seconds(total) * 1e3;
   r.upstream_ms = seconds(ctx.upstream.wait) * 1e3;
   r.request_body = std::move(ctx.in.request.body());

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "proxy/aws/aws_signing.hpp"
 #include "proxy/exchange/client_writer.hpp"
@@ -77,6 +78,9 @@ struct recalled {
 // forward and page in: what the upstream hops cost and reported.
 struct upstream_tally {
   int hops = 0;                              // extra hops for read_blob calls
+  // Handles the model read back whole (or most of them), in the order it
+  // did: --record keeps them so replay decides churn as this proxy did.
+  std::vector<std::string> read_backs;
   std::chrono::nanoseconds wait{0};          // time spent waiting on the upstream
   rewrite::token_usage usage;                // as the client was told (summed over hops)
   std::uint64_t paged_in_tokens = 0;         // estimated tokens read_blob answers put back

@@ -67,6 +67,14 @@ std::string to_record_line(const exchange_record& r) {
   std::snprintf(numbers, sizeof numbers, ",\"status\":%d,\"hops\":%d,\"duration_ms\":%.3f,\"upstream_ms\":%.3f", r.status,
                 r.hops, r.duration_ms, r.upstream_ms);
   out += numbers;
+  if (!r.read_backs.empty()) {
+    out += ",\"read_backs\":[";
+    for (std::size_t i = 0; i < r.read_backs.size(); ++i) {
+      if (i) out += ',';
+      telemetry::append_json_string(out, r.read_backs[i]);
+    }
+    out += ']';
+  }
   put_body(out, "request_body", r.request_body);
   if (r.forwarded_body) put_body(out, "forwarded_body", *r.forwarded_body);
   put_body(out, "response_body", r.response_body);

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "telemetry/metric_catalogue.hpp"
 
@@ -29,6 +30,7 @@ struct exchange_record {
   std::string trace_id;
   int status = 0;
   int hops = 0;  // extra upstream hops for read_blob calls
+  std::vector<std::string> read_backs;  // handles the model read back whole (SHA-256 hex)
   double duration_ms = 0, upstream_ms = 0;
   std::string request_body;                 // as received (after Content-Encoding decoding)
   std::optional<std::string> forwarded_body;  // only when it differs from request_body

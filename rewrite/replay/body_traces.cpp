@@ -43,6 +43,24 @@ void read_claude_trace(const std::vector<ojson>& entries, recorded_trace& t) {
   }
 }
 
+namespace {
+
+// A recorded line's read-backs: handles only (64 lowercase hex characters),
+// at most as many as serve records; anything else in the list is skipped.
+std::vector<std::string> read_backs_of(const ojson& line) {
+  std::vector<std::string> out;
+  if (!is_arr(line, "read_backs")) return out;
+  for (const auto& h : line["read_backs"]) {
+    if (out.size() == 1024) break;
+    if (!h.is_string()) continue;
+    const auto& s = h.get_ref<const std::string&>();
+    if (s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
 void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
   t.format = "gistproxy-recording";
   auto body_of = [](const ojson& line, const std::string& key) -> std::optional<std::string> {
@@ -62,6 +80,7 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     const int page_in_hops = hops.is_number_integer() ? int(std::clamp<std::int64_t>(hops.get<std::int64_t>(), 0, 1 << 20)) : 0;
     t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), page_in_hops));
     t.requests.back().target = path;
+    t.requests.back().read_backs = read_backs_of(line);
   }
 }
 

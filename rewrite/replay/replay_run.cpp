@@ -8,6 +8,7 @@
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/page_in/churn_tracker.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -22,6 +23,8 @@ void replay_stats::add(const replay_stats& o) {
   stored_bytes += o.stored_bytes;
   unparsable += o.unparsable;
   recorded_page_in_hops += o.recorded_page_in_hops;
+  recorded_read_backs += o.recorded_read_backs;
+  kept_inline_churn += o.kept_inline_churn;
   prefix_pairs += o.prefix_pairs;
   prefix_stable_before += o.prefix_stable_before;
   prefix_stable_after += o.prefix_stable_after;
@@ -71,7 +74,9 @@ struct replay_session::state {
   std::unordered_set<std::string> blobs;
   std::unordered_map<std::string, std::unordered_set<std::string>> seen_outputs, offloaded_outputs;  // tool → keys
   std::unordered_map<std::string, output_fate> fates;  // output key → what became of it (offloaded once wins)
-  std::unordered_map<std::string, conversation_record> records;  // conversation → what later turns keep, as live
+  // conversation → what later turns keep (read_blob offered, outputs inline
+  // for churn), kept by the same tracker as serve's and told the same things
+  churn_tracker churn{std::size_t(1) << 30};
   turn_stream stream;  // what the previous turn learned, for this one
 };
 
@@ -125,7 +130,7 @@ void replay_session::replay_one(const recorded_request& req) {
   std::optional<double> read_ratio;
   if (replayer_.prices_)
     if (auto price = replayer_.prices_->find(model)) read_ratio = cache_read_ratio(*price);
-  auto& record = s.records[out.conversation_key];
+  const auto record = s.churn.record(out.conversation_key);
   auto result = [&] {
     auto scope = stream.body_scope(body);
     auto reuse = stream.engine_reuse();
@@ -133,7 +138,7 @@ void replay_session::replay_one(const recorded_request& req) {
     return engine.rewrite(*d, scope.bytes(), tenant_, read_ratio, std::nullopt, reuse);
   }();
   out.report = std::move(result.report);
-  record.offered |= out.report.tool_injected || out.report.tool_already_ours;
+  tell_churn(req, out.conversation_key, record.offered, out.report);
   for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
     auto [f, added] = s.fates.try_emplace(keys[i], out.report.fates[i]);
     if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];
@@ -153,6 +158,26 @@ void replay_session::replay_one(const recorded_request& req) {
   measure_turn(*d, body, out, model, rewritten ? result.edits : no_edits);
   if (on_request_) on_request_(out);
   stream.finish_turn();
+}
+
+// What serve tells its churn tracker after a turn (rewrite_phase.cpp, and
+// blob_pager.cpp for the model's read-backs, which recordings keep).
+void replay_session::tell_churn(const recorded_request& req, const std::string& conversation, bool offered,
+                                const rewrite_report& report) {
+  auto& s = *state_;
+  const auto turn = s.churn.begin_turn(conversation);
+  std::vector<std::string_view> fresh;
+  for (const auto& o : report.offloads)
+    if (!o.repeated) fresh.push_back(o.hash);
+  std::vector<bool> first;
+  if (!fresh.empty()) s.churn.offloaded(conversation, fresh, turn, first);
+  if (!offered && (report.tool_injected || report.tool_already_ours)) s.churn.note_offered(conversation);
+  s.st.kept_inline_churn += report.kept_inline_churn;
+  const auto max_read_backs = replayer_.engine_.config().max_read_backs;
+  for (const auto& hash : req.read_backs) {
+    ++s.st.recorded_read_backs;
+    s.churn.read_back(conversation, hash, turn, max_read_backs);
+  }
 }
 
 // A turn's input tokens as sent and as forwarded, the provider's prompt cache

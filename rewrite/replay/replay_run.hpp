@@ -43,6 +43,11 @@ struct replay_stats {
   // gistproxy recordings only: read_blob hops the model really made (how often
   // offloaded outputs were paged back); other formats cannot know.
   std::uint64_t recorded_page_in_hops = 0;
+  // … and the outputs it read back whole, which the churn tracker hears of as
+  // serve's did; outputs then kept inline for it, summed over requests (other
+  // formats record no read-back: no churn is simulated for them).
+  std::uint64_t recorded_read_backs = 0;
+  std::uint64_t kept_inline_churn = 0;
   std::uint64_t prefix_pairs = 0;     // consecutive turns of one conversation
   std::uint64_t prefix_stable_before = 0;  // … whose prefix the client itself kept
   std::uint64_t prefix_stable_after = 0;   // … whose prefix gistproxy's forwarded bodies keep
@@ -117,6 +122,8 @@ class replay_session {
  private:
   struct state;
   void replay_one(const recorded_request& req);
+  void tell_churn(const recorded_request& req, const std::string& conversation, bool offered,
+                  const rewrite_report& report);
   void measure_turn(const dialect& d, std::string_view body, const replayed_request& out, const std::string& model,
                     const std::vector<splice_edit>& edits);
   const replayer& replayer_;

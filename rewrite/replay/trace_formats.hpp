@@ -50,6 +50,9 @@ struct recorded_request {
   std::string recorded_body;     // the request body as sent (empty when rebuilt)
   std::string forwarded;         // gistproxy recordings: what serve forwarded (else empty)
   int page_in_hops = 0;          // gistproxy recordings: read_blob hops the model needed
+  // gistproxy recordings: handles the model read back whole (or most), which
+  // replay tells its churn tracker as serve told its own.
+  std::vector<std::string> read_backs;
   std::string target;            // the request path, where the trace kept it (a cloud names the model there)
   // Set when rebuilt from messages: the conversation's items, of which this
   // turn sends the first `rebuilt_count`, inside `frame`.
