@@ -1,16 +1,8 @@
 #include "proxy/exchange/request_controls.hpp"
 
-#include <charconv>
 
 namespace gistproxy::proxy {
 namespace {
-
-std::optional<std::uint64_t> whole_number(std::string_view v) {
-  std::uint64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
-  return n;
-}
 
 std::string_view trimmed(std::string_view v) {
   while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);

@@ -2,6 +2,7 @@
 
 #include "proxy/runtime/config_options.hpp"
 
+#include <charconv>
 #include <cmath>
 #include "rewrite/dialect.hpp"
 #include "telemetry/access_log.hpp"
@@ -182,6 +183,13 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
   constexpr double max_ms = 10.0 * 366 * 86'400'000;
   if (ms > max_ms) return std::nullopt;
   return std::chrono::milliseconds(std::int64_t(ms));
+}
+
+std::optional<std::uint64_t> whole_number(std::string_view s) {
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return n;
 }
 
 std::optional<std::uint64_t> parse_bytes(const std::string& s) {

@@ -124,5 +124,8 @@ std::string serve_help();
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& s);
 // "64MiB", "16M", "1024", "2GiB".
 std::optional<std::uint64_t> parse_bytes(const std::string& s);
+// Decimal digits only (no sign, space or suffix) that fit 64 bits: flag values
+// and the x-gistproxy-threshold header read numbers the same way.
+std::optional<std::uint64_t> whole_number(std::string_view s);
 
 }  // namespace gistproxy::proxy

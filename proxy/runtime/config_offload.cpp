@@ -1,7 +1,6 @@
 // Offloading and paging options: what is offloaded (threshold, tokenizer,
 // tool policies, budget and age-aware modes), when read_blob is offered and
 // how pages are read back, prices, the control group and request overrides.
-#include <charconv>
 
 #include "proxy/runtime/config_options.hpp"
 
@@ -11,19 +10,12 @@
 namespace gistproxy::proxy {
 namespace {
 
-std::optional<std::uint64_t> whole_tokens(std::string_view v) {
-  std::uint64_t n = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (v.empty() || ec != std::errc() || end != v.data() + v.size()) return std::nullopt;
-  return n;
-}
-
 // "LOW-HIGH" tokens (LOW <= HIGH): what --allow-request-overrides takes besides "off".
 std::optional<threshold_range> parse_threshold_range(const std::string& v) {
   const auto dash = v.find('-');
   if (dash == std::string::npos) return std::nullopt;
-  auto low = whole_tokens(std::string_view(v).substr(0, dash));
-  auto high = whole_tokens(std::string_view(v).substr(dash + 1));
+  auto low = whole_number(std::string_view(v).substr(0, dash));
+  auto high = whole_number(std::string_view(v).substr(dash + 1));
   if (!low || !high || *low > *high || *high > 100'000'000) return std::nullopt;
   return threshold_range{*low, *high};
 }

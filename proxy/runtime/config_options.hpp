@@ -23,12 +23,12 @@ struct option {
   std::function<std::string(const std::string&)> explain = {};
 };
 
+// strtoull would take " 5", "+5" and "-1" (as 2^64-1): digits only.
 template <class T>
 bool set_uint(T& field, const std::string& v, unsigned long long lo, unsigned long long hi) {
-  char* end = nullptr;
-  auto n = std::strtoull(v.c_str(), &end, 10);
-  if (v.empty() || !end || *end || n < lo || n > hi) return false;
-  field = T(n);
+  auto n = whole_number(v);
+  if (!n || *n < lo || *n > hi) return false;
+  field = T(*n);
   return true;
 }
 

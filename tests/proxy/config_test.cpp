@@ -133,3 +133,13 @@ TEST_CASE("durations and sizes parse strictly (finite, non-negative, bounded) an
     CHECK(r.exit_code == 2);
   }
 }
+
+TEST_CASE("a numeric flag takes digits only: no sign and no space") {
+  CHECK(parse_serve_args({"--threshold-tokens", "3000"}, no_env).cfg->threshold_tokens == 3000);
+  for (const char* bad : {"-1", "+5", " 5", "5 ", "", "18446744073709551616", "3e3"}) {
+    INFO(bad);
+    CHECK_FALSE(parse_serve_args({"--threshold-tokens", bad}, no_env).cfg);
+  }
+  CHECK(whole_number("18446744073709551615") == ~std::uint64_t(0));
+  CHECK_FALSE(whole_number("0x10"));
+}
