@@ -10,6 +10,7 @@
 #pragma once
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,10 +30,10 @@ struct conversation_record {
   // model would read it back as well. Nothing forwarded before changes:
   // those outputs were inline.
   bool churning = false;
-  std::vector<std::string> offloaded_handles;
+  std::shared_ptr<const std::vector<std::string>> offloaded_handles;  // shared: thousands, the same every turn
 
   bool keeps_inline(std::string_view hash) const {
-    return holds(inline_handles, hash) || (churning && !holds(offloaded_handles, hash));
+    return holds(inline_handles, hash) || (churning && !(offloaded_handles && holds(*offloaded_handles, hash)));
   }
 
  private:

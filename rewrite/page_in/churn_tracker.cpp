@@ -15,7 +15,8 @@ churn_tracker::churn_tracker(std::size_t max_bytes)
 
 std::size_t churn_tracker::own_bytes(const std::string& trace, const trace_state& s) const {
   // The key in the map and its place in the list, the state, and what it holds.
-  return record_bytes(trace) + sizeof(trace_state) + 4 * sizeof(void*) + s.handle_bytes + s.read_backs.bytes();
+  return record_bytes(trace) + sizeof(trace_state) + 4 * sizeof(void*) + s.handle_bytes * (s.offloaded_sorted ? 2 : 1) +
+         s.read_backs.bytes();
 }
 
 churn_tracker::trace_state* churn_tracker::touch_existing(const std::string& trace) {
@@ -71,6 +72,7 @@ void churn_tracker::offloaded(const std::string& trace, std::span<const std::str
     if (own_bytes(trace, s) + record_bytes(hash) > max_trace_bytes_) continue;  // a conversation holds its share
     handles.emplace(std::string(hash), turn);
     s.handle_bytes += record_bytes(hash);
+    s.offloaded_sorted.reset();
     first[i] = true;
   }
   settle(s);
@@ -94,9 +96,15 @@ conversation_record churn_tracker::record(const std::string& trace) {
   r.offered = s->offered;
   s->read_backs.fill(r, s->turns);
   if (r.churning) {
-    r.offloaded_handles.reserve(s->first_offload.size());
-    for (const auto& [hash, turn] : s->first_offload) r.offloaded_handles.push_back(hash);
-    std::sort(r.offloaded_handles.begin(), r.offloaded_handles.end());
+    if (!s->offloaded_sorted) {
+      auto sorted = std::make_shared<std::vector<std::string>>();
+      sorted->reserve(s->first_offload.size());
+      for (const auto& [hash, turn] : s->first_offload) sorted->push_back(hash);
+      std::sort(sorted->begin(), sorted->end());
+      s->offloaded_sorted = std::move(sorted);
+      settle(*s);
+    }
+    r.offloaded_handles = s->offloaded_sorted;
   }
   return r;
 }

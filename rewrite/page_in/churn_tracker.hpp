@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -60,6 +61,11 @@ class churn_tracker {
     read_back_ledger read_backs;
     std::unordered_map<std::string, std::uint64_t, handle_key_hash, std::equal_to<>> first_offload;
     std::size_t handle_bytes = 0;                // first_offload's, counted
+    // first_offload's handles sorted, as a churning conversation's records
+    // hand them out: made once, shared by every later turn's record, dropped
+    // when a handle is added (a churning conversation adds none: its new
+    // outputs stay inline). Counted as handle_bytes again while it lives.
+    std::shared_ptr<const std::vector<std::string>> offloaded_sorted;
     std::size_t counted = 0;                     // what bytes_ holds for it
     std::list<const std::string*>::iterator use;  // its place in lru_
   };

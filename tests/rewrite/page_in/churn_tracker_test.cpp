@@ -134,3 +134,33 @@ TEST_CASE("churn tracker: hostile conversations never hold more than its byte bo
   CHECK(std::count(first.begin(), first.end(), true) > 100);  // it did keep what fits
   CHECK(kept_by_one > 0);
 }
+
+TEST_CASE("churn tracker: a churning conversation's records share one sorted list of its offloads") {
+  churn_tracker t;
+  std::vector<std::string> hashes;
+  for (int i = 0; i < 50; ++i) hashes.push_back(sha256_hex(std::to_string(i)));
+  std::vector<bool> first;
+  t.offloaded("conv", views(hashes), t.begin_turn("conv"), first);
+  CHECK_FALSE(t.record("conv").offloaded_handles);  // not churning: nothing to hand out
+  // Read back on two turns: a re-reader.
+  t.read_back("conv", hashes[0], 1, 1);
+  t.read_back("conv", hashes[0], t.begin_turn("conv"), 1);
+  const auto before = t.bytes();
+  const auto a = t.record("conv");
+  REQUIRE(a.churning);
+  REQUIRE(a.offloaded_handles);
+  CHECK(std::is_sorted(a.offloaded_handles->begin(), a.offloaded_handles->end()));
+  CHECK(a.offloaded_handles->size() == 50);
+  CHECK(t.bytes() >= before + 50 * 64);  // the list counts against the bound while it lives
+  const auto b = t.record("conv");
+  CHECK(b.offloaded_handles == a.offloaded_handles);  // the same list, not a copy
+  // A handle added afterwards makes a new list that holds it.
+  const auto late = sha256_hex("late");
+  t.offloaded("conv", views({late}), t.begin_turn("conv"), first);
+  const auto c = t.record("conv");
+  REQUIRE(c.offloaded_handles);
+  CHECK(c.offloaded_handles != a.offloaded_handles);
+  CHECK(std::binary_search(c.offloaded_handles->begin(), c.offloaded_handles->end(), late));
+  CHECK_FALSE(c.keeps_inline(late));
+  CHECK(c.keeps_inline(sha256_hex("never offloaded")));
+}

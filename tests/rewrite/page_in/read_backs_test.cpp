@@ -139,7 +139,7 @@ TEST_CASE("read back: the engine keeps an output the record names inline, and a 
   // A churning conversation: what it never offloaded stays inline too, what it did stays offloaded.
   record = {};
   record.churning = true;
-  record.offloaded_handles = {sha256_hex(other)};
+  record.offloaded_handles = std::make_shared<std::vector<std::string>>(std::vector<std::string>{sha256_hex(other)});
   r = engine.rewrite(chat, body, "t", std::nullopt, std::nullopt, reuse);
   CHECK(r.report.fates == std::vector<output_fate>{output_fate::read_back, output_fate::offloaded});
   CHECK_FALSE(r.report.churn_batch);  // nothing forwarded before changes
