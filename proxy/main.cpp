@@ -9,6 +9,7 @@
 #include "proxy/commands/report_command.hpp"
 #include "proxy/commands/serve_command.hpp"
 #include "proxy/commands/tokens_command.hpp"
+#include "proxy/commands/wrap_command.hpp"
 
 extern char** environ;
 
@@ -24,6 +25,7 @@ constexpr const char* usage =
     "  report     churn, integrity failures and savings from span logs (gistproxy report --help)\n"
     "  replay     what gistproxy would save on recorded traces, offline (gistproxy replay --help)\n"
     "  tokens     count the tokens of files as the proxy counts them (gistproxy tokens --help)\n"
+    "  wrap       run a coding agent behind a private gistproxy (gistproxy wrap --help)\n"
     "  --version  print the version\n";
 
 }  // namespace
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
   if (command == "report") return gp::proxy::report_command(args);
   if (command == "replay") return gp::proxy::replay_command(args);
   if (command == "tokens") return gp::proxy::tokens_command(args);
+  if (command == "wrap") return gp::proxy::wrap_command(args, environ);
   std::cerr << "gistproxy: unknown command '" << command << "'\n" << usage;
   return 2;
 }

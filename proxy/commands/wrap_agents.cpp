@@ -1,0 +1,110 @@
+#include "proxy/commands/wrap_agents.hpp"
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace gistproxy::proxy {
+namespace {
+
+// The values the README's agents table gives for lifting each agent's cut.
+constexpr const char* claude_bash_output = "150000";  // BASH_MAX_OUTPUT_LENGTH's ceiling
+constexpr const char* claude_mcp_tokens = "100000";
+constexpr const char* codex_output_tokens = "100000";  // tool_output_token_limit
+
+const std::vector<wrap_agent>& agents() {
+  static const std::vector<wrap_agent> all = {
+      {"claude", "claude", "ANTHROPIC_BASE_URL", "--anthropic-upstream"},
+      {"codex", "codex", "OPENAI_BASE_URL", "--upstream"},
+      {"gemini", "gemini", "GOOGLE_GEMINI_BASE_URL", "--gemini-upstream"},
+      {"opencode", "opencode", "", "--anthropic-upstream"},
+  };
+  return all;
+}
+
+std::string toml_string(const std::string& s) { return nlohmann::json(s).dump(); }  // JSON's escapes are TOML's
+
+agent_launch codex_settings(const std::string& base, bool lift) {
+  agent_launch l;
+  // A provider of its own, named on the command line (-c overrides the
+  // user's config.toml for this run only): the user's files stay untouched.
+  l.args_before = {"-c", "model_providers.gistproxy.name=\"gistproxy\"",
+                   "-c", "model_providers.gistproxy.base_url=" + toml_string(base + "/v1"),
+                   "-c", "model_providers.gistproxy.wire_api=\"responses\"",
+                   "-c", "model_providers.gistproxy.env_key=\"OPENAI_API_KEY\"",
+                   "-c", "model_provider=\"gistproxy\""};
+  if (lift) l.args_before.insert(l.args_before.end(), {"-c", std::string("tool_output_token_limit=") + codex_output_tokens});
+  return l;
+}
+
+agent_launch gemini_settings(const std::string& base, bool lift, const std::string& overlay_dir) {
+  agent_launch l;
+  l.env["GOOGLE_GEMINI_BASE_URL"] = base;
+  if (!lift) return l;
+  if (const char* own = std::getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); own && *own) {
+    l.notes.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH is set: Gemini CLI's output cut left as that file says");
+    return l;
+  }
+  // System settings override the user's and the project's; a file of our own
+  // for this run holds only the lifted cut.
+  const auto path = overlay_dir + "/gemini-system-settings.json";
+  std::ofstream(path) << R"({"tools": {"truncateToolOutputThreshold": 0}})" << "\n";
+  l.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = path;
+  return l;
+}
+
+agent_launch opencode_settings(const std::string& base, bool lift) {
+  agent_launch l;
+  nlohmann::json config = {{"provider",
+                            {{"anthropic", {{"options", {{"baseURL", base + "/v1"}}}}},
+                             {"openai", {{"options", {{"baseURL", base + "/v1"}}}}}}}};
+  if (lift) config["tool_output"] = {{"max_lines", 100000}, {"max_bytes", 16777216}};
+  // Merged over the user's opencode.json for this run only.
+  l.env["OPENCODE_CONFIG_CONTENT"] = config.dump();
+  return l;
+}
+
+}  // namespace
+
+std::optional<wrap_agent> find_wrap_agent(const std::string& name) {
+  for (const auto& a : agents())
+    if (a.name == name) return a;
+  return std::nullopt;
+}
+
+std::vector<std::string> wrap_agent_names() {
+  std::vector<std::string> out;
+  for (const auto& a : agents()) out.push_back(a.name);
+  return out;
+}
+
+agent_launch launch_settings(const wrap_agent& agent, const std::string& base, bool lift_limits,
+                             const std::string& overlay_dir) {
+  if (agent.name == "codex") return codex_settings(base, lift_limits);
+  if (agent.name == "gemini") return gemini_settings(base, lift_limits, overlay_dir);
+  if (agent.name == "opencode") return opencode_settings(base, lift_limits);
+  agent_launch l;  // claude, and a command after -- (base_url_env named by the user)
+  if (!agent.base_url_env.empty()) l.env[agent.base_url_env] = base;
+  if (agent.name == "claude" && lift_limits) {
+    l.env["BASH_MAX_OUTPUT_LENGTH"] = claude_bash_output;
+    l.env["MAX_MCP_OUTPUT_TOKENS"] = claude_mcp_tokens;
+  }
+  return l;
+}
+
+std::optional<std::string> chained_upstream(const wrap_agent& agent, const char* const* environ) {
+  if (agent.base_url_env.empty()) return std::nullopt;
+  const auto prefix = agent.base_url_env + "=";
+  for (auto e = environ; e && *e; ++e) {
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) continue;
+    std::string url = *e + prefix.size();
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    // OpenAI-style base URLs end in /v1, which the client's own paths repeat.
+    if (agent.name == "codex" && url.size() > 3 && url.compare(url.size() - 3, 3, "/v1") == 0) url.resize(url.size() - 3);
+    if (url.empty()) return std::nullopt;
+    return url;
+  }
+  return std::nullopt;
+}
+
+}  // namespace gistproxy::proxy

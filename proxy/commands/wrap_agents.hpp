@@ -1,0 +1,47 @@
+// What `gistproxy wrap` changes for each coding agent it knows: the README's
+// agents table as data. How the agent is pointed at the proxy (an environment
+// variable, or configuration overrides on its command line: never the user's
+// files), which API family its requests go to (so a base URL it was already
+// pointed at becomes the proxy's upstream for that family: chaining), and how
+// its own cut of long tool outputs is lifted.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gistproxy::proxy {
+
+struct agent_launch {
+  std::map<std::string, std::string> env;  // set for the agent (overrides the inherited value)
+  std::vector<std::string> args_before;    // inserted after the program name, before the user's arguments
+  std::vector<std::string> notes;          // what was not done, said on stderr
+};
+
+struct wrap_agent {
+  std::string name;     // as typed: claude, codex, gemini, opencode
+  std::string program;  // the command run
+  // The variable the agent reads its base URL from; chaining reads it too.
+  std::string base_url_env;
+  // The serve flag that sets the upstream of the agent's API family.
+  std::string upstream_flag;
+};
+
+// The known agents; nullopt for another name.
+std::optional<wrap_agent> find_wrap_agent(const std::string& name);
+std::vector<std::string> wrap_agent_names();
+
+// The settings for an agent whose proxy listens at `base` (http://HOST:PORT).
+// `lift_limits`: raise the agent's own tool-output cut (the README's values).
+// `overlay_dir`: where a settings file the agent must read may be written
+// (removed by the caller afterwards).
+agent_launch launch_settings(const wrap_agent& agent, const std::string& base, bool lift_limits,
+                             const std::string& overlay_dir);
+
+// The upstream a pre-set base URL names, for the proxy: the URL as the agent
+// had it, without the path suffix the agent adds itself (Codex's "/v1").
+// nullopt when the agent was not pointed anywhere.
+std::optional<std::string> chained_upstream(const wrap_agent& agent, const char* const* environ);
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,148 @@
+// `gistproxy wrap`: an agent (here a small script standing in for one, named
+// with --base-url-env after --) runs behind a private proxy that offloads and
+// pages in, with its pre-set base URL chained as the upstream; wrap returns
+// its exit status, prints totals equal to /metrics, and leaves nothing
+// running. The real agent CLIs are not driven here (see the issue's note).
+#include <catch2/catch.hpp>
+#include <signal.h>
+
+#include <fstream>
+#include <regex>
+
+#include "tests/integration/harness.hpp"
+#include "tests/support/child_process.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+// The stand-in agent: one chat turn whose model pages a needle back, a
+// credential of its own, then /metrics through the admin URL wrap exports;
+// with "wait", it writes its pid and blocks on a slow streamed answer.
+constexpr const char* agent_script = R"(
+import json, os, sys, time, urllib.request
+base, out = os.environ["MY_BASE_URL"], sys.argv[1]
+open(out + ".base", "w").write(base)
+if sys.argv[2] == "wait":
+    open(out + ".pid", "w").write(str(os.getpid()))
+hay = "".join(f"config line {i}: key_{i}=value_{i*31%977}\n" + ("config line 2500: NEEDLE secret_port=48213\n" if i == 2500 else "") for i in range(5000))
+ask = "slow second hop" if sys.argv[2] == "wait" else "find the needle"
+body = {"model": "gpt-4o", "stream": sys.argv[2] == "wait", "messages": [{"role": "user", "content": ask},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": hay}],
+        "tools": [{"type": "function", "function": {"name": "cat"}}]}
+req = urllib.request.Request(base + "/v1/chat/completions", data=json.dumps(body).encode(),
+                             headers={"content-type": "application/json", "authorization": "Bearer sk-chained-secret-4242"})
+answer = urllib.request.urlopen(req).read().decode()
+open(out + ".answer", "w").write(answer)
+open(out + ".metrics", "w").write(urllib.request.urlopen(os.environ["GISTPROXY_ADMIN_URL"] + "/metrics").read().decode())
+sys.exit(int(sys.argv[3]))
+)";
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The sum of a metric family's series.
+double family_sum(const std::string& metrics, const std::string& family) {
+  double total = 0;
+  std::istringstream in(metrics);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(family + "{", 0) == 0 || line.rfind(family + " ", 0) == 0) total += std::stod(line.substr(line.rfind(' ') + 1));
+  return total;
+}
+
+struct wrap_run {
+  std::filesystem::path out, cache;
+  std::unique_ptr<child_process> wrap;
+};
+
+wrap_run start_wrap(const mock_upstream& upstream, const std::string& mode, int exit_code) {
+  wrap_run r;
+  r.out = temp_path("wrap-agent");
+  r.cache = temp_path("wrap-cache");
+  const auto script = temp_path("agent.py");
+  std::ofstream(script) << agent_script;
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "XDG_CACHE_HOME=", 15) != 0) env.emplace_back(*e);
+  env.push_back("MY_BASE_URL=" + upstream.url());  // pre-set: wrap must chain it
+  env.push_back("XDG_CACHE_HOME=" + r.cache.string());
+  r.wrap = std::make_unique<child_process>(
+      std::vector<std::string>{gistproxy_binary(), "wrap", "--drain-timeout", "2s", "--base-url-env", "MY_BASE_URL", "--",
+                               "python3", script.string(), r.out.string(), mode, std::to_string(exit_code)},
+      env);
+  return r;
+}
+
+bool refuses(const std::string& base) {
+  auto port = std::uint16_t(std::stoi(base.substr(base.rfind(':') + 1)));
+  return !http_request(port, "GET", "/healthz").ok();
+}
+
+}  // namespace
+
+TEST_CASE("wrap runs a command behind a private proxy and says what it saved, as /metrics does", "[wrap]") {
+  mock_upstream upstream;
+  auto run = start_wrap(upstream, "once", 7);
+  REQUIRE(run.wrap->wait(std::chrono::seconds(60)) == 7);  // the agent's own status
+  const auto said = run.wrap->output();
+  INFO(said);
+  const auto base = slurp(run.out.string() + ".base");
+  CHECK(base.rfind("http://127.0.0.1:", 0) == 0);
+  CHECK(base != upstream.url());  // pointed at the proxy, which chained the pre-set URL
+  CHECK(slurp(run.out.string() + ".answer").find("NEEDLE secret_port=48213") != std::string::npos);
+  const auto bodies = upstream.llm_bodies();
+  REQUIRE(bodies.size() == 2);  // the turn and its page-in hop, both through the proxy
+  CHECK(bodies[0].find("read_blob") != std::string::npos);
+  // The totals printed are /metrics' totals.
+  const auto metrics = slurp(run.out.string() + ".metrics");
+  std::smatch m;
+  REQUIRE(std::regex_search(said, m, std::regex(R"((\d+) requests; .* (\d+) page-ins, (\d+) churn)")));
+  CHECK(std::stod(m[1]) == family_sum(metrics, "gistproxy_requests_total"));
+  CHECK(std::stod(m[2]) == family_sum(metrics, "gistproxy_page_ins_total"));
+  CHECK(std::stod(m[2]) == 1);
+  // Nothing left running, and the chained credential in no log.
+  CHECK(refuses(base));
+  for (const auto& f : std::filesystem::recursive_directory_iterator(run.cache))
+    if (f.is_regular_file() && f.path().extension() == ".log") CHECK(slurp(f.path()).find("sk-chained") == std::string::npos);
+  CHECK(said.find("sk-chained") == std::string::npos);
+}
+
+TEST_CASE("Ctrl-C during a streamed answer ends the agent and the proxy and leaves no temp file", "[wrap]") {
+  mock_upstream upstream;
+  auto run = start_wrap(upstream, "wait", 0);
+  const auto pid_file = run.out.string() + ".pid";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(pid_file).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto agent = std::stoi(slurp(pid_file));
+  // The terminal's Ctrl-C goes to the foreground group: wrap and its agent.
+  ::kill(run.wrap->pid(), SIGINT);
+  ::kill(agent, SIGINT);
+  CHECK(run.wrap->wait(std::chrono::seconds(20)) == 128 + SIGINT);
+  CHECK(refuses(slurp(run.out.string() + ".base")));
+  for (const auto& f : std::filesystem::recursive_directory_iterator(run.cache))
+    CHECK(f.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+TEST_CASE("two wraps at once each get a proxy of their own", "[wrap]") {
+  mock_upstream upstream;
+  auto a = start_wrap(upstream, "once", 0), b = start_wrap(upstream, "once", 0);
+  REQUIRE(a.wrap->wait(std::chrono::seconds(60)) == 0);
+  REQUIRE(b.wrap->wait(std::chrono::seconds(60)) == 0);
+  CHECK(slurp(a.out.string() + ".base") != slurp(b.out.string() + ".base"));
+}
+
+TEST_CASE("wrap --print-env says each agent's settings without running anything", "[wrap]") {
+  auto claude = run_command({gistproxy_binary(), "wrap", "--print-env", "claude"});
+  CHECK(claude.exit_code == 0);
+  CHECK(claude.output.find("export ANTHROPIC_BASE_URL='http://127.0.0.1:8080'") != std::string::npos);
+  CHECK(claude.output.find("export BASH_MAX_OUTPUT_LENGTH='150000'") != std::string::npos);
+  auto kept = run_command({gistproxy_binary(), "wrap", "--print-env", "--keep-agent-limits", "claude"});
+  CHECK(kept.output.find("BASH_MAX_OUTPUT_LENGTH") == std::string::npos);
+  auto codex = run_command({gistproxy_binary(), "wrap", "--print-env", "--base-url", "http://127.0.0.1:9", "codex"});
+  CHECK(codex.output.find("model_providers.gistproxy.base_url=\"http://127.0.0.1:9/v1\"") != std::string::npos);
+  CHECK(run_command({gistproxy_binary(), "wrap", "--print-env", "nosuchagent"}).exit_code == 2);
+}
