@@ -58,7 +58,9 @@ struct wrap_run {
   std::unique_ptr<child_process> wrap;
 };
 
-wrap_run start_wrap(const mock_upstream& upstream, const std::string& mode, int exit_code) {
+// `session`: wrap leads a session of its own (setsid), as a shell's job leads
+// its process group: the group a terminal's Ctrl-C goes to.
+wrap_run start_wrap(const mock_upstream& upstream, const std::string& mode, int exit_code, bool session = false) {
   wrap_run r;
   r.out = temp_path("wrap-agent");
   r.cache = temp_path("wrap-cache");
@@ -69,10 +71,10 @@ wrap_run start_wrap(const mock_upstream& upstream, const std::string& mode, int 
     if (std::strncmp(*e, "XDG_CACHE_HOME=", 15) != 0) env.emplace_back(*e);
   env.push_back("MY_BASE_URL=" + upstream.url());  // pre-set: wrap must chain it
   env.push_back("XDG_CACHE_HOME=" + r.cache.string());
-  r.wrap = std::make_unique<child_process>(
-      std::vector<std::string>{gistproxy_binary(), "wrap", "--drain-timeout", "2s", "--base-url-env", "MY_BASE_URL", "--",
-                               "python3", script.string(), r.out.string(), mode, std::to_string(exit_code)},
-      env);
+  std::vector<std::string> argv{gistproxy_binary(), "wrap", "--drain-timeout", "2s", "--base-url-env", "MY_BASE_URL", "--",
+                                "python3", script.string(), r.out.string(), mode, std::to_string(exit_code)};
+  if (session) argv.insert(argv.begin(), "setsid");  // not a group leader yet: setsid execs in place, same pid
+  r.wrap = std::make_unique<child_process>(argv, env);
   return r;
 }
 
@@ -112,16 +114,19 @@ TEST_CASE("wrap runs a command behind a private proxy and says what it saved, as
 
 TEST_CASE("Ctrl-C during a streamed answer ends the agent and the proxy and leaves no temp file", "[wrap]") {
   mock_upstream upstream;
-  auto run = start_wrap(upstream, "wait", 0);
+  auto run = start_wrap(upstream, "wait", 0, true);
   const auto pid_file = run.out.string() + ".pid";
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (slurp(pid_file).empty() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  const auto agent = std::stoi(slurp(pid_file));
-  // The terminal's Ctrl-C goes to the foreground group: wrap and its agent.
-  ::kill(run.wrap->pid(), SIGINT);
-  ::kill(agent, SIGINT);
+  REQUIRE(!slurp(pid_file).empty());
+  // The terminal's Ctrl-C goes to the foreground group: wrap and its agent,
+  // not the proxy (a group of its own), which wrap stops after the agent.
+  REQUIRE(::getpgid(run.wrap->pid()) == run.wrap->pid());
+  ::kill(-run.wrap->pid(), SIGINT);
   CHECK(run.wrap->wait(std::chrono::seconds(20)) == 128 + SIGINT);
+  INFO(run.wrap->output());
+  CHECK(run.wrap->output().find(" requests; input tokens") != std::string::npos);  // the proxy outlived the Ctrl-C
   CHECK(refuses(slurp(run.out.string() + ".base")));
   for (const auto& f : std::filesystem::recursive_directory_iterator(run.cache))
     CHECK(f.path().filename().string().find(".tmp.") == std::string::npos);
