@@ -100,6 +100,16 @@ struct h2_callbacks {
     return 0;
   }
 
+  // A GOAWAY with an error the session did not choose itself (a malformed
+  // frame, a broken header block) is a protocol refusal.
+  static int frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+    auto& c = self(user);
+    if (frame->hd.type != NGHTTP2_GOAWAY || frame->goaway.error_code == NGHTTP2_NO_ERROR || c.counted_) return 0;
+    c.counted_ = true;
+    c.events_.refused(h2_refusal::protocol);
+    return 0;
+  }
+
   static int stream_close(nghttp2_session*, std::int32_t stream, std::uint32_t code, void* user) {
     auto& c = self(user);
     c.incoming_.erase(stream);
@@ -139,6 +149,7 @@ h2_connection::h2_connection(h2_events& events, const h2_limits& limits) : event
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2_callbacks::data_chunk);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2_callbacks::frame_recv);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2_callbacks::stream_close);
+  nghttp2_session_callbacks_set_on_frame_send_callback(cb, h2_callbacks::frame_send);
   nghttp2_option* opt = nullptr;
   nghttp2_option_new(&opt);
   // The floods nghttp2 bounds itself, at explicit values: queued SETTINGS
@@ -165,11 +176,13 @@ bool h2_connection::receive(std::string_view bytes, clock::time_point now) {
   now_ = now;
   const auto n = nghttp2_session_mem_recv(session_, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (n < 0) {
-    events_.refused(n == NGHTTP2_ERR_FLOODED ? h2_refusal::flood : h2_refusal::protocol);
+    if (!counted_) events_.refused(n == NGHTTP2_ERR_FLOODED ? h2_refusal::flood : h2_refusal::protocol);
+    counted_ = true;
     nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
     return false;
   }
-  return !calm_;
+  // nghttp2 stops reading once it ended the connection (a GOAWAY is queued).
+  return !calm_ && nghttp2_session_want_read(session_);
 }
 
 bool h2_connection::take_output(std::string& out) {
@@ -261,6 +274,7 @@ void h2_connection::count_reset(clock::time_point now) {
   while (!resets_.empty() && now - resets_.front() > limits_.reset_window) resets_.pop_front();
   if (resets_.size() <= limits_.max_resets) return;
   calm_ = true;
+  counted_ = true;
   resets_.clear();
   nghttp2_session_terminate_session(session_, NGHTTP2_ENHANCE_YOUR_CALM);
   events_.refused(h2_refusal::rapid_reset);

@@ -107,7 +107,8 @@ class h2_connection {
   std::unordered_map<std::int32_t, outgoing> outgoing_;
   std::deque<clock::time_point> resets_;
   clock::time_point now_{};
-  bool calm_ = false;  // GOAWAY ENHANCE_YOUR_CALM queued
+  bool calm_ = false;     // GOAWAY ENHANCE_YOUR_CALM queued
+  bool counted_ = false;  // this connection's refusal was told: one per connection
 };
 
 }  // namespace gistproxy::proxy

@@ -77,7 +77,7 @@ bool h2_session::feed(std::string_view bytes) {
   const bool ok = conn_.receive(bytes);
   start_ready();
   output_ready();
-  return ok && !conn_.finished();
+  return ok;
 }
 
 void h2_session::start_ready() {
@@ -137,11 +137,13 @@ awaitable<void> h2_session::write_loop(std::shared_ptr<h2_session> self) {
     }
     auto bounded = s.write_deadline_.arm(s.svc_.cfg.client_timeout);
     auto [ec, n] = co_await asio::async_write(s.socket_, asio::buffer(out), use_nothrow);
+    error_code ignored;
     if (ec) {
-      error_code ignored;
       s.socket_.close(ignored);  // the reader ends, and with it every stream
       break;
     }
+    // A GOAWAY that ends the connection went out: the reader stops too.
+    if (s.conn_.finished()) s.socket_.cancel(ignored);
   }
   s.writer_done_ = true;
   s.done_.cancel();
