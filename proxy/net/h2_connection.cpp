@@ -176,7 +176,8 @@ bool h2_connection::receive(std::string_view bytes, clock::time_point now) {
   now_ = now;
   const auto n = nghttp2_session_mem_recv(session_, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
   if (n < 0) {
-    if (!counted_) events_.refused(n == NGHTTP2_ERR_FLOODED ? h2_refusal::flood : h2_refusal::protocol);
+    const bool flood = n == NGHTTP2_ERR_FLOODED || n == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS;
+    if (!counted_) events_.refused(flood ? h2_refusal::flood : h2_refusal::protocol);
     counted_ = true;
     nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
     return false;

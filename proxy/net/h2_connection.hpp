@@ -29,7 +29,10 @@ namespace gistproxy::proxy {
 
 struct h2_limits {
   std::uint32_t max_concurrent_streams = 100;
-  std::uint32_t max_header_list = 256 * 1024;  // the HTTP/1.1 path's header limit
+  // The HTTP/1.1 path's header limit, on the decoded list: HPACK lets a few
+  // bytes name a large indexed field again and again. (With 16 KB frames and
+  // at most 8 CONTINUATION frames, a header block itself stays under 144 KB.)
+  std::uint32_t max_header_list = 256 * 1024;
   std::uint64_t max_body = 64u << 20;
   std::uint32_t initial_window = 1u << 20;  // per stream: a request body of a few MB in a few round trips
   // Rapid reset (CVE-2023-44487): more client resets than this within

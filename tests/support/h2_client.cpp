@@ -58,7 +58,13 @@ h2_client::h2_client(std::uint16_t port, std::uint32_t initial_window) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2_client_callbacks::data);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2_client_callbacks::frame);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2_client_callbacks::close);
-  nghttp2_session_client_new(&session_, cb, this);
+  nghttp2_option* opt = nullptr;
+  nghttp2_option_new(&opt);
+  // nghttp2 bounds a header block by its uncompressed size (64 KB): tests
+  // send HPACK-compressed blocks that decode to more, on purpose.
+  nghttp2_option_set_max_send_header_block_length(opt, 1u << 20);
+  nghttp2_session_client_new2(&session_, cb, this, opt);
+  nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   const nghttp2_settings_entry s[] = {{NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, initial_window}};
   nghttp2_submit_settings(session_, NGHTTP2_FLAG_NONE, s, 1);
