@@ -38,8 +38,8 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
 
   // h2_events: called from inside the connection; requests start after it returns.
   void request_ready(h2_request r) override { ready_.push_back(std::move(r)); }
-  void stream_closed(std::int32_t id, std::uint32_t) override {
-    if (auto it = streams_.find(id); it != streams_.end()) it->second->closed();
+  void stream_closed(std::int32_t id, std::uint32_t code) override {
+    if (auto it = streams_.find(id); it != streams_.end()) it->second->closed(code == NGHTTP2_NO_ERROR);
   }
   void drained(std::int32_t id) override {
     if (auto it = streams_.find(id); it != streams_.end()) it->second->drained();
@@ -108,7 +108,7 @@ awaitable<void> h2_session::run(beast::flat_buffer& buffer) {
   // or the proxy drains: every stream still running is cancelled (its
   // upstream hop too), then what is queued goes out and the connection closes.
   ending_ = true;
-  for (auto& [id, stream] : streams_) stream->closed();
+  for (auto& [id, stream] : streams_) stream->closed(false);
   co_await wait_done();
 }
 
@@ -161,7 +161,7 @@ awaitable<void> h2_session::serve_stream(std::shared_ptr<h2_session> self, h2_re
       s.stream_finished();
     }
   } guard{s, stream};
-  if (s.ending_) stream.closed();
+  if (s.ending_) stream.closed(false);
   co_await s.respond(stream, r);
   // A response that could not end cleanly (its head was out when it failed)
   // ends abnormally, as a closed HTTP/1.1 connection would say.

@@ -11,15 +11,16 @@ namespace gistproxy::proxy {
 h2_stream::h2_stream(h2_link& link, std::int32_t id, executor ex, std::chrono::milliseconds write_timeout)
     : link_(link), id_(id), write_timeout_(write_timeout), executor_(ex), room_(ex) {}
 
-void h2_stream::closed() {
+void h2_stream::closed(bool clean) {
   closed_ = true;
-  if (departure_) departure_();
+  reset_ = !clean || !complete_;  // a clean end can only follow the last piece
+  if (reset_ && departure_) departure_();
   room_.cancel();
 }
 
 void h2_stream::watch(client_watch& watch) {
   departure_ = watch.departure();
-  if (closed_) departure_();  // reset before the hop started: it never goes out
+  if (reset_) departure_();  // reset before the hop started: it never goes out
 }
 
 // Keep-alive events written outside the writer's pieces: body bytes as they are.
@@ -65,7 +66,7 @@ awaitable<error_code> h2_stream::data(std::string_view bytes, bool last) {
       co_return beast::error::timeout;
     }
   }
-  co_return closed_ ? error_code(asio::error::connection_reset) : error_code{};
+  co_return reset_ ? error_code(asio::error::connection_reset) : error_code{};
 }
 
 }  // namespace gistproxy::proxy

@@ -38,9 +38,10 @@ class h2_stream final : public client_channel, public message_channel {
                              bool ends) override;
   awaitable<error_code> data(std::string_view bytes, bool last) override;
 
-  // The session's side: the stream ended or was reset (writes fail from now
-  // on and the upstream hop is cancelled), or some of its bytes went out.
-  void closed();
+  // The session's side: the stream ended (`clean`: after its last piece
+  // went out) or was reset, or the connection ended (a reset, the upstream
+  // hop is cancelled and writes fail from now on); or some bytes went out.
+  void closed(bool clean);
   void drained() { room_.cancel(); }
   // The response went out whole (its last piece is buffered or sent).
   bool complete() const { return complete_; }
@@ -54,7 +55,7 @@ class h2_stream final : public client_channel, public message_channel {
   executor executor_;
   asio::steady_timer room_;  // woken when bytes drain or the stream closes
   std::function<void()> departure_;
-  bool responded_ = false, complete_ = false, closed_ = false;
+  bool responded_ = false, complete_ = false, closed_ = false, reset_ = false;
 };
 
 }  // namespace gistproxy::proxy

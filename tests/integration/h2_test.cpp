@@ -107,6 +107,12 @@ TEST_CASE("h2c: many streams on one connection complete while one stalled by a c
     if (i % 2) CHECK(r.body.size() == 100000);
     else CHECK(nlohmann::json::parse(r.body, nullptr, false).is_object());
   }
+  // A response whose last piece waited for the window and then went out is
+  // a clean end, not a client that left.
+  const std::string bytes_answers = R"(gistproxy_requests_total{api="other",status="200",group="treated"} 20)";
+  auto metrics = metrics_with(s.proxy.admin_port(), {bytes_answers});
+  CHECK(metrics.find(bytes_answers) != std::string::npos);
+  CHECK(metrics.find("client_disconnected") == std::string::npos);
   CHECK_FALSE(c.responses[stalled].closed);
   CHECK(c.responses[stalled].body.empty());  // its window is still shut
   c.open_window(stalled, 1 << 30);
