@@ -219,3 +219,21 @@ TEST_CASE("h2c: a header list over the limit resets its stream alone and a CONTI
     CHECK(http_request(s.proxy.port(), "GET", "/bytes?n=10").status == 200);
   }
 }
+
+TEST_CASE("h2c: while a streamed page-in hop waits, keep-alive events flow on the stream and are counted") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--stream-keepalive", "300ms"}};
+  h2_client c(proxy.port());
+  auto req = request_for("messages", "slow second hop", haystack());
+  req["stream"] = true;
+  auto id = c.submit("POST", "/v1/messages", req.dump(), {{"x-api-key", "sk-test"}, {"content-type", "application/json"}});
+  REQUIRE(c.pump_until([&] { return c.responses[id].closed; }));
+  const auto& r = c.responses[id];
+  CHECK(r.error_code == 0);
+  CHECK(r.body.find("event: ping") != std::string::npos);  // 1.5 s of silence upstream, a ping every 300 ms
+  CHECK(r.body.find("found: ") != std::string::npos);
+  CHECK(r.body.find("read_blob") == std::string::npos);
+  const std::string bytes_series = R"(gistproxy_response_bytes_total{api="messages",group="treated"})";
+  auto metrics = metrics_with(proxy.admin_port(), {bytes_series + " " + std::to_string(r.body.size())});
+  CHECK(series_value(metrics, bytes_series) == double(r.body.size()));
+}
