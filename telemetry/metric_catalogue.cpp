@@ -24,7 +24,8 @@ metric_catalogue::metric_catalogue(registry& r)
       h2_refusals(r.add_counter("gistproxy_h2_refusals_total",
                                 "HTTP/2 connections ended or streams reset to bound a hostile client, by reason: "
                                 "rapid_reset (GOAWAY ENHANCE_YOUR_CALM), flood (SETTINGS, PING or CONTINUATION), "
-                                "header_list (a stream's header list over the limit), protocol (malformed frames).",
+                                "header_list (a stream's header list over the limit), protocol (malformed frames), "
+                                "body_budget (a stream refused while the connection's bodies in flight are over budget).",
                                 {"reason"})),
       errors(r.add_counter("gistproxy_errors_total", "Failed requests by error source, type and group.",
                            {"source", "type", "group"})),

@@ -26,6 +26,7 @@ std::string_view h2_refusal_name(h2_refusal r) {
     case h2_refusal::flood: return "flood";
     case h2_refusal::header_list: return "header_list";
     case h2_refusal::protocol: return "protocol";
+    case h2_refusal::body_budget: return "body_budget";
   }
   return "protocol";
 }
@@ -81,11 +82,23 @@ struct h2_callbacks {
     if (body.size() + length > c.limits_.max_body) {
       it->second->refusal = proxy_error{error_kind::body_too_large, "request body exceeds the limit of " +
                                                                          std::to_string(c.limits_.max_body) + " bytes"};
+      c.release(*it->second);
       body.clear();
       c.deliver(stream, *it->second);
       return 0;
     }
+    if (c.receiving_ + length > c.limits_.max_receiving) {
+      // The connection's bodies in flight are over budget: this stream is
+      // refused (REFUSED_STREAM: nothing was processed, the client may retry).
+      c.release(*it->second);
+      body.clear();
+      it->second->delivered = true;  // the rest of it is dropped
+      nghttp2_submit_rst_stream(c.session_, NGHTTP2_FLAG_NONE, stream, NGHTTP2_REFUSED_STREAM);
+      c.events_.refused(h2_refusal::body_budget);
+      return 0;
+    }
     body.append(reinterpret_cast<const char*>(data), length);
+    c.receiving_ += length;
     return 0;
   }
 
@@ -112,7 +125,10 @@ struct h2_callbacks {
 
   static int stream_close(nghttp2_session*, std::int32_t stream, std::uint32_t code, void* user) {
     auto& c = self(user);
-    c.incoming_.erase(stream);
+    if (auto it = c.incoming_.find(stream); it != c.incoming_.end()) {
+      if (!it->second->delivered) c.release(*it->second);
+      c.incoming_.erase(it);
+    }
     c.outgoing_.erase(stream);
     c.events_.stream_closed(stream, code);
     return 0;
@@ -248,7 +264,10 @@ void h2_connection::reset(std::int32_t stream, std::uint32_t code) {
 
 void h2_connection::shutdown() { nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR); }
 
+void h2_connection::release(const incoming& in) { receiving_ -= std::min<std::uint64_t>(receiving_, in.request.body().size()); }
+
 void h2_connection::deliver(std::int32_t stream, incoming& in) {
+  release(in);
   in.delivered = true;
   h2_request r;
   r.stream = stream;

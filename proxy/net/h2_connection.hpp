@@ -34,6 +34,10 @@ struct h2_limits {
   // at most 8 CONTINUATION frames, a header block itself stays under 144 KB.)
   std::uint32_t max_header_list = 256 * 1024;
   std::uint64_t max_body = 64u << 20;
+  // Request bodies still arriving on one connection, all streams together:
+  // past it a stream is refused (REFUSED_STREAM), so 100 streams cannot
+  // each hold a body of max_body while they upload.
+  std::uint64_t max_receiving = 256u << 20;
   std::uint32_t initial_window = 1u << 20;  // per stream: a request body of a few MB in a few round trips
   // Rapid reset (CVE-2023-44487): more client resets than this within
   // `reset_window` ends the connection with GOAWAY ENHANCE_YOUR_CALM.
@@ -48,7 +52,7 @@ struct h2_request {
 };
 
 // Why a connection or a stream was refused: the metric label.
-enum class h2_refusal { rapid_reset, flood, header_list, protocol };
+enum class h2_refusal { rapid_reset, flood, header_list, protocol, body_budget };
 std::string_view h2_refusal_name(h2_refusal r);
 
 class h2_events {
@@ -101,6 +105,7 @@ class h2_connection {
   };
   friend struct h2_callbacks;
   void deliver(std::int32_t stream, incoming& in);
+  void release(const incoming& in);  // its body no longer counts as arriving
   void count_reset(clock::time_point now);
 
   h2_events& events_;
@@ -109,6 +114,7 @@ class h2_connection {
   std::unordered_map<std::int32_t, std::unique_ptr<incoming>> incoming_;
   std::unordered_map<std::int32_t, outgoing> outgoing_;
   std::deque<clock::time_point> resets_;
+  std::uint64_t receiving_ = 0;  // body bytes of requests not yet delivered
   clock::time_point now_{};
   bool calm_ = false;     // GOAWAY ENHANCE_YOUR_CALM queued
   bool counted_ = false;  // this connection's refusal was told: one per connection

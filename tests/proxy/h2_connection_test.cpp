@@ -134,3 +134,46 @@ TEST_CASE("a streamed h2 response waits for data, resumes, and ends with its las
   CHECK(s.events.closed[0] == std::pair<std::int32_t, std::uint32_t>{id, 0});
   CHECK(s.server.buffered(id) == 0);
 }
+
+TEST_CASE("h2 bodies arriving on one connection share a budget: past it a stream is refused and the others go on") {
+  h2_limits limits;
+  limits.max_body = 1000;
+  limits.max_receiving = 1000;
+  pair_of_sessions s(limits);
+  // Two uploads of 600 bytes each, interleaved, neither ended yet: the second
+  // one's bytes take the connection over its budget.
+  std::string n[] = {":method", ":path", ":scheme", ":authority"}, v[] = {"POST", "/v1/x", "http", "a"};
+  nghttp2_nv nva[4];
+  for (int i = 0; i < 4; ++i)
+    nva[i] = {reinterpret_cast<std::uint8_t*>(n[i].data()), reinterpret_cast<std::uint8_t*>(v[i].data()), n[i].size(),
+              v[i].size(), NGHTTP2_NV_FLAG_NONE};
+  const auto first = nghttp2_submit_headers(s.client, NGHTTP2_FLAG_NONE, -1, nullptr, nva, 4, nullptr);
+  const auto second = nghttp2_submit_headers(s.client, NGHTTP2_FLAG_NONE, -1, nullptr, nva, 4, nullptr);
+  s.exchange();
+  static const std::string part(600, 'x');
+  nghttp2_data_provider once{};
+  once.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t, std::uint32_t* flags,
+                          nghttp2_data_source*, void*) -> ssize_t {
+    std::memcpy(buf, part.data(), part.size());
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return ssize_t(part.size());
+  };
+  nghttp2_data_provider end{};
+  end.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t*, std::size_t, std::uint32_t* flags,
+                         nghttp2_data_source*, void*) -> ssize_t {
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return 0;
+  };
+  nghttp2_submit_data(s.client, NGHTTP2_FLAG_NONE, first, &once);  // in flight, not ended
+  s.exchange();
+  nghttp2_submit_data(s.client, NGHTTP2_FLAG_END_STREAM, second, &once);  // over the budget: refused
+  s.exchange();
+  nghttp2_submit_data(s.client, NGHTTP2_FLAG_END_STREAM, first, &end);
+  s.exchange();
+  CHECK(s.events.refusals == std::vector<h2_refusal>{h2_refusal::body_budget});
+  REQUIRE(s.events.requests.size() == 1);  // the other one, whole
+  CHECK(s.events.requests[0].stream == first);
+  CHECK(s.events.requests[0].request.body() == part);
+  const std::pair<std::int32_t, std::uint32_t> refused{second, NGHTTP2_REFUSED_STREAM};
+  CHECK(std::find(s.events.closed.begin(), s.events.closed.end(), refused) != s.events.closed.end());
+}
