@@ -121,6 +121,7 @@ void logger::access(const access_record& r) {
   append_time(line);
   line += ",\"level\":\"info\",\"msg\":\"access\"";
   field(line, "method", r.method);
+  field(line, "protocol", r.protocol);
   field(line, "path", r.path);
   field(line, "api", r.api);
   if (!r.model.empty()) field(line, "model", r.model);

@@ -16,6 +16,7 @@ std::optional<log_level> parse_log_level(std::string_view s);
 
 struct access_record {
   std::string method;
+  std::string_view protocol = "HTTP/1.1";  // HTTP/1.0, HTTP/1.1 or HTTP/2
   std::string path;  // without the query string: it may carry keys
   std::string api;
   std::string model;

@@ -20,6 +20,13 @@ metric_catalogue::metric_catalogue(registry& r)
                                    {"api", "group"})),
       active_connections(r.add_gauge("gistproxy_active_connections", "Open client connections.")),
       active_requests(r.add_gauge("gistproxy_active_requests", "Requests in flight.")),
+      h2_streams(r.add_counter("gistproxy_h2_streams_total", "HTTP/2 request streams served (each one exchange).")),
+      h2_refusals(r.add_counter("gistproxy_h2_refusals_total",
+                                "HTTP/2 connections ended or streams reset to bound a hostile client, by reason: "
+                                "rapid_reset (GOAWAY ENHANCE_YOUR_CALM), flood (SETTINGS, PING or CONTINUATION), "
+                                "header_list (a stream's header list over the limit), protocol (malformed frames), "
+                                "body_budget (a stream refused while the connection's bodies in flight are over budget).",
+                                {"reason"})),
       errors(r.add_counter("gistproxy_errors_total", "Failed requests by error source, type and group.",
                            {"source", "type", "group"})),
       upstream_connections(r.add_counter("gistproxy_upstream_connections_total",

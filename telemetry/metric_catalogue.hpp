@@ -18,6 +18,10 @@ struct metric_catalogue {
   family<counter>& response_bytes;
   family<gauge>& active_connections;
   family<gauge>& active_requests;
+  // HTTP/2 (h2c): request streams served, and connections or streams
+  // refused by reason (rapid_reset, flood, header_list, protocol, body_budget).
+  family<counter>& h2_streams;
+  family<counter>& h2_refusals;
   // Errors by source (downstream, upstream, internal) and type (e.g. upstream_timeout).
   family<counter>& errors;
   // Upstream connections by result: new, reused, retried (stale keep-alive).

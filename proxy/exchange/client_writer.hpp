@@ -4,8 +4,10 @@
 // counts bytes out, captures them for --record, and notices a client that
 // went away (every write then returns false and the reply says so).
 //
-// The socket is behind `client_channel`, so the exchange's phases can be
-// unit-tested against a channel that records bytes or fails on demand.
+// The transport is behind `client_channel` (proxy/net/client_channel.hpp):
+// HTTP/1.x bytes framed here, or an HTTP/2 stream that frames the heads and
+// pieces handed to it; and the phases can be unit-tested against a channel
+// that records bytes or fails on demand.
 #pragma once
 
 #include <atomic>
@@ -15,35 +17,13 @@
 #include <string_view>
 
 #include "proxy/net/beast.hpp"
+#include "proxy/net/client_channel.hpp"
 #include "proxy/net/deadlines.hpp"
 #include "proxy/net/proxy_error.hpp"
 
 namespace gistproxy::proxy {
 
 using client_request = http::request<http::string_body>;
-
-// Writes bytes to the client, with the client timeout armed.
-class client_channel {
- public:
-  virtual ~client_channel() = default;
-  virtual awaitable<error_code> write(std::span<const asio::const_buffer> bytes) = 0;
-};
-
-// The client's TCP socket; each write must finish within `timeout`.
-class socket_channel final : public client_channel {
- public:
-  socket_channel(tcp_socket& socket, socket_deadline& deadline, std::chrono::milliseconds timeout)
-      : socket_(socket), deadline_(deadline), timeout_(timeout) {}
-  awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override;
-  tcp_socket& socket() { return socket_; }
-  socket_deadline& deadline() { return deadline_; }
-  std::chrono::milliseconds timeout() const { return timeout_; }
-
- private:
-  tcp_socket& socket_;
-  socket_deadline& deadline_;
-  std::chrono::milliseconds timeout_;
-};
 
 // What the client got, read by the exchange's finish.
 struct client_reply {
@@ -94,6 +74,11 @@ class client_writer {
 
  private:
   awaitable<bool> send(std::span<const asio::const_buffer> bytes, std::string_view what);
+  // The same answers over a transport that frames them itself (HTTP/2).
+  awaitable<bool> whole_message(message_channel& m, const http::response_header<>& from, std::string_view body);
+  awaitable<bool> piece_message(message_channel& m, std::string_view data, bool last);
+  awaitable<void> error_message(message_channel& m, const proxy_error& e);
+  bool failed(error_code ec, std::string_view what);
   void counted(std::string_view body);
   unsigned version() const { return request_version_ >= 10 ? request_version_ : 11; }
 

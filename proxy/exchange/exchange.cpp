@@ -4,8 +4,8 @@
 
 namespace gistproxy::proxy {
 
-exchange::exchange(shard& s, tcp_socket& client, socket_deadline& deadline, connection_memo& memo)
-    : shard_(s), svc_(s.svc()), channel_(client, deadline, s.svc().cfg.client_timeout), memo_(memo) {}
+exchange::exchange(shard& s, client_channel& client, connection_memo& memo)
+    : shard_(s), svc_(s.svc()), channel_(client), memo_(memo) {}
 
 awaitable<bool> exchange::run(client_request& request) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);

@@ -22,7 +22,8 @@ namespace gistproxy::proxy {
 
 class exchange {
  public:
-  exchange(shard& s, tcp_socket& client, socket_deadline& deadline, connection_memo& memo);
+  // `client`: the connection (HTTP/1.x) or stream (HTTP/2) the request came on.
+  exchange(shard& s, client_channel& client, connection_memo& memo);
 
   // Runs all phases for one request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request);
@@ -32,7 +33,7 @@ class exchange {
  private:
   shard& shard_;
   services& svc_;
-  socket_channel channel_;
+  client_channel& channel_;
   connection_memo& memo_;
 };
 

@@ -69,6 +69,9 @@ void log_access(services& svc, const request_context& ctx, int status, const std
   const auto& reply = ctx.out.reply();
   telemetry::access_record r;
   r.method = std::string(ctx.in.request.method_string());
+  // The h2 session marks its requests version 20.
+  const unsigned version = ctx.in.request.version();
+  r.protocol = version >= 20 ? "HTTP/2" : version == 10 ? "HTTP/1.0" : "HTTP/1.1";
   r.path = path_of(ctx.in.request);
   r.api = std::string(ctx.in.api);
   if (ctx.in.facts) r.model = ctx.in.facts->model;

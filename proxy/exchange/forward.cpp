@@ -15,7 +15,7 @@ namespace {
 class upstream_source final : public hop_source {
  public:
   upstream_source(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch,
-                  socket_channel& client)
+                  client_channel& client)
       : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
 
   awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
@@ -23,8 +23,7 @@ class upstream_source final : public hop_source {
     if (!keepalive.empty()) {
       // While the next hop waits for its first byte, keep-alive events keep
       // clients with idle timeouts from giving up.
-      ticker.emplace(client_.socket(), client_.deadline(), client_.timeout(), ctx_.out.framed(keepalive),
-                     svc_.cfg.stream_keepalive);
+      ticker.emplace(client_, ctx_.out.framed(keepalive), svc_.cfg.stream_keepalive);
       ticker->start();
     }
     auto answer = std::make_unique<upstream_hop>(svc_, pool_, ctx_, watch_, hop);
@@ -49,7 +48,7 @@ class upstream_source final : public hop_source {
   upstream_pool& pool_;
   request_context& ctx_;
   client_watch& watch_;
-  socket_channel& client_;
+  client_channel& client_;
   blob_pager pager_;
 };
 
@@ -80,7 +79,7 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
 
 }  // namespace
 
-awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client) {
+awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_channel& client) {
   auto* configured = sh.pool_for(ctx.in.family);
   exchange_stats stats(svc.metrics, ctx.in.api);
   if (!configured) {
@@ -91,7 +90,8 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_c
     co_return;
   }
   auto& pool = *configured;
-  client_watch watch(client.socket());
+  client_watch watch;
+  client.watch(watch);
   const std::string& body = ctx.forwarded_body();
 
   upstream_hop first(svc, pool, ctx, watch, 0);

@@ -49,7 +49,7 @@ void store_again(services& svc, const request_context& ctx);
 // Prompt-cache health: whether this turn's forwarded prefix extends the
 // previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
 void track_prefix(services& svc, request_context& ctx);
-awaitable<void> forward(services& svc, shard& sh, request_context& ctx, socket_channel& client);
+awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_channel& client);
 void finish(services& svc, request_context& ctx);
 
 }  // namespace gistproxy::proxy

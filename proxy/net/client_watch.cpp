@@ -4,12 +4,26 @@
 
 namespace gistproxy::proxy {
 
-client_watch::client_watch(tcp_socket& client) : client_(client), state_(std::make_shared<state>()) { arm(); }
+client_watch::client_watch() : state_(std::make_shared<state>()) {}
 
 client_watch::~client_watch() {
   state_->active = false;
   state_->upstream = nullptr;
   cancel_.emit(asio::cancellation_type::all);
+}
+
+void client_watch::left(state& s) {
+  s.gone = true;
+  if (s.upstream) {
+    error_code ignored;
+    s.upstream->tcp().close(ignored);
+  }
+}
+
+std::function<void()> client_watch::departure() {
+  return [s = state_] {
+    if (s->active) left(*s);
+  };
 }
 
 // A one-byte peek rather than a wait-for-readable: Asio starts a wait
@@ -18,18 +32,14 @@ client_watch::~client_watch() {
 // data from a close; a receive tries a non-blocking peek first (one recv that
 // finds nothing, the usual case) and then waits on the registration the
 // socket already has. Same syscall count, one less round trip on wake-up.
-void client_watch::arm() {
+void client_watch::peek(tcp_socket& client) {
   auto s = state_;
-  client_.async_receive(
+  client.async_receive(
       asio::buffer(&s->peeked, 1), tcp_socket::message_peek,
       asio::bind_cancellation_slot(cancel_.slot(), [s](error_code ec, std::size_t n) {
         if (!s->active || ec == asio::error::operation_aborted) return;  // finished or cancelled
         if (!ec && n > 0) return;  // bytes of a pipelined next request: the client is still there
-        s->gone = true;            // orderly close (eof) or reset
-        if (s->upstream) {
-          error_code ignored;
-          s->upstream->tcp().close(ignored);
-        }
+        left(*s);                  // orderly close (eof) or reset
       }));
 }
 

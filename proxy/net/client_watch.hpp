@@ -1,10 +1,13 @@
 // Notices a client that goes away while its request is upstream, without a
-// second coroutine: one cancellable one-byte peek on the client socket.
-// When the peer has closed, the upstream connection in use is closed too, so
-// every pending upstream operation ends at once (the request is cancelled).
+// second coroutine. On an HTTP/1.x connection: one cancellable one-byte peek
+// on the client socket. On an HTTP/2 stream: the session calls the departure
+// when the stream is reset or the connection ends. When the client has left,
+// the upstream connection in use is closed too, so every pending upstream
+// operation ends at once (the request is cancelled).
 #pragma once
 
 #include <boost/asio/cancellation_signal.hpp>
+#include <functional>
 #include <memory>
 
 #include "proxy/net/beast.hpp"
@@ -14,10 +17,17 @@ namespace gistproxy::proxy {
 
 class client_watch {
  public:
-  explicit client_watch(tcp_socket& client);
+  client_watch();
   ~client_watch();  // stops watching
   client_watch(const client_watch&) = delete;
   client_watch& operator=(const client_watch&) = delete;
+
+  // Watches a byte-stream client by peeking at its socket.
+  void peek(tcp_socket& client);
+  // For a transport that learns of the departure itself: calling the result
+  // marks the client gone (and closes the guarded upstream connection); it
+  // does nothing once this watch is destroyed.
+  std::function<void()> departure();
 
   // The upstream connection to close if the client leaves (nullptr: none yet).
   void guard(upstream_connection* c) { state_->upstream = c; }
@@ -30,8 +40,7 @@ class client_watch {
     upstream_connection* upstream = nullptr;
     char peeked = 0;  // the peek's target; owned here because the handler may outlive us
   };
-  void arm();
-  tcp_socket& client_;
+  static void left(state& s);
   std::shared_ptr<state> state_;  // shared with the pending handler, which may outlive us
   asio::cancellation_signal cancel_;
 };

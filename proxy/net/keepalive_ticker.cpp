@@ -1,12 +1,11 @@
 #include "proxy/net/keepalive_ticker.hpp"
 
-#include <boost/asio/write.hpp>
+#include <boost/asio/co_spawn.hpp>
 
 namespace gistproxy::proxy {
 
-keepalive_ticker::keepalive_ticker(tcp_socket& client, socket_deadline& deadline, std::chrono::milliseconds write_timeout,
-                                   std::string framed_chunk, std::chrono::milliseconds interval)
-    : state_(std::make_shared<state>(client, deadline, write_timeout, std::move(framed_chunk), interval)) {}
+keepalive_ticker::keepalive_ticker(client_channel& client, std::string framed_chunk, std::chrono::milliseconds interval)
+    : state_(std::make_shared<state>(client, std::move(framed_chunk), interval)) {}
 
 keepalive_ticker::~keepalive_ticker() {
   state_->running = false;
@@ -19,18 +18,21 @@ void keepalive_ticker::start() {
   arm(state_);
 }
 
+awaitable<error_code> keepalive_ticker::write_frame(std::shared_ptr<state> s) {
+  std::array<asio::const_buffer, 1> bytes{asio::buffer(s->frame)};
+  co_return co_await s->client.write(bytes);
+}
+
 void keepalive_ticker::arm(const std::shared_ptr<state>& s) {
   s->tick.expires_after(s->interval);
   s->tick.async_wait([s](error_code ec) {
     if (ec || !s->running) return;
     s->writing = true;
-    // stop() waits for this write, so the deadline (the client's) outlives it.
-    s->deadline.set(s->write_timeout);
-    asio::async_write(s->client, asio::buffer(s->frame), [s](error_code wec, std::size_t) {
-      s->deadline.disarm();
+    // stop() waits for this write, so the channel (the client's) outlives it.
+    asio::co_spawn(s->client.get_executor(), write_frame(s), [s](std::exception_ptr e, error_code wec) {
       s->writing = false;
       s->write_done.cancel();  // wakes a stop() waiting for this write
-      if (wec) s->failed = true;
+      if (e || wec) s->failed = true;
       else ++s->sent;
       if (s->running && !s->failed) arm(s);
     });

@@ -9,15 +9,15 @@
 #include <string>
 
 #include "proxy/net/beast.hpp"
-#include "proxy/net/deadlines.hpp"
+#include "proxy/net/client_channel.hpp"
 
 namespace gistproxy::proxy {
 
 class keepalive_ticker {
  public:
-  // Each write must finish within `write_timeout` (the client timeout).
-  keepalive_ticker(tcp_socket& client, socket_deadline& deadline, std::chrono::milliseconds write_timeout,
-                   std::string framed_chunk, std::chrono::milliseconds interval);
+  // `framed_chunk`: the event as the channel carries it (a chunk on HTTP/1.1,
+  // the bare event on HTTP/2); the channel bounds each write.
+  keepalive_ticker(client_channel& client, std::string framed_chunk, std::chrono::milliseconds interval);
   ~keepalive_ticker();
   void start();
   // Stops ticking and waits for a keep-alive write still in flight, so the
@@ -28,18 +28,16 @@ class keepalive_ticker {
  private:
   struct state {
     asio::steady_timer tick, write_done;
-    tcp_socket& client;
-    socket_deadline& deadline;
-    std::chrono::milliseconds write_timeout;
+    client_channel& client;
     std::string frame;
     std::chrono::milliseconds interval;
     bool running = false, writing = false, failed = false;
     std::uint64_t sent = 0;
-    state(tcp_socket& c, socket_deadline& d, std::chrono::milliseconds w, std::string f, std::chrono::milliseconds i)
-        : tick(c.get_executor()), write_done(c.get_executor()), client(c), deadline(d), write_timeout(w),
-          frame(std::move(f)), interval(i) {}
+    state(client_channel& c, std::string f, std::chrono::milliseconds i)
+        : tick(c.get_executor()), write_done(c.get_executor()), client(c), frame(std::move(f)), interval(i) {}
   };
   static void arm(const std::shared_ptr<state>& s);
+  static awaitable<error_code> write_frame(std::shared_ptr<state> s);
   std::shared_ptr<state> state_;  // shared with pending handlers
 };
 

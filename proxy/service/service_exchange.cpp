@@ -4,8 +4,8 @@
 
 namespace gistproxy::proxy {
 
-service_exchange::service_exchange(shard& s, tcp_socket& client, socket_deadline& deadline, connection_memo& memo)
-    : svc_(s.svc()), channel_(client, deadline, s.svc().cfg.client_timeout), memo_(memo) {}
+service_exchange::service_exchange(shard& s, client_channel& client, connection_memo& memo)
+    : svc_(s.svc()), channel_(client), memo_(memo) {}
 
 awaitable<bool> service_exchange::run(client_request& request, const service_route& route) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);

@@ -12,14 +12,14 @@ namespace gistproxy::proxy {
 
 class service_exchange {
  public:
-  service_exchange(shard& s, tcp_socket& client, socket_deadline& deadline, connection_memo& memo);
+  service_exchange(shard& s, client_channel& client, connection_memo& memo);
 
   // Answers the request; returns whether the connection may be reused.
   awaitable<bool> run(client_request& request, const service_route& route);
 
  private:
   services& svc_;
-  socket_channel channel_;
+  client_channel& channel_;
   connection_memo& memo_;
 };
 

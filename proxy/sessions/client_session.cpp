@@ -6,6 +6,7 @@
 
 #include "proxy/exchange/exchange.hpp"
 #include "proxy/service/service_exchange.hpp"
+#include "proxy/sessions/h2_session.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
 
@@ -24,6 +25,27 @@ constexpr std::size_t first_body_reservation = 8 * 1024 * 1024;
 // 1 KB request would take three reads. The buffer is sized for a typical
 // request while one is read, and given back once it is read (see below).
 constexpr std::size_t request_read_buffer = 8 * 1024;
+
+// The HTTP/2 connection preface (RFC 9113 §3.4): a client with prior
+// knowledge of HTTP/2 (h2c) starts with it; no HTTP/1.1 request can.
+constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+// Reads the connection's first bytes into `buffer` until they are the
+// HTTP/2 preface or cannot be; they stay there for whichever protocol reads
+// them (Beast parses what the buffer holds before reading: no copy, and no
+// extra read for an HTTP/1.1 request). Nullopt: the client left or idled.
+awaitable<std::optional<bool>> starts_with_h2_preface(tcp_socket& socket, beast::flat_buffer& buffer,
+                                                      socket_deadline& deadline) {
+  for (;;) {
+    const std::string_view have(static_cast<const char*>(buffer.data().data()), buffer.size());
+    const std::size_t n = std::min(have.size(), h2_preface.size());
+    if (have.substr(0, n) != h2_preface.substr(0, n)) co_return false;
+    if (n == h2_preface.size()) co_return true;
+    auto [ec, got] = co_await socket.async_read_some(buffer.prepare(request_read_buffer), use_nothrow);
+    if (deadline.verdict(ec)) co_return std::nullopt;
+    buffer.commit(got);
+  }
+}
 
 // Errors that just mean the client is gone or idle: close quietly.
 bool is_benign(const error_code& ec) {
@@ -203,7 +225,18 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
   beast::flat_buffer buffer;
   session_registration registration(sh, &socket);
   connection_memo memo;
+  socket_channel channel(socket, deadline, cfg.client_timeout);
   auto& handle = *registration.handle;
+
+  buffer.reserve(request_read_buffer);
+  deadline.set(cfg.idle_timeout);
+  const auto h2 = co_await starts_with_h2_preface(socket, buffer, deadline);
+  if (h2 && *h2) co_await serve_h2(sh, socket, deadline, buffer, handle);
+  if (!h2 || *h2) {
+    socket.shutdown(tcp_socket::shutdown_send, ignored);
+    socket.close(ignored);
+    co_return;
+  }
 
   while (!svc.draining) {
     handle.busy = false;
@@ -215,7 +248,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     auto [header_ec, n] = co_await http::async_read_header(socket, buffer, parser, use_nothrow);
     const error_code ec = deadline.verdict(header_ec);
     handle.busy = true;
-    exchange ex(sh, socket, deadline, memo);
+    exchange ex(sh, channel, memo);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
       auto failure = read_error(ec, "headers", cfg.max_body_bytes);
@@ -267,7 +300,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     // The offload service's own paths are answered by its driver, never
     // forwarded; every other request takes the proxy path.
     if (auto route = service_route_of(std::string_view(request.target())); route.what != service_route::kind::none) {
-      if (!co_await service_exchange(sh, socket, deadline, memo).run(request, route)) break;
+      if (!co_await service_exchange(sh, channel, memo).run(request, route)) break;
     } else if (!co_await ex.run(request)) {
       break;
     }

@@ -193,8 +193,8 @@ test("Claude on Bedrock signed by the client: forwarded byte for byte (not offlo
 
 function runtime() {
   // Bedrock Runtime's client speaks HTTP/2 by default (for its bidirectional
-  // streams); gistproxy serves HTTP/1.1, so the client is given the SDK's
-  // HTTP/1.1 handler (README, "AWS Bedrock").
+  // streams; h2c over http://): these tests give it the SDK's HTTP/1.1
+  // handler, the one below keeps its default.
   return new BedrockRuntimeClient({ region: "us-east-1", endpoint: proxy.url, token: { token: "bedrock-api-key" },
     authSchemePreference: ["httpBearerAuth"], maxAttempts: 1, requestHandler: new NodeHttpHandler() });
 }
@@ -248,6 +248,31 @@ test("AWS SDK: Converse and ConverseStream (tool results offloaded, read_blob an
   assert.equal(kinds.filter((k) => k === "messageStart").length, 1);
   assert.equal(kinds.filter((k) => k === "messageStop").length, 1);
   assert.equal(kinds.at(-1), "metadata");
+});
+
+test("AWS SDK with its default handler (HTTP/2 with prior knowledge): InvokeModelWithResponseStream, Converse, ConverseStream", async () => {
+  const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: proxy.url, token: { token: "bedrock-api-key" },
+    authSchemePreference: ["httpBearerAuth"], maxAttempts: 1 });
+  try {
+    const s = await client.send(new InvokeModelWithResponseStreamCommand({ modelId: bedrockModel, body: invokeBody(), contentType: "application/json" }));
+    let streamed = "";
+    for await (const event of s.body) {
+      const e = JSON.parse(new TextDecoder().decode(event.chunk.bytes));
+      if (e.type === "content_block_delta" && e.delta.type === "text_delta") streamed += e.delta.text;
+    }
+    assert.equal(streamed, expected);
+    const r = await client.send(new ConverseCommand(converseInput()));
+    assert.equal(r.output.message.content.map((b) => b.text ?? "").join(""), expected);
+    const c = await client.send(new ConverseStreamCommand(converseInput()));
+    let text = "";
+    for await (const event of c.stream) if (event.contentBlockDelta?.delta?.text) text += event.contentBlockDelta.delta.text;
+    assert.equal(text, expected);
+  } finally {
+    client.destroy();
+  }
+  const metrics = await (await fetch(`${proxy.adminUrl}/metrics`)).text();
+  const streams = Number(metrics.match(/\ngistproxy_h2_streams_total (\d+)/)?.[1] ?? 0);
+  assert.ok(streams >= 3, `HTTP/2 streams: ${streams}`);  // the three calls came over HTTP/2
 });
 
 test("Gemini on Vertex AI (@google/genai, vertexai: true): generateContent and generateContentStream", async () => {

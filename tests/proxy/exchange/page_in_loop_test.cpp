@@ -30,11 +30,14 @@ class recording_channel final : public client_channel {
     for (const auto& b : bytes) received.append(static_cast<const char*>(b.data()), b.size());
     co_return error_code{};
   }
+  void watch(client_watch&) override {}  // the client never leaves here
+  executor get_executor() override { return io_.get_executor(); }
   std::string received;
   std::size_t fail_after = SIZE_MAX;
 
  private:
   std::size_t writes_ = 0;
+  asio::io_context io_;
 };
 
 // One upstream answer from a string, its body handed out in small pieces.

@@ -1,0 +1,123 @@
+// The server side of one HTTP/2 connection, without sockets: bytes in
+// (receive), bytes out (take_output), complete requests and stream ends out
+// (h2_events), responses in (respond, send_data). nghttp2 does the framing,
+// HPACK, flow control and the protocol's own checks; this class assembles
+// requests within gistproxy's limits and refuses the known floods (rapid
+// reset, CONTINUATION, SETTINGS and PING), telling the session which.
+// The session (proxy/sessions/h2_session.cpp) drives it on one thread; the
+// fuzz target drives it with arbitrary bytes.
+#pragma once
+
+#include <boost/beast/http/message.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "proxy/net/proxy_error.hpp"
+
+struct nghttp2_session;
+
+namespace gistproxy::proxy {
+
+struct h2_limits {
+  std::uint32_t max_concurrent_streams = 100;
+  // The HTTP/1.1 path's header limit, on the decoded list: HPACK lets a few
+  // bytes name a large indexed field again and again. (With 16 KB frames and
+  // at most 8 CONTINUATION frames, a header block itself stays under 144 KB.)
+  std::uint32_t max_header_list = 256 * 1024;
+  std::uint64_t max_body = 64u << 20;
+  // Request bodies still arriving on one connection, all streams together:
+  // past it a stream is refused (REFUSED_STREAM), so 100 streams cannot
+  // each hold a body of max_body while they upload.
+  std::uint64_t max_receiving = 256u << 20;
+  std::uint32_t initial_window = 1u << 20;  // per stream: a request body of a few MB in a few round trips
+  // Rapid reset (CVE-2023-44487): more client resets than this within
+  // `reset_window` ends the connection with GOAWAY ENHANCE_YOUR_CALM.
+  std::uint32_t max_resets = 200;
+  std::chrono::milliseconds reset_window{10'000};
+};
+
+struct h2_request {
+  std::int32_t stream = 0;
+  boost::beast::http::request<boost::beast::http::string_body> request;  // version 20, :authority as Host
+  std::optional<proxy_error> refusal;  // answer this instead of serving the request (400, 413)
+};
+
+// Why a connection or a stream was refused: the metric label.
+enum class h2_refusal { rapid_reset, flood, header_list, protocol, body_budget };
+std::string_view h2_refusal_name(h2_refusal r);
+
+class h2_events {
+ public:
+  virtual ~h2_events() = default;
+  virtual void request_ready(h2_request r) = 0;
+  // The stream ended, normally or reset by either side (`code` is the
+  // HTTP/2 error code; 0 for a clean end).
+  virtual void stream_closed(std::int32_t stream, std::uint32_t code) = 0;
+  // Some of the stream's buffered response went out: a writer waiting for
+  // room may go on.
+  virtual void drained(std::int32_t stream) = 0;
+  virtual void refused(h2_refusal why) = 0;
+};
+
+class h2_connection {
+ public:
+  using clock = std::chrono::steady_clock;
+  h2_connection(h2_events& events, const h2_limits& limits);
+  ~h2_connection();
+  h2_connection(const h2_connection&) = delete;
+  h2_connection& operator=(const h2_connection&) = delete;
+
+  // Feeds bytes from the client. False when the connection must end (a
+  // protocol error or a flood): take_output() then holds the GOAWAY to send.
+  bool receive(std::string_view bytes, clock::time_point now = clock::now());
+  // Appends the frames to send to `out`; false when there are none.
+  bool take_output(std::string& out);
+  // The connection is over once neither side has anything more to say.
+  bool finished() const;
+
+  // A response's head; `ends`: no body follows. Fields are sent as given
+  // (names lower-cased); the caller leaves out hop-by-hop ones.
+  bool respond(std::int32_t stream, unsigned status, const std::vector<std::pair<std::string, std::string>>& fields,
+               bool ends);
+  // Body bytes, buffered until flow control lets them out; `last` ends the stream.
+  void send_data(std::int32_t stream, std::string_view bytes, bool last);
+  // Bytes of the stream's response still buffered here.
+  std::size_t buffered(std::int32_t stream) const;
+  void reset(std::int32_t stream, std::uint32_t code);
+  // Ends the connection gracefully: no new streams, the open ones finish.
+  void shutdown();
+
+ private:
+  struct incoming;
+  struct outgoing {
+    std::string bytes;
+    std::size_t sent = 0;
+    bool last = false, deferred = false;
+  };
+  friend struct h2_callbacks;
+  void deliver(std::int32_t stream, incoming& in);
+  void release(const incoming& in);  // its body no longer counts as arriving
+  void count_reset(clock::time_point now);
+
+  h2_events& events_;
+  h2_limits limits_;
+  nghttp2_session* session_ = nullptr;
+  std::unordered_map<std::int32_t, std::unique_ptr<incoming>> incoming_;
+  std::unordered_map<std::int32_t, outgoing> outgoing_;
+  std::deque<clock::time_point> resets_;
+  std::uint64_t receiving_ = 0;  // body bytes of requests not yet delivered
+  clock::time_point now_{};
+  bool calm_ = false;     // GOAWAY ENHANCE_YOUR_CALM queued
+  bool counted_ = false;  // this connection's refusal was told: one per connection
+};
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,212 @@
+#include "proxy/sessions/h2_session.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/write.hpp>
+#include <nghttp2/nghttp2.h>
+#include <unordered_map>
+
+#include "proxy/exchange/exchange.hpp"
+#include "proxy/service/service_exchange.hpp"
+#include "proxy/sessions/h2_stream.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::size_t read_size = 64 * 1024;
+
+h2_limits limits_of(const config& cfg) {
+  h2_limits l;
+  l.max_body = cfg.max_body_bytes;
+  l.max_receiving = std::max<std::uint64_t>(l.max_receiving, 4 * cfg.max_body_bytes);
+  return l;
+}
+
+// One connection's state, shared by its reader, its writer and its streams'
+// coroutines (each holds it, so it outlives the last of them).
+class h2_session final : public h2_events, public h2_link, public std::enable_shared_from_this<h2_session> {
+ public:
+  h2_session(shard& sh, tcp_socket& socket, socket_deadline& write_deadline, session_handle& handle)
+      : sh_(sh), svc_(sh.svc()), socket_(socket), write_deadline_(write_deadline), read_deadline_(sh.deadlines(), socket),
+        handle_(handle), conn_(*this, limits_of(sh.svc().cfg)), wake_(socket.get_executor()),
+        done_(socket.get_executor()) {}
+
+  awaitable<void> run(beast::flat_buffer& buffer);
+
+  // h2_link
+  h2_connection& connection() override { return conn_; }
+  void output_ready() override { wake_.cancel(); }
+
+  // h2_events: called from inside the connection; requests start after it returns.
+  void request_ready(h2_request r) override { ready_.push_back(std::move(r)); }
+  void stream_closed(std::int32_t id, std::uint32_t code) override {
+    if (auto it = streams_.find(id); it != streams_.end()) it->second->closed(code == NGHTTP2_NO_ERROR);
+  }
+  void drained(std::int32_t id) override {
+    if (auto it = streams_.find(id); it != streams_.end()) it->second->drained();
+  }
+  void refused(h2_refusal why) override {
+    svc_.metrics.h2_refusals.labels({h2_refusal_name(why)}).inc();
+  }
+
+ private:
+  bool feed(std::string_view bytes);
+  void start_ready();
+  // Each coroutine holds the session, so it outlives the last of them.
+  static awaitable<void> serve_stream(std::shared_ptr<h2_session> self, h2_request r);
+  static awaitable<void> write_loop(std::shared_ptr<h2_session> self);
+  awaitable<void> respond(h2_stream& stream, h2_request& r);
+  awaitable<void> wait_done();
+  void stream_finished();
+
+  shard& sh_;
+  services& svc_;
+  tcp_socket& socket_;
+  socket_deadline& write_deadline_;
+  socket_deadline read_deadline_;  // the idle timeout, while no stream runs
+  session_handle& handle_;
+  h2_connection conn_;
+  asio::steady_timer wake_;  // the writer's: output is ready or the session ends
+  asio::steady_timer done_;  // the reader's, at the end: a stream or the writer finished
+  std::vector<h2_request> ready_;
+  std::unordered_map<std::int32_t, h2_stream*> streams_;
+  std::size_t running_ = 0;
+  bool ending_ = false, writer_done_ = false;
+};
+
+bool h2_session::feed(std::string_view bytes) {
+  const bool ok = conn_.receive(bytes);
+  start_ready();
+  output_ready();
+  return ok;
+}
+
+void h2_session::start_ready() {
+  for (auto& r : ready_) {
+    svc_.metrics.h2_streams.get().inc();
+    ++running_;  // counted now: the session waits for it even before it first runs
+    handle_.busy = true;
+    asio::co_spawn(socket_.get_executor(), serve_stream(shared_from_this(), std::move(r)), asio::detached);
+  }
+  ready_.clear();
+}
+
+awaitable<void> h2_session::run(beast::flat_buffer& buffer) {
+  asio::co_spawn(socket_.get_executor(), write_loop(shared_from_this()), asio::detached);
+  const auto first = buffer.data();
+  bool ok = feed(std::string_view(static_cast<const char*>(first.data()), first.size()));
+  buffer.consume(buffer.size());
+  buffer.shrink_to_fit();
+  std::vector<char> in(read_size);
+  while (ok) {
+    if (running_ == 0) read_deadline_.set(svc_.cfg.idle_timeout);
+    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), use_nothrow);
+    read_deadline_.disarm();
+    if (ec || (svc_.draining && running_ == 0)) break;
+    ok = feed(std::string_view(in.data(), n));
+  }
+  // The client left, broke the protocol or flooded (the GOAWAY is queued),
+  // or the proxy drains: every stream still running is cancelled (its
+  // upstream hop too), then what is queued goes out and the connection closes.
+  ending_ = true;
+  for (auto& [id, stream] : streams_) stream->closed(false);
+  co_await wait_done();
+}
+
+awaitable<void> h2_session::wait_done() {
+  while (running_ > 0) {
+    done_.expires_at(asio::steady_timer::time_point::max());
+    co_await done_.async_wait(use_nothrow);
+  }
+  output_ready();
+  while (!writer_done_) {
+    done_.expires_at(asio::steady_timer::time_point::max());
+    co_await done_.async_wait(use_nothrow);
+  }
+}
+
+awaitable<void> h2_session::write_loop(std::shared_ptr<h2_session> self) {
+  auto& s = *self;
+  std::string out;
+  for (;;) {
+    out.clear();
+    if (!s.conn_.take_output(out)) {
+      if (s.ending_ && s.running_ == 0) break;
+      s.wake_.expires_at(asio::steady_timer::time_point::max());
+      co_await s.wake_.async_wait(use_nothrow);
+      continue;
+    }
+    auto bounded = s.write_deadline_.arm(s.svc_.cfg.client_timeout);
+    auto [ec, n] = co_await asio::async_write(s.socket_, asio::buffer(out), use_nothrow);
+    error_code ignored;
+    if (ec) {
+      s.socket_.close(ignored);  // the reader ends, and with it every stream
+      break;
+    }
+    // A GOAWAY that ends the connection went out: the reader stops too.
+    if (s.conn_.finished()) s.socket_.cancel(ignored);
+  }
+  s.writer_done_ = true;
+  s.done_.cancel();
+}
+
+awaitable<void> h2_session::serve_stream(std::shared_ptr<h2_session> self, h2_request r) {
+  auto& s = *self;
+  h2_stream stream(s, r.stream, s.socket_.get_executor(), s.svc_.cfg.client_timeout);
+  s.streams_[r.stream] = &stream;
+  struct finished {
+    h2_session& s;
+    h2_stream& stream;
+    ~finished() {
+      s.streams_.erase(stream.id());
+      s.stream_finished();
+    }
+  } guard{s, stream};
+  if (s.ending_) stream.closed(false);
+  co_await s.respond(stream, r);
+  // A response that could not end cleanly (its head was out when it failed)
+  // ends abnormally, as a closed HTTP/1.1 connection would say.
+  if (!stream.complete() && !stream.is_closed()) s.conn_.reset(r.stream, NGHTTP2_INTERNAL_ERROR);
+  s.output_ready();
+}
+
+// The same drivers as an HTTP/1.1 request's (client_session.cpp).
+awaitable<void> h2_session::respond(h2_stream& stream, h2_request& r) {
+  connection_memo memo;  // per stream: streams run concurrently
+  if (r.refusal) {
+    proxy_error refusal = std::move(*r.refusal);  // named: see client_session.cpp on GCC bug 100611
+    exchange ex(sh_, stream, memo);
+    co_await ex.reject(r.request, std::move(refusal));
+  } else if (auto route = service_route_of(std::string_view(r.request.target()));
+             route.what != service_route::kind::none) {
+    service_exchange ex(sh_, stream, memo);
+    co_await ex.run(r.request, route);
+  } else {
+    exchange ex(sh_, stream, memo);
+    co_await ex.run(r.request);
+  }
+}
+
+void h2_session::stream_finished() {
+  if (--running_ > 0) return;
+  handle_.busy = false;
+  done_.cancel();
+  if (!ending_) read_deadline_.set(svc_.cfg.idle_timeout);  // idle from now: the pending read is bounded again
+  if (svc_.draining && !ending_) {
+    conn_.shutdown();  // GOAWAY: no new streams
+    output_ready();
+    error_code ignored;
+    socket_.cancel(ignored);  // the reader stops
+  }
+  if (ending_) output_ready();  // the writer may stop now
+}
+
+}  // namespace
+
+awaitable<void> serve_h2(shard& sh, tcp_socket& socket, socket_deadline& deadline, beast::flat_buffer& buffer,
+                         session_handle& handle) {
+  auto session = std::make_shared<h2_session>(sh, socket, deadline, handle);
+  co_await session->run(buffer);
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,19 @@
+// An HTTP/2 client connection (h2c with prior knowledge): client_session
+// hands it over when the connection starts with the HTTP/2 preface. Each
+// request stream runs through the same drivers as an HTTP/1.1 request (the
+// proxy path's exchange or the offload service's), concurrently, each in its
+// own coroutine on the connection's shard; their responses go out as frames
+// on their stream (h2_stream). Upstreams stay HTTP/1.1.
+#pragma once
+
+#include "proxy/net/beast.hpp"
+#include "proxy/runtime/services.hpp"
+
+namespace gistproxy::proxy {
+
+// `buffer` holds the bytes read so far (the preface at least); `handle` is
+// the connection's entry in the shard's session list (busy while streams run).
+awaitable<void> serve_h2(shard& sh, tcp_socket& socket, socket_deadline& deadline, beast::flat_buffer& buffer,
+                         session_handle& handle);
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,61 @@
+// One HTTP/2 stream as the exchange sees it: a client_channel whose writer
+// hands it heads and body pieces (message_channel) instead of HTTP/1.1
+// bytes. Pieces are buffered in the connection (h2_connection) until the
+// stream's flow-control window lets them out; a writer waits while more than
+// `buffer_bound` bytes are buffered, so a stream whose client stopped reading
+// holds bounded memory and stalls no other stream.
+#pragma once
+
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+
+#include "proxy/net/client_channel.hpp"
+#include "proxy/net/h2_connection.hpp"
+
+namespace gistproxy::proxy {
+
+// What a stream needs of its session: the connection, and a way to say
+// there is output to send.
+class h2_link {
+ public:
+  virtual ~h2_link() = default;
+  virtual h2_connection& connection() = 0;
+  virtual void output_ready() = 0;
+};
+
+class h2_stream final : public client_channel, public message_channel {
+ public:
+  static constexpr std::size_t buffer_bound = 64 * 1024;
+
+  // `write_timeout`: how long a writer may wait for the client to take its bytes.
+  h2_stream(h2_link& link, std::int32_t id, executor ex, std::chrono::milliseconds write_timeout);
+
+  awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override;
+  message_channel* messages() override { return this; }
+  void watch(client_watch& watch) override;
+  executor get_executor() override { return executor_; }
+  awaitable<error_code> head(unsigned status, const http::fields& from, std::optional<std::uint64_t> length,
+                             bool ends) override;
+  awaitable<error_code> data(std::string_view bytes, bool last) override;
+
+  // The session's side: the stream ended (`clean`: after its last piece
+  // went out) or was reset, or the connection ended (a reset, the upstream
+  // hop is cancelled and writes fail from now on); or some bytes went out.
+  void closed(bool clean);
+  void drained() { room_.cancel(); }
+  // The response went out whole (its last piece is buffered or sent).
+  bool complete() const { return complete_; }
+  bool is_closed() const { return closed_; }
+  std::int32_t id() const { return id_; }
+
+ private:
+  h2_link& link_;
+  std::int32_t id_;
+  std::chrono::milliseconds write_timeout_;
+  executor executor_;
+  asio::steady_timer room_;  // woken when bytes drain or the stream closes
+  std::function<void()> departure_;
+  bool responded_ = false, complete_ = false, closed_ = false, reset_ = false;
+};
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,179 @@
+// The HTTP/2 connection without sockets (proxy/net/h2_connection.hpp): an
+// nghttp2 client session talks to it through memory, and what it assembles
+// is the request an HTTP/1.1 client would have sent.
+#include <catch2/catch.hpp>
+#include <nghttp2/nghttp2.h>
+
+#include <cstring>
+
+#include "proxy/net/h2_connection.hpp"
+
+using namespace gistproxy::proxy;
+namespace http = boost::beast::http;
+
+namespace {
+
+struct recorder final : h2_events {
+  std::vector<h2_request> requests;
+  std::vector<std::pair<std::int32_t, std::uint32_t>> closed;
+  std::vector<h2_refusal> refusals;
+  void request_ready(h2_request r) override { requests.push_back(std::move(r)); }
+  void stream_closed(std::int32_t s, std::uint32_t code) override { closed.emplace_back(s, code); }
+  void drained(std::int32_t) override {}
+  void refused(h2_refusal why) override { refusals.push_back(why); }
+};
+
+// A client session whose bytes go straight to the server, and back.
+struct pair_of_sessions {
+  recorder events;
+  h2_connection server;
+  nghttp2_session* client = nullptr;
+  std::string client_got;
+
+  explicit pair_of_sessions(h2_limits limits = {}) : server(events, limits) {
+    nghttp2_session_callbacks* cb = nullptr;
+    nghttp2_session_callbacks_new(&cb);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(
+        cb, [](nghttp2_session*, std::uint8_t, std::int32_t, const std::uint8_t* d, std::size_t n, void* u) {
+          static_cast<pair_of_sessions*>(u)->client_got.append(reinterpret_cast<const char*>(d), n);
+          return 0;
+        });
+    nghttp2_session_client_new(&client, cb, this);
+    nghttp2_session_callbacks_del(cb);
+    nghttp2_submit_settings(client, NGHTTP2_FLAG_NONE, nullptr, 0);
+  }
+  ~pair_of_sessions() { nghttp2_session_del(client); }
+
+  std::int32_t request(std::vector<std::pair<std::string, std::string>> fields) {
+    std::vector<nghttp2_nv> nva;
+    for (auto& [n, v] : fields)
+      nva.push_back({reinterpret_cast<std::uint8_t*>(n.data()), reinterpret_cast<std::uint8_t*>(v.data()), n.size(),
+                     v.size(), NGHTTP2_NV_FLAG_NONE});
+    return nghttp2_submit_request(client, nullptr, nva.data(), nva.size(), nullptr, nullptr);
+  }
+  // Moves bytes both ways until neither side has anything to say.
+  void exchange() {
+    for (int round = 0; round < 16; ++round) {
+      std::string to_server;
+      const std::uint8_t* p = nullptr;
+      for (ssize_t n; (n = nghttp2_session_mem_send(client, &p)) > 0;) to_server.append(reinterpret_cast<const char*>(p), n);
+      if (!to_server.empty()) server.receive(to_server);
+      std::string to_client;
+      server.take_output(to_client);
+      if (!to_client.empty())
+        nghttp2_session_mem_recv(client, reinterpret_cast<const std::uint8_t*>(to_client.data()), to_client.size());
+      if (to_server.empty() && to_client.empty()) return;
+    }
+  }
+};
+
+}  // namespace
+
+TEST_CASE("an h2 request becomes the HTTP/1.1 request it stands for: method, target, Host from :authority, cookies joined") {
+  pair_of_sessions s;
+  s.request({{":method", "GET"}, {":path", "/v1/models/../models?x=1"}, {":scheme", "http"}, {":authority", "api.test:8080"},
+             {"cookie", "a=1"}, {"x-other", "y"}, {"cookie", "b=2"}});
+  s.exchange();
+  REQUIRE(s.events.requests.size() == 1);
+  const auto& r = s.events.requests[0];
+  CHECK_FALSE(r.refusal);
+  CHECK(r.request.method() == http::verb::get);
+  CHECK(r.request.target() == "/v1/models?x=1");  // dot segments removed, as on HTTP/1.1
+  CHECK(r.request.version() == 20);
+  CHECK(r.request[http::field::host] == "api.test:8080");
+  CHECK(r.request[http::field::cookie] == "a=1; b=2");
+  CHECK(r.request["x-other"] == "y");
+}
+
+TEST_CASE("an h2 request body over the limit is refused 413 at once and the rest of it dropped") {
+  h2_limits limits;
+  limits.max_body = 100;
+  pair_of_sessions s(limits);
+  static std::string body(1000, 'x');
+  static std::size_t sent = 0;
+  sent = 0;
+  nghttp2_data_provider prd{};
+  prd.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length, std::uint32_t* flags,
+                         nghttp2_data_source*, void*) -> ssize_t {
+    const std::size_t n = std::min<std::size_t>({length, body.size() - sent, 64});
+    std::memcpy(buf, body.data() + sent, n);
+    sent += n;
+    if (sent == body.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return ssize_t(n);
+  };
+  std::string m = ":method", post = "POST", p = ":path", path = "/v1/x", sc = ":scheme", http_s = "http",
+              au = ":authority", host = "a";
+  nghttp2_nv nva[] = {{reinterpret_cast<std::uint8_t*>(m.data()), reinterpret_cast<std::uint8_t*>(post.data()), m.size(), post.size(), 0},
+                      {reinterpret_cast<std::uint8_t*>(p.data()), reinterpret_cast<std::uint8_t*>(path.data()), p.size(), path.size(), 0},
+                      {reinterpret_cast<std::uint8_t*>(sc.data()), reinterpret_cast<std::uint8_t*>(http_s.data()), sc.size(), http_s.size(), 0},
+                      {reinterpret_cast<std::uint8_t*>(au.data()), reinterpret_cast<std::uint8_t*>(host.data()), au.size(), host.size(), 0}};
+  nghttp2_submit_request(s.client, nullptr, nva, 4, &prd, nullptr);
+  s.exchange();
+  REQUIRE(s.events.requests.size() == 1);
+  REQUIRE(s.events.requests[0].refusal);
+  CHECK(s.events.requests[0].refusal->kind == error_kind::body_too_large);
+  CHECK(s.events.requests[0].request.body().empty());
+}
+
+TEST_CASE("a streamed h2 response waits for data, resumes, and ends with its last piece") {
+  pair_of_sessions s;
+  const auto id = s.request({{":method", "GET"}, {":path", "/"}, {":scheme", "http"}, {":authority", "a"}});
+  s.exchange();
+  REQUIRE(s.events.requests.size() == 1);
+  REQUIRE(s.server.respond(id, 200, {{"content-type", "text/event-stream"}}, false));
+  s.exchange();  // the head goes out; the body is deferred until there is some
+  CHECK(s.client_got.empty());
+  s.server.send_data(id, "data: 1\n\n", false);
+  s.exchange();
+  CHECK(s.client_got == "data: 1\n\n");
+  CHECK(s.events.closed.empty());
+  s.server.send_data(id, "data: 2\n\n", true);
+  s.exchange();
+  CHECK(s.client_got == "data: 1\n\ndata: 2\n\n");
+  REQUIRE(s.events.closed.size() == 1);
+  CHECK(s.events.closed[0] == std::pair<std::int32_t, std::uint32_t>{id, 0});
+  CHECK(s.server.buffered(id) == 0);
+}
+
+TEST_CASE("h2 bodies arriving on one connection share a budget: past it a stream is refused and the others go on") {
+  h2_limits limits;
+  limits.max_body = 1000;
+  limits.max_receiving = 1000;
+  pair_of_sessions s(limits);
+  // Two uploads of 600 bytes each, interleaved, neither ended yet: the second
+  // one's bytes take the connection over its budget.
+  std::string n[] = {":method", ":path", ":scheme", ":authority"}, v[] = {"POST", "/v1/x", "http", "a"};
+  nghttp2_nv nva[4];
+  for (int i = 0; i < 4; ++i)
+    nva[i] = {reinterpret_cast<std::uint8_t*>(n[i].data()), reinterpret_cast<std::uint8_t*>(v[i].data()), n[i].size(),
+              v[i].size(), NGHTTP2_NV_FLAG_NONE};
+  const auto first = nghttp2_submit_headers(s.client, NGHTTP2_FLAG_NONE, -1, nullptr, nva, 4, nullptr);
+  const auto second = nghttp2_submit_headers(s.client, NGHTTP2_FLAG_NONE, -1, nullptr, nva, 4, nullptr);
+  s.exchange();
+  static const std::string part(600, 'x');
+  nghttp2_data_provider once{};
+  once.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t, std::uint32_t* flags,
+                          nghttp2_data_source*, void*) -> ssize_t {
+    std::memcpy(buf, part.data(), part.size());
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return ssize_t(part.size());
+  };
+  nghttp2_data_provider end{};
+  end.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t*, std::size_t, std::uint32_t* flags,
+                         nghttp2_data_source*, void*) -> ssize_t {
+    *flags |= NGHTTP2_DATA_FLAG_EOF;
+    return 0;
+  };
+  nghttp2_submit_data(s.client, NGHTTP2_FLAG_NONE, first, &once);  // in flight, not ended
+  s.exchange();
+  nghttp2_submit_data(s.client, NGHTTP2_FLAG_END_STREAM, second, &once);  // over the budget: refused
+  s.exchange();
+  nghttp2_submit_data(s.client, NGHTTP2_FLAG_END_STREAM, first, &end);
+  s.exchange();
+  CHECK(s.events.refusals == std::vector<h2_refusal>{h2_refusal::body_budget});
+  REQUIRE(s.events.requests.size() == 1);  // the other one, whole
+  CHECK(s.events.requests[0].stream == first);
+  CHECK(s.events.requests[0].request.body() == part);
+  const std::pair<std::int32_t, std::uint32_t> refused{second, NGHTTP2_REFUSED_STREAM};
+  CHECK(std::find(s.events.closed.begin(), s.events.closed.end(), refused) != s.events.closed.end());
+}
