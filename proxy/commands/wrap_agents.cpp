@@ -45,6 +45,10 @@ agent_launch gemini_settings(const std::string& base, bool lift, const std::stri
     l.notes.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH is set: Gemini CLI's output cut left as that file says");
     return l;
   }
+  if (overlay_dir.empty()) {  // --print-env writes nothing
+    l.notes.push_back(R"(lift Gemini CLI's cut: "tools": {"truncateToolOutputThreshold": 0} in ~/.gemini/settings.json)");
+    return l;
+  }
   // System settings override the user's and the project's; a file of our own
   // for this run holds only the lifted cut.
   const auto path = overlay_dir + "/gemini-system-settings.json";

@@ -35,7 +35,7 @@ std::vector<std::string> wrap_agent_names();
 // The settings for an agent whose proxy listens at `base` (http://HOST:PORT).
 // `lift_limits`: raise the agent's own tool-output cut (the README's values).
 // `overlay_dir`: where a settings file the agent must read may be written
-// (removed by the caller afterwards).
+// (removed by the caller afterwards); empty: write nothing, say it in notes.
 agent_launch launch_settings(const wrap_agent& agent, const std::string& base, bool lift_limits,
                              const std::string& overlay_dir);
 

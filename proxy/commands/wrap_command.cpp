@@ -92,7 +92,7 @@ std::string shell_quoted(const std::string& s) {
 }
 
 int print_env(const wrap_options& o, const wrap_agent& agent) {
-  auto l = launch_settings(agent, o.base_url, !o.keep_limits, std::filesystem::temp_directory_path().string());
+  auto l = launch_settings(agent, o.base_url, !o.keep_limits, "");  // writes nothing
   for (const auto& [k, v] : l.env) std::cout << "export " << k << "=" << shell_quoted(v) << "\n";
   if (!l.args_before.empty()) {
     std::cout << "# " << agent.program << " needs these arguments first:";
@@ -220,7 +220,9 @@ int run(const wrap_options& o, const wrap_agent& agent, const char* const* envir
                                     "--log-level", "warn"};
   if (auto upstream = chained_upstream(agent, environ)) serve.insert(serve.end(), {agent.upstream_flag, *upstream});
   if (!o.record.empty()) serve.insert(serve.end(), {"--record", o.record});
-  std::string overlay = (std::filesystem::temp_directory_path() / "gistproxy-wrap-XXXXXX").string();
+  // Settings files of this run's own go beside the store, not under /tmp:
+  // Gemini CLI refuses a settings file whose folders others may write.
+  std::string overlay = (cache / "overlay-XXXXXX").string();
   if (!::mkdtemp(overlay.data())) overlay.clear();
   int status = 0;
   try {
