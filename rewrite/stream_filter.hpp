@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/sse/event_parser.hpp"
 
 namespace gistproxy::rewrite {

@@ -19,7 +19,7 @@
 #include <span>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -46,7 +46,7 @@ std::string_view credential_field(credential_kind k);
 
 struct upstream_route {
   std::string_view family;         // the upstream family (upstream_families()) the request goes to
-  const dialect* api = nullptr;  // the dialect that reads and rewrites it; nullptr: forwarded untouched
+  const endpoint* api = nullptr;  // the dialect that reads and rewrites it; nullptr: forwarded untouched
   // A token count in `api`'s body shape (Anthropic count_tokens, Vertex
   // :countTokens): rewritten as its turn would be, so the count matches what
   // the turn sends; its answer is passed back, never intercepted.

@@ -73,7 +73,7 @@ store::s3::header_list aws_signer::sign(std::string_view method, std::string_vie
   return fields;
 }
 
-aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign) {
+aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool can_sign) {
   if (d.upstream().sigv4_service.empty()) return aws_auth::not_aws;
   // Authorization is a singleton field (RFC 9110 §11.6.2: credentials hold
   // commas, so two fields cannot be one list). Which one the endpoint would

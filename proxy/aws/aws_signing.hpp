@@ -27,7 +27,7 @@
 
 #include "proxy/net/beast.hpp"
 #include "proxy/store/s3/sigv4.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::proxy {
 
@@ -55,7 +55,7 @@ class aws_signer {
 };
 
 // The mode of a request of `d` (not_aws when d's family does not sign).
-aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign);
+aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool can_sign);
 
 // The target (path and query as sent) without SigV4's query parameters
 // (X-Amz-Algorithm, -Credential, -Date, -Expires, -SignedHeaders, -Signature,

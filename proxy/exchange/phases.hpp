@@ -20,7 +20,7 @@ std::string_view tenant_credential(services& svc, const request_context& ctx);
 // Why the request names no one tenant (a credential field of its dialect
 // sent more than once: whose request it is cannot be told, and the upstream
 // may honour the other one), or empty. Answered 400 on every path.
-std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d);
+std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d);
 // A token count whose body wraps the request it counts (count_envelope.cpp):
 // unwrap_count lets the phases see the wrapped request (or, when it cannot be
 // taken out, no dialect: forwarded as sent); restore_count, once the rewrite

@@ -16,7 +16,7 @@
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/upstream_route.hpp"
 #include "telemetry/live_view.hpp"
 #include "telemetry/span.hpp"
@@ -28,7 +28,7 @@ namespace gistproxy::proxy {
 struct received {
   explicit received(client_request& r) : request(r) {}
   client_request& request;
-  const rewrite::dialect* dialect = nullptr;  // null: not an API we know (forwarded untouched)
+  const rewrite::endpoint* endpoint = nullptr;  // null: not an API we know (forwarded untouched)
   std::string_view family;                      // the upstream family it goes to (routing.cpp)
   bool count_tokens = false;                    // a token count: rewritten as its turn, never intercepted
   // A count's wrapping and its body as sent, while the phases read the

@@ -78,7 +78,7 @@ void route(services& svc, request_context& ctx) {
   const auto& req = in.request;
   const auto r = rewrite::route_request(std::string_view(req.method_string()), std::string_view(req.target()),
                                         credentials_of(req));
-  in.dialect = r.api;
+  in.endpoint = r.api;
   in.family = r.family;
   in.count_tokens = r.count_tokens;
   in.misdirected = misdirected(svc.cfg, r);

@@ -18,7 +18,7 @@ std::string_view trimmed(std::string_view v) {
 // the dialect names that carries one. An Authorization value counts as sent,
 // scheme included (so existing stores keep their tenants), but an empty one
 // or a bare "Bearer" must not put a keyed request in the shared anonymous tenant.
-std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) {
+std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d) {
   const auto fields = d.credentials();
   for (auto name : fields.headers) {
     auto it = r.find(name);
@@ -39,7 +39,7 @@ std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) 
 
 }  // namespace
 
-std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d) {
+std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d) {
   for (auto name : d.credentials().headers)
     if (r.count(name) > 1)
       return "more than one " + std::string(name) +
@@ -50,7 +50,7 @@ std::string ambiguous_credential(const client_request& r, const rewrite::dialect
 std::string_view tenant_credential(services& svc, const request_context& ctx) {
   // Requests gistproxy signs belong to the identity that signs them.
   const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
-                                                                               : api_key_of(ctx.in.request, *ctx.in.dialect);
+                                                                               : api_key_of(ctx.in.request, *ctx.in.endpoint);
   // A SigV4 signature changes with every request; its access key id does not.
   const auto access_key = sigv4_access_key(sent);
   return access_key.empty() ? sent : access_key;

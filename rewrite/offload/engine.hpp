@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "rewrite/blob/blob_store.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/gist/content_shape.hpp"
 #include "rewrite/offload/conversation_record.hpp"
 #include "rewrite/offload/policy.hpp"
@@ -183,7 +183,7 @@ class offload_engine {
   // x-gistproxy-threshold the operator allows); the configured one without.
   // `body` carries the walks' reuse when the turn memory walks it
   // (walk_reuse.hpp); `reuse`: the conversation's previous turn's outputs.
-  rewrite_result rewrite(const dialect& d, json::document body, std::string_view tenant,
+  rewrite_result rewrite(const wire_format& d, json::document body, std::string_view tenant,
                          std::optional<double> read_ratio = std::nullopt,
                          std::optional<std::uint64_t> threshold_tokens = std::nullopt,
                          const output_reuse& reuse = {}) const;
@@ -204,7 +204,7 @@ class offload_engine {
                                           const reference_config& ref) const;
   // Tokens of read_blob's definition for this API and tool name: counted
   // once per thread, engine, API and name.
-  std::uint64_t definition_tokens(const dialect& d, const std::string& tool_name, const std::string& definition) const;
+  std::uint64_t definition_tokens(const wire_format& d, const std::string& tool_name, const std::string& definition) const;
 
   offload_config cfg_;
   std::uint64_t id_;  // never reused: keys per-thread memos, which outlive engines in tests

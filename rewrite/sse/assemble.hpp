@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 
 namespace gistproxy::rewrite {
 
