@@ -6,7 +6,7 @@
 namespace gistproxy::rewrite {
 namespace {
 
-// The families' names, as their dialects' upstream() says them.
+// The families' names, as their endpoints' upstream() says them.
 constexpr std::string_view openai = "openai", anthropic = "anthropic", gemini = "gemini", vertex = "vertex",
                            azure = "azure", bedrock = "bedrock";
 
@@ -68,8 +68,8 @@ bool belongs(credential_kind k, std::string_view family) {
   return std::find(families.begin(), families.end(), family) != families.end();
 }
 
-// A token count whose body is its generate request's: the dialect that reads it.
-const endpoint* count_dialect(std::string_view method, std::string_view path, std::string_view family) {
+// A token count whose body is its generate request's: the endpoint that reads it.
+const endpoint* count_endpoint(std::string_view method, std::string_view path, std::string_view family) {
   if (method != "POST") return nullptr;
   if (family == anthropic && path.ends_with("/messages/count_tokens")) return endpoint_named("messages");
   // Vertex counts Gemini's tokens over a generateContent body (contents,
@@ -77,7 +77,7 @@ const endpoint* count_dialect(std::string_view method, std::string_view path, st
   if (family == vertex && path.ends_with(":countTokens") && path.find("/publishers/google/models/") != std::string_view::npos)
     return endpoint_named("vertex-gemini");
   // Gemini's own :countTokens and Bedrock's CountTokens wrap the request
-  // they count (count_envelope.hpp): the dialect here reads the wrapped
+  // they count (count_envelope.hpp): the endpoint here reads the wrapped
   // request once receive has taken it out, or nothing, when it cannot.
   if (family == gemini && (path.starts_with("/v1beta/models/") || path.starts_with("/v1/models/")) &&
       path.ends_with(":countTokens"))
@@ -119,7 +119,7 @@ upstream_route route_request(std::string_view method, std::string_view target, c
   upstream_route r;
   r.family = path_family(path, creds);
   r.api = endpoint_for(method, target);
-  // A dialect speaks for its own family's paths only: an API of another
+  // An endpoint speaks for its own family's paths only: an API of another
   // family that ends alike (OpenAI's /v1/threads/{id}/messages, Gemini's
   // OpenAI-compatible /v1beta/openai/chat/completions) is forwarded untouched.
   if (r.api && !r.family.empty() && r.api->upstream().name != r.family) r.api = nullptr;
@@ -128,7 +128,7 @@ upstream_route route_request(std::string_view method, std::string_view target, c
     if (creds.has[k]) r.family = credential_families(credential_kind(k)).front();
   if (r.family.empty()) r.family = creds.anthropic_version ? anthropic : default_endpoint().upstream().name;
   if (!r.api) {
-    r.api = count_dialect(method, path, r.family);
+    r.api = count_endpoint(method, path, r.family);
     r.count_tokens = r.api != nullptr;
   } else if (r.api->name() == "vertex-messages") {
     // Claude on Vertex counts tokens at the model "count-tokens", over a Messages body.

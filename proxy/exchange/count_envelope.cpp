@@ -1,6 +1,6 @@
 // Token counts whose body wraps the request they count (rewrite/count_envelope.hpp):
 // while the phases run, the request's body is the wrapped request and its
-// dialect the API that reads it; before it is forwarded, the body as sent is
+// endpoint the one that reads it; before it is forwarded, the body as sent is
 // back and a rewritten request goes back into its wrapping.
 #include "proxy/exchange/phases.hpp"
 
@@ -20,7 +20,7 @@ void unwrap_count(request_context& ctx) {
     if (in.family == "gemini" || in.family == "bedrock") in.endpoint = nullptr;
     return;
   }
-  in.endpoint = rewrite::endpoint_named(unwrapped->dialect);
+  in.endpoint = rewrite::endpoint_named(unwrapped->endpoint_name);
   in.count_wrapping = std::move(unwrapped->envelope);
   in.count_body = std::exchange(in.request.body(), std::move(unwrapped->request));
 }

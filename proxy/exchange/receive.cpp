@@ -1,4 +1,4 @@
-// The receive phase: which API the request speaks (its dialect), its model
+// The receive phase: which API the request speaks (its endpoint and wire format), its model
 // and streaming flag, a decoded body to inspect, and the conversation's trace:
 // the client's traceparent wins; else the conversation's opening names the
 // trace, so every turn of it shares one trace id.

@@ -1,4 +1,4 @@
-// Part of receive: which upstream family a request goes to and which dialect
+// Part of receive: which upstream family a request goes to and which endpoint
 // reads it (rewrite/upstream_route.hpp decides from the path and the kinds of
 // credential the headers carry), and whether a credential would reach a
 // provider it does not belong to. Values are only tested for being there:

@@ -1,5 +1,5 @@
 // Whose request this is: the tenant that scopes its blobs and its remembered
-// turns, named by the credential the API's dialect says carries it.
+// turns, named by the credential the API's endpoint says carries it.
 #include <boost/beast/core/string.hpp>
 
 #include "proxy/exchange/phases.hpp"
@@ -15,7 +15,7 @@ std::string_view trimmed(std::string_view v) {
 }
 
 // The credential that names the request's tenant: the first of the fields
-// the dialect names that carries one. An Authorization value counts as sent,
+// the endpoint names that carries one. An Authorization value counts as sent,
 // scheme included (so existing stores keep their tenants), but an empty one
 // or a bare "Bearer" must not put a keyed request in the shared anonymous tenant.
 std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d) {

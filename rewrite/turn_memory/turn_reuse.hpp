@@ -1,4 +1,4 @@
-// One turn's use of the turn memory: every walk of its body (the dialect's
+// One turn's use of the turn memory: every walk of its body (the wire format's
 // inspect, the offload engine, the prefix check's fingerprints) runs here,
 // inside a reuse_scope over the bytes it shares with the conversation's
 // previous turn, and records what it learns; finish() makes that record the

@@ -7,7 +7,7 @@
 namespace gistproxy::rewrite {
 
 usage_observer::usage_observer(const wire_format* d, body_kind kind) : wire_(d), kind_(kind) {
-  // Only a dialect whose streams are event-stream can read one.
+  // Only a wire format whose streams are event-stream can read one.
   if (d && kind == body_kind::eventstream && d->answer_stream_transport() != stream_transport::sse)
     frames_ = make_stream_framing(d->answer_stream_transport());
 }
