@@ -1,4 +1,5 @@
 #include "rewrite/endpoint.hpp"
+#include "tests/rewrite/dialects/facts_of.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -82,4 +83,16 @@ TEST_CASE("cloud endpoints are recognised by their exact paths, and name the mod
   azure->inspect_target("/openai/deployments/prod-gpt/chat/completions", *named);
   CHECK(named->model == "gpt-4o");
   CHECK(&azure->wire() == &endpoint_named("chat")->wire());
+}
+
+// Vertex AI's Gemini endpoint speaks Gemini's wire format: its stream is one
+// a filter can follow only as SSE, as on Google AI, and its path names the model.
+TEST_CASE("a Vertex Gemini stream is interceptable only as SSE and names its model in the path") {
+  const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"hi"}]}]})";
+  const std::string path = "/v1/projects/p/locations/us-central1/publishers/google/models/gemini-2.5-flash:streamGenerateContent";
+  const auto sse = gistproxy::testing::facts_of(path + "?alt=sse", body);
+  CHECK(sse.answer_interceptable);
+  CHECK(sse.stream);
+  CHECK(sse.model == "gemini-2.5-flash");
+  CHECK_FALSE(gistproxy::testing::facts_of(path, body).answer_interceptable);
 }
