@@ -32,9 +32,9 @@ bool is_object(std::string_view doc, json::range r) {
   return c.peek() == json::kind::object;
 }
 
-std::optional<unwrapped_count> around(std::string_view doc, json::range r, std::string_view dialect) {
+std::optional<unwrapped_count> around(std::string_view doc, json::range r, std::string_view endpoint_name) {
   return unwrapped_count{{std::string(doc.substr(0, r.begin)), std::string(doc.substr(r.end)), false},
-                         std::string(doc.substr(r.begin, r.size())), dialect};
+                         std::string(doc.substr(r.begin, r.size())), endpoint_name};
 }
 
 std::optional<unwrapped_count> gemini(std::string_view model, std::string_view body) {

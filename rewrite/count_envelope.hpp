@@ -26,7 +26,7 @@ struct count_envelope {
 struct unwrapped_count {
   count_envelope envelope;
   std::string request;         // the wrapped request's JSON, as the turn would send it
-  std::string_view dialect;    // the API that reads it (dialect_named)
+  std::string_view endpoint_name;  // the endpoint that reads it (endpoint_named)
 };
 
 // `family` is the upstream family ("gemini", "vertex", "bedrock"), `model`

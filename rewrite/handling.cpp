@@ -4,7 +4,7 @@ namespace gistproxy::rewrite {
 
 // The order is the rewrite phase's: a control conversation is forwarded as
 // sent whatever else holds (and its turns are not remembered); without a
-// dialect or an engine nothing is counted as a rewrite failure; the client's
+// endpoint or an engine nothing is counted as a rewrite failure; the client's
 // own say (bypass, its signature) comes before what the body turned out to be.
 handling handling_of(const handling_inputs& in) {
   using enum handling_why;

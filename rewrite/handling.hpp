@@ -20,7 +20,7 @@ enum class handling_mode : std::uint8_t {
 // Why, in the order handling_of asks: the first that holds decides.
 enum class handling_why : std::uint8_t {
   control,                 // the conversation is in the control group (read_only)
-  unknown_api,             // no dialect reads the path (untouched)
+  unknown_api,             // no endpoint serves the path (untouched)
   offload_off,             // --offload off: no engine to run (read_only)
   bypass,                  // x-gistproxy-bypass: the client asked (read_only)
   client_signed,           // a signature over the body (AWS SigV4) another byte would break (read_only)
@@ -39,14 +39,14 @@ struct handling {
 
 // What the receive phase learned of the request, as the decision needs it.
 struct handling_inputs {
-  bool known_api = false;             // a dialect reads the request's path
+  bool known_api = false;             // an endpoint serves the request's path
   bool offload_on = false;            // an offload engine is configured
   bool bypass = false;                // x-gistproxy-bypass: 1
   bool client_signed = false;         // the client signed the body
   bool control = false;               // the conversation's group is the control group
   bool decoded = true;                // false: a Content-Encoding left as it came
-  bool parsed = false;                // the dialect read the body (request facts)
-  bool answer_interceptable = true;   // the dialect can follow the answer (request facts)
+  bool parsed = false;                // the wire format read the body (request facts)
+  bool answer_interceptable = true;   // the wire format can follow the answer (request facts)
 };
 
 handling handling_of(const handling_inputs& in);

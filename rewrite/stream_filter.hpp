@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/sse/event_parser.hpp"
 
 namespace gistproxy::rewrite {
@@ -41,7 +41,7 @@ class stream_filter {
   // That API's error event, for a failure after the stream started.
   virtual std::string error_event(std::string_view type, std::string_view message) const = 0;
 
-  // The request members the API echoes (dialect::echoed_members), to give
+  // The request members the API echoes (wire_format::echoed_members), to give
   // back in every event that carries the response object.
   void echo(nlohmann::json members) { echoed_ = std::move(members); }
 
@@ -49,8 +49,8 @@ class stream_filter {
   nlohmann::json echoed_ = nlohmann::json::object();
 };
 
-// Each API's filter lives in its dialect's folder (rewrite/dialects/NAME/
-// NAME_stream.cpp); its dialect's make_stream_filter returns it.
+// Each API's filter lives in its folder (rewrite/dialects/NAME/
+// NAME_stream.cpp); its wire format's make_stream_filter returns it.
 
 // One named SSE event: "event: NAME\ndata: DATA\n\n".
 std::string sse_event(std::string_view name, const std::string& data);

@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/sse/event_parser.hpp"
 
 namespace gistproxy::rewrite {

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/stream_filter.hpp"
 #include "rewrite/stream_framing.hpp"
 

@@ -6,7 +6,7 @@
 namespace gistproxy::rewrite {
 namespace {
 
-// The families' names, as their dialects' upstream() says them.
+// The families' names, as their endpoints' upstream() says them.
 constexpr std::string_view openai = "openai", anthropic = "anthropic", gemini = "gemini", vertex = "vertex",
                            azure = "azure", bedrock = "bedrock";
 
@@ -68,22 +68,22 @@ bool belongs(credential_kind k, std::string_view family) {
   return std::find(families.begin(), families.end(), family) != families.end();
 }
 
-// A token count whose body is its generate request's: the dialect that reads it.
-const dialect* count_dialect(std::string_view method, std::string_view path, std::string_view family) {
+// A token count whose body is its generate request's: the endpoint that reads it.
+const endpoint* count_endpoint(std::string_view method, std::string_view path, std::string_view family) {
   if (method != "POST") return nullptr;
-  if (family == anthropic && path.ends_with("/messages/count_tokens")) return dialect_named("messages");
+  if (family == anthropic && path.ends_with("/messages/count_tokens")) return endpoint_named("messages");
   // Vertex counts Gemini's tokens over a generateContent body (contents,
   // systemInstruction, tools).
   if (family == vertex && path.ends_with(":countTokens") && path.find("/publishers/google/models/") != std::string_view::npos)
-    return dialect_named("vertex-gemini");
+    return endpoint_named("vertex-gemini");
   // Gemini's own :countTokens and Bedrock's CountTokens wrap the request
-  // they count (count_envelope.hpp): the dialect here reads the wrapped
+  // they count (count_envelope.hpp): the endpoint here reads the wrapped
   // request once receive has taken it out, or nothing, when it cannot.
   if (family == gemini && (path.starts_with("/v1beta/models/") || path.starts_with("/v1/models/")) &&
       path.ends_with(":countTokens"))
-    return dialect_named("gemini");
+    return endpoint_named("gemini");
   if (family == bedrock && path.starts_with("/model/") && path.ends_with("/count-tokens"))
-    return dialect_named("bedrock-converse");
+    return endpoint_named("bedrock-converse");
   return nullptr;
 }
 
@@ -118,17 +118,17 @@ upstream_route route_request(std::string_view method, std::string_view target, c
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   upstream_route r;
   r.family = path_family(path, creds);
-  r.api = dialect_for(method, target);
-  // A dialect speaks for its own family's paths only: an API of another
+  r.api = endpoint_for(method, target);
+  // An endpoint speaks for its own family's paths only: an API of another
   // family that ends alike (OpenAI's /v1/threads/{id}/messages, Gemini's
   // OpenAI-compatible /v1beta/openai/chat/completions) is forwarded untouched.
   if (r.api && !r.family.empty() && r.api->upstream().name != r.family) r.api = nullptr;
   if (r.family.empty() && r.api) r.family = r.api->upstream().name;
   for (std::size_t k = 0; k < credential_kinds && r.family.empty(); ++k)
     if (creds.has[k]) r.family = credential_families(credential_kind(k)).front();
-  if (r.family.empty()) r.family = creds.anthropic_version ? anthropic : default_dialect().upstream().name;
+  if (r.family.empty()) r.family = creds.anthropic_version ? anthropic : default_endpoint().upstream().name;
   if (!r.api) {
-    r.api = count_dialect(method, path, r.family);
+    r.api = count_endpoint(method, path, r.family);
     r.count_tokens = r.api != nullptr;
   } else if (r.api->name() == "vertex-messages") {
     // Claude on Vertex counts tokens at the model "count-tokens", over a Messages body.

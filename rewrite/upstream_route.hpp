@@ -1,5 +1,5 @@
 // Where a request goes: the upstream family of every request, whether a
-// dialect rewrites it or not, and which of its credentials belong elsewhere.
+// endpoint rewrites it or not, and which of its credentials belong elsewhere.
 // A provider's credential must reach only that provider: Anthropic's
 // count_tokens with its x-api-key, Gemini's :countTokens with its
 // x-goog-api-key, Bedrock's guardrails with a SigV4 signature must never fall
@@ -7,8 +7,8 @@
 //
 // The path decides first, by its family's prefix (/openai/ Azure, /model/
 // Bedrock, /v1/projects/ Vertex, /v1beta/ Gemini, /v1/messages Anthropic,
-// ...); a dialect then applies only on its own family's paths. Where the path
-// says nothing, the dialect's family, else the one family the credential
+// ...); an endpoint then applies only on its own family's paths. Where the path
+// says nothing, the endpoint's family, else the one family the credential
 // belongs to, else the default family. A Bearer token belongs to whichever
 // provider the path names (OpenAI keys, Google OAuth, Bedrock and Azure keys,
 // Anthropic OAuth all travel that way). Pure: the proxy reads the headers.
@@ -19,7 +19,7 @@
 #include <span>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -46,7 +46,7 @@ std::string_view credential_field(credential_kind k);
 
 struct upstream_route {
   std::string_view family;         // the upstream family (upstream_families()) the request goes to
-  const dialect* api = nullptr;  // the dialect that reads and rewrites it; nullptr: forwarded untouched
+  const endpoint* api = nullptr;  // the endpoint that reads and rewrites it; nullptr: forwarded untouched
   // A token count in `api`'s body shape (Anthropic count_tokens, Vertex
   // :countTokens): rewritten as its turn would be, so the count matches what
   // the turn sends; its answer is passed back, never intercepted.

@@ -12,16 +12,16 @@ bool starts_with_nocase(std::string_view s, std::string_view prefix) {
 }
 
 // name=value pairs of a query, %-decoded (SigV4 encodes them again its own way).
-store::s3::header_list query_pairs(std::string_view query) {
-  store::s3::header_list out;
+aws::header_list query_pairs(std::string_view query) {
+  aws::header_list out;
   while (!query.empty()) {
     auto amp = query.find('&');
     auto pair = query.substr(0, amp);
     query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
     if (pair.empty()) continue;
     auto eq = pair.find('=');
-    out.emplace_back(store::s3::uri_decode(pair.substr(0, eq)),
-                     eq == std::string_view::npos ? std::string() : store::s3::uri_decode(pair.substr(eq + 1)));
+    out.emplace_back(aws::uri_decode(pair.substr(0, eq)),
+                     eq == std::string_view::npos ? std::string() : aws::uri_decode(pair.substr(eq + 1)));
   }
   return out;
 }
@@ -34,7 +34,7 @@ constexpr std::string_view sigv4_query_names[] = {"X-Amz-Algorithm",     "X-Amz-
                                                   "X-Amz-Security-Token"};
 
 bool is_sigv4_query_name(std::string_view raw_name) {
-  const auto name = store::s3::uri_decode(raw_name);
+  const auto name = aws::uri_decode(raw_name);
   for (auto known : sigv4_query_names)
     if (beast::iequals(name, known)) return true;
   return false;
@@ -50,9 +50,9 @@ bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::strin
 
 }  // namespace
 
-store::s3::header_list aws_signer::sign(std::string_view method, std::string_view host_header, std::string_view target,
+aws::header_list aws_signer::sign(std::string_view method, std::string_view host_header, std::string_view target,
                                         std::string_view body, std::string_view service, long long unix_seconds) const {
-  store::s3::sigv4_request request;
+  aws::sigv4_request request;
   request.method = std::string(method);
   // The path as sent, already %-encoded once: SigV4 for services other than
   // S3 encodes each segment again (a Bedrock model id's ':' is %3A on the
@@ -60,20 +60,20 @@ store::s3::header_list aws_signer::sign(std::string_view method, std::string_vie
   request.path = std::string(rewrite::path_of(target));
   request.query = query_pairs(rewrite::query_of(target));
   request.headers.emplace_back("host", std::string(host_header));
-  request.payload_sha256 = store::s3::sha256_hex(body);
-  store::s3::sigv4_options options;
+  request.payload_sha256 = aws::sha256_hex(body);
+  aws::sigv4_options options;
   options.region = region_;
   options.service = std::string(service);
-  options.amz_date = store::s3::amz_date_of(unix_seconds);
+  options.amz_date = aws::amz_date_of(unix_seconds);
   options.normalize_path = true;
   options.sign_payload_header = false;
-  auto signature = store::s3::sign(request, creds_, options);
+  auto signature = aws::sign(request, creds_, options);
   auto fields = std::move(signature.added_headers);
   fields.emplace_back("Authorization", std::move(signature.authorization));
   return fields;
 }
 
-aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign) {
+aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool can_sign) {
   if (d.upstream().sigv4_service.empty()) return aws_auth::not_aws;
   // Authorization is a singleton field (RFC 9110 §11.6.2: credentials hold
   // commas, so two fields cannot be one list). Which one the endpoint would

@@ -26,8 +26,8 @@
 #include <string_view>
 
 #include "proxy/net/beast.hpp"
-#include "proxy/store/s3/sigv4.hpp"
-#include "rewrite/dialect.hpp"
+#include "proxy/aws/sigv4.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::proxy {
 
@@ -38,7 +38,7 @@ enum class aws_auth : std::uint8_t { not_aws, api_key, proxy_signs, client_signe
 // Signs upstream requests with gistproxy's own credentials (--sign-bedrock).
 class aws_signer {
  public:
-  aws_signer(store::s3::credentials creds, std::string region)
+  aws_signer(aws::credentials creds, std::string region)
       : creds_(std::move(creds)), region_(std::move(region)) {}
   // The identity the signed requests' blobs belong to (a tenant key).
   const std::string& access_key_id() const { return creds_.access_key_id; }
@@ -46,16 +46,16 @@ class aws_signer {
   // The fields to add to a request for `host_header` and `target` (the path
   // and query as sent upstream) with this body: Authorization, X-Amz-Date
   // (and X-Amz-Security-Token for temporary credentials).
-  store::s3::header_list sign(std::string_view method, std::string_view host_header, std::string_view target,
+  aws::header_list sign(std::string_view method, std::string_view host_header, std::string_view target,
                               std::string_view body, std::string_view service, long long unix_seconds) const;
 
  private:
-  store::s3::credentials creds_;
+  aws::credentials creds_;
   std::string region_;
 };
 
 // The mode of a request of `d` (not_aws when d's family does not sign).
-aws_auth aws_auth_of(const client_request& r, const rewrite::dialect& d, bool can_sign);
+aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool can_sign);
 
 // The target (path and query as sent) without SigV4's query parameters
 // (X-Amz-Algorithm, -Credential, -Date, -Expires, -SignedHeaders, -Signature,

@@ -15,7 +15,7 @@
 #include "proxy/runtime/recorder.hpp"
 #include "proxy/store/fs_blob_store.hpp"
 #include "proxy/store/s3/s3_client.hpp"
-#include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"
+#include "rewrite/dialects/bedrock/bedrock_messages.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "telemetry/exporters.hpp"
 
@@ -57,7 +57,7 @@ std::unique_ptr<aws_signer> make_aws_signer(const config& cfg, const std::vector
   if (!creds) throw std::runtime_error("--sign-bedrock needs AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY in the environment");
   std::string region = cfg.bedrock_region;
   for (const auto& u : upstreams)
-    if (region.empty() && u.family == rewrite::bedrock_messages_dialect::bedrock_family().name)
+    if (region.empty() && u.family == rewrite::bedrock_family().name)
       region = region_of_aws_host(u.url.host);
   if (region.empty()) region = env("AWS_REGION").value_or(env("AWS_DEFAULT_REGION").value_or("us-east-1"));
   return std::make_unique<aws_signer>(std::move(*creds), std::move(region));
@@ -144,7 +144,7 @@ int run(const config& cfg, telemetry::logger& log) {
   telemetry::registry registry;
   telemetry::metric_catalogue metrics(registry);
   std::vector<std::string_view> apis;
-  for (const auto* d : rewrite::all_dialects()) apis.push_back(d->name());
+  for (const auto* d : rewrite::all_endpoints()) apis.push_back(d->name());
   metrics.initialise_api_series(apis);
   auto pipeline = make_exporters(cfg, metrics);
   telemetry::system_clock clock;

@@ -1,6 +1,6 @@
 // Token counts whose body wraps the request they count (rewrite/count_envelope.hpp):
 // while the phases run, the request's body is the wrapped request and its
-// dialect the API that reads it; before it is forwarded, the body as sent is
+// endpoint the one that reads it; before it is forwarded, the body as sent is
 // back and a rewritten request goes back into its wrapping.
 #include "proxy/exchange/phases.hpp"
 
@@ -12,15 +12,15 @@ void unwrap_count(request_context& ctx) {
   // control group: one swap of the body at a time, so such a count is not
   // unwrapped (forwarded as sent; SDKs do not compress their counts).
   rewrite::request_facts named;
-  in.dialect->inspect_target(std::string_view(in.request.target()), named);
+  in.endpoint->inspect_target(std::string_view(in.request.target()), named);
   auto unwrapped = in.sent_body ? std::nullopt : rewrite::unwrap_count(in.family, named.model, in.request.body());
   if (!unwrapped) {
     // Vertex's count reads a generateContent body as it is; the others
     // cannot be read without their wrapping taken off.
-    if (in.family == "gemini" || in.family == "bedrock") in.dialect = nullptr;
+    if (in.family == "gemini" || in.family == "bedrock") in.endpoint = nullptr;
     return;
   }
-  in.dialect = rewrite::dialect_named(unwrapped->dialect);
+  in.endpoint = rewrite::endpoint_named(unwrapped->endpoint_name);
   in.count_wrapping = std::move(unwrapped->envelope);
   in.count_body = std::exchange(in.request.body(), std::move(unwrapped->request));
 }

@@ -1,7 +1,7 @@
 // One request's journey through the proxy, phase by phase (exchange.cpp runs
 // them in this order, top to bottom):
 //
-//   receive  → identify the API dialect, model and conversation trace      receive.cpp
+//   receive  → identify the API endpoint, model and conversation trace      receive.cpp
 //   rewrite  → offload oversized tool outputs to the blob store (fail-open) rewrite_phase.cpp
 //   forward  → send upstream over a pooled connection                      upstream_hop.cpp
 //   page in  → while the model calls read_blob, answer from the store and  page_in_loop.cpp,

@@ -112,7 +112,7 @@ void record(services& svc, request_context& ctx, int status, const std::string& 
 
 // One event for the live view: a bounded queue push (live_feed).
 void tell_live_view(services& svc, request_context& ctx, int status, const std::string& trace_hex) {
-  if (!svc.live || !ctx.in.dialect) return;  // a conversation is a request in an API we know
+  if (!svc.live || !ctx.in.endpoint) return;  // a conversation is a request in an API we know
   telemetry::live::turn_event e;
   e.trace_id = trace_hex;
   e.api = std::string(ctx.in.api);

@@ -60,13 +60,13 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
     case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
     case rewrite::usage_observer::body_kind::sse:
     case rewrite::usage_observer::body_kind::eventstream: {
-      // The framing the dialect declares, and only that: a stream in another
+      // The framing the wire format declares, and only that: a stream in another
       // framing is relayed as sent.
-      const auto transport = ctx.in.dialect->answer_stream_transport();
+      const auto transport = ctx.in.endpoint->wire().answer_stream_transport();
       const bool sse = body_kind_of(first.head()) == rewrite::usage_observer::body_kind::sse;
       if (sse != (transport == rewrite::stream_transport::sse)) break;
-      // One filter, made once: null where the dialect cannot splice streams (relayed as sent).
-      if (auto filter = ctx.in.dialect->make_stream_filter(ctx.rw.intercept_tool)) {
+      // One filter, made once: null where the wire format cannot splice streams (relayed as sent).
+      if (auto filter = ctx.in.endpoint->wire().make_stream_filter(ctx.rw.intercept_tool)) {
         filter->echo(env.echoed);
         return make_stream_reader(std::move(env), std::move(filter), transport);
       }
@@ -100,11 +100,11 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     co_await ctx.out.error(*failure);
   } else {
     upstream_source source(svc, pool, ctx, watch, client);
-    reader_env env{ctx.out, stats, ctx.in.dialect, ctx.rw.intercept_tool};
+    reader_env env{ctx.out, stats, ctx.in.endpoint ? &ctx.in.endpoint->wire() : nullptr, ctx.rw.intercept_tool};
     // Only a rewritten body differs from what the client sent in what it echoes.
-    if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.dialect->wire_format().echoed_members(ctx.in.request.body());
+    if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body());
     auto reader = reader_for(svc, ctx, first, std::move(env));
-    const page_in_plan plan{ctx.in.dialect, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
+    const page_in_plan plan{env.wire, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
     ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats);
     ctx.upstream.usage = reader->usage();
   }

@@ -7,7 +7,7 @@
 //                 with the usage of every hop
 //   stream_reader a streamed answer of such a request (SSE, or Bedrock's
 //                 AWS event-stream): every hop's events go through the
-//                 dialect's stream filter into one client stream
+//                 wire format's stream filter into one client stream
 //
 // The page-in loop (page_in_loop.hpp) drives a reader hop after hop; the
 // relay is the degenerate case that never finds a call.
@@ -60,16 +60,16 @@ class hop_reader {
 struct reader_env {
   client_writer& out;
   exchange_stats& stats;
-  const rewrite::dialect* dialect;  // null for requests outside the known APIs (relay only)
+  const rewrite::wire_format* wire;  // null for requests outside the known APIs (relay only)
   std::string tool;                 // read_blob's name
   // The request members the API echoes in its answer, as the client sent
-  // them (dialect::echoed_members): restored in the final answer.
+  // them (wire_format::echoed_members): restored in the final answer.
   nlohmann::json echoed = nlohmann::json::object();
 };
 
 std::unique_ptr<hop_reader> make_relay_reader(reader_env env);
 std::unique_ptr<hop_reader> make_json_reader(reader_env env);
-// `filter` is the dialect's stream filter for the offered read_blob (never null).
+// `filter` is the wire format's stream filter for the offered read_blob (never null).
 std::unique_ptr<hop_reader> make_stream_reader(reader_env env, std::unique_ptr<rewrite::stream_filter> filter,
                                               rewrite::stream_transport transport);
 

@@ -51,9 +51,9 @@ class json_reader final : public hop_reader {
       got.response = rewrite::json::parse_checked(body_);
       as_sent_ = !got.response.is_object();  // not ours to touch
       if (!as_sent_) {
-        hop_usage = env_.dialect->usage_from_response(got.response);
-        got.calls = env_.dialect->find_blob_calls(got.response, env_.tool).blob_calls;
-        rewrite::add_numbers(usage_sum_, checked::member(got.response, env_.dialect->usage_member()));
+        hop_usage = env_.wire->usage_from_response(got.response);
+        got.calls = env_.wire->find_blob_calls(got.response, env_.tool).blob_calls;
+        rewrite::add_numbers(usage_sum_, checked::member(got.response, env_.wire->usage_member()));
       }
     } catch (const std::exception&) {
       unparsed();
@@ -69,11 +69,11 @@ class json_reader final : public hop_reader {
     if (!as_sent_) {
       try {
         auto& response = last.response;
-        if (!last.calls.empty()) env_.dialect->remove_blob_calls(response, env_.tool);
-        if (hop_index_ > 0) response[std::string(env_.dialect->usage_member())] = usage_sum_;  // every hop's usage
+        if (!last.calls.empty()) env_.wire->remove_blob_calls(response, env_.tool);
+        if (hop_index_ > 0) response[std::string(env_.wire->usage_member())] = usage_sum_;  // every hop's usage
         const bool echoed = rewrite::restore_echoed(response, env_.echoed);
         if (hop_index_ > 0 || !last.calls.empty() || echoed) changed = checked::dump(response);
-        usage_ = env_.dialect->usage_from_response(response);
+        usage_ = env_.wire->usage_from_response(response);
       } catch (const std::exception&) {
         unparsed();
         changed.reset();

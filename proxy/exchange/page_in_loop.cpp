@@ -12,7 +12,7 @@ awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream
   for (int hop = 0;; ++hop) {
     auto got = co_await reader.read(*answer, hop);
     if (got.stop) break;
-    if (got.calls.empty() || hop >= plan.max_hops || !plan.dialect) {
+    if (got.calls.empty() || hop >= plan.max_hops || !plan.wire) {
       // The upstream ignored the last hop's tool_choice: those calls are
       // taken out of the client's answer (it never defined read_blob).
       if (!got.calls.empty()) stats.calls_past_hop_limit(got.calls.size());
@@ -21,7 +21,7 @@ awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream
     }
     auto results = co_await source.resolve(got.calls);
     const bool last_hop = hop + 1 >= plan.max_hops;
-    auto next = plan.dialect->continue_conversation(*body, got.response, plan.tool, results, last_hop);
+    auto next = plan.wire->continue_conversation(*body, got.response, plan.tool, results, last_hop);
     if (!next) {
       stats.degraded_mode(degraded::page_in_continue);
       co_await reader.finish(got);

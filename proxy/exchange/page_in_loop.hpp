@@ -13,7 +13,7 @@
 namespace gistproxy::proxy {
 
 struct page_in_plan {
-  const rewrite::dialect* dialect = nullptr;  // continues the conversation
+  const rewrite::wire_format* wire = nullptr;  // continues the conversation
   std::string_view tool;                       // read_blob's name
   int max_hops = 0;                            // --max-page-in-hops
 };

@@ -12,18 +12,18 @@
 
 namespace gistproxy::proxy {
 
-// Whose request it is (tenant.cpp); needs the dialect.
+// Whose request it is (tenant.cpp); needs the endpoint.
 std::string tenant_of_request(services& svc, request_context& ctx);
 // The credential that names the tenant (a view into the request, or the
 // proxy's own AWS access key id); empty without one. Never logged.
 std::string_view tenant_credential(services& svc, const request_context& ctx);
-// Why the request names no one tenant (a credential field of its dialect
+// Why the request names no one tenant (a credential field of its endpoint
 // sent more than once: whose request it is cannot be told, and the upstream
 // may honour the other one), or empty. Answered 400 on every path.
-std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d);
+std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d);
 // A token count whose body wraps the request it counts (count_envelope.cpp):
 // unwrap_count lets the phases see the wrapped request (or, when it cannot be
-// taken out, no dialect: forwarded as sent); restore_count, once the rewrite
+// taken out, no endpoint: forwarded as sent); restore_count, once the rewrite
 // is done, puts the body as sent back and wraps the rewritten request.
 void unwrap_count(request_context& ctx);
 void restore_count(request_context& ctx);
@@ -35,7 +35,7 @@ void remember_turn(services& svc, request_context& ctx);
 
 // The phases, each in its own file.
 void receive(services& svc, request_context& ctx);
-// Part of receive (routing.cpp): the upstream family and dialect of the
+// Part of receive (routing.cpp): the upstream family and endpoint of the
 // request, and the credential it carries that its family must not see.
 void route(services& svc, request_context& ctx);
 // The 400 for a request whose credential belongs to another provider; nullopt when none does.

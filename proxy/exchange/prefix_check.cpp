@@ -1,7 +1,7 @@
 // The live prefix check of an exchange: whether what went upstream keeps the
 // provider's cached prefix of this conversation's previous turn, and if not,
 // whose doing the break was (client, budget, age, offer, or a defect). The
-// dialect says which members make up the prefix; the tracker remembers each
+// wire format says which members make up the prefix; the tracker remembers each
 // conversation's last turn; exchange_stats counts the verdict.
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
@@ -22,8 +22,8 @@ std::optional<rewrite::prefix_fingerprint> fingerprint(request_context& ctx, std
 
 void track_prefix(services& svc, request_context& ctx) {
   // A token count is sent beside the turns, not as one: no prefix to keep.
-  if (!svc.prefixes || !ctx.in.dialect || !ctx.in.facts || ctx.in.count_tokens) return;
-  const auto layout = ctx.in.dialect->cache_prefix();
+  if (!svc.prefixes || !ctx.in.endpoint || !ctx.in.facts || ctx.in.count_tokens) return;
+  const auto layout = ctx.in.endpoint->wire().cache_prefix();
   auto client = fingerprint(ctx, ctx.in.request.body(), layout, false);
   std::optional<rewrite::prefix_fingerprint> forwarded;
   if (ctx.rw.body) {

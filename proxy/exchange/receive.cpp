@@ -1,4 +1,4 @@
-// The receive phase: which API the request speaks (its dialect), its model
+// The receive phase: which API the request speaks (its endpoint and wire format), its model
 // and streaming flag, a decoded body to inspect, and the conversation's trace:
 // the client's traceparent wins; else the conversation's opening names the
 // trace, so every turn of it shares one trace id.
@@ -65,7 +65,7 @@ telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::spa
   return svc.tracer.new_trace_id();
 }
 
-// The body as its dialect reads it: decoded first unless its bytes are the
+// The body as its wire format reads it: decoded first unless its bytes are the
 // client's to keep (then read only if they came plain), and walked with the
 // conversation's previous turn where that may help a rewrite.
 void read_body(services& svc, request_context& ctx) {
@@ -75,8 +75,8 @@ void read_body(services& svc, request_context& ctx) {
   if (as_sent) in.body_encoded = req.find(http::field::content_encoding) != req.end();
   if (in.body_encoded || (!as_sent && !decode_body(svc, ctx))) return;
   if (in.count_tokens) unwrap_count(ctx);
-  if (!in.dialect) return;
-  // The dialect reads the body; where the conversation's previous turn shares
+  if (!in.endpoint) return;
+  // The wire format reads the body; where the conversation's previous turn shares
   // its start, what was walked then is stepped over (walk_reuse.hpp).
   recall_turn(svc, ctx, !as_sent);
   in.facts = ctx.turns.reuse->inspect(req.body());
@@ -84,7 +84,7 @@ void read_body(services& svc, request_context& ctx) {
 
 // The one place that decides how the body may be handled (rewrite/handling.hpp).
 rewrite::handling handling_of(const services& svc, const received& in) {
-  return rewrite::handling_of({.known_api = in.dialect != nullptr,
+  return rewrite::handling_of({.known_api = in.endpoint != nullptr,
                                .offload_on = svc.offload != nullptr,
                                .bypass = in.controls.bypass,
                                .client_signed = in.aws == aws_auth::client_signed,
@@ -102,16 +102,16 @@ void receive(services& svc, request_context& ctx) {
   in.bytes_in = req.body().size();
   in.controls = read_request_controls(req, svc.cfg);
   route(svc, ctx);
-  if (in.dialect) {
-    in.api = in.dialect->name();
-    in.aws = aws_auth_of(req, *in.dialect, svc.aws != nullptr);
+  if (in.endpoint) {
+    in.api = in.endpoint->name();
+    in.aws = aws_auth_of(req, *in.endpoint, svc.aws != nullptr);
     if (in.aws == aws_auth::ambiguous && in.controls.error.empty())
       in.controls.error = "more than one Authorization field: send one credential (gistproxy cannot tell whose request it is)";
-    if (in.controls.error.empty()) in.controls.error = ambiguous_credential(req, *in.dialect);
+    if (in.controls.error.empty()) in.controls.error = ambiguous_credential(req, *in.endpoint);
     in.tenant = tenant_of_request(svc, ctx);
     read_body(svc, ctx);
     if (in.facts) {
-      in.dialect->inspect_target(std::string_view(req.target()), *in.facts);
+      in.endpoint->inspect_target(std::string_view(req.target()), *in.facts);
       // A deployment or inference profile stands for the model it serves.
       if (auto alias = svc.cfg.model_aliases.find(in.facts->model); alias != svc.cfg.model_aliases.end())
         in.facts->model = alias->second;
@@ -135,9 +135,9 @@ void receive(services& svc, request_context& ctx) {
   s.set("http.request.body.size", std::int64_t(in.bytes_in));
   s.set_text("gistproxy.upstream_family", in.family);
   if (in.count_tokens) s.set("gistproxy.count_tokens", true);
-  if (in.dialect) {
-    s.set_text("gen_ai.operation.name", in.dialect->operation_name());
-    s.set_text("gen_ai.provider.name", in.dialect->provider_name());
+  if (in.endpoint) {
+    s.set_text("gen_ai.operation.name", in.endpoint->wire().operation_name());
+    s.set_text("gen_ai.provider.name", in.endpoint->provider_name());
     s.set("gistproxy.body_parsed", in.facts.has_value());
   }
   if (in.facts) {

@@ -19,7 +19,7 @@ class relay_reader final : public hop_reader {
     const unsigned status = h.result_int();
     const bool has_body = !env_.out.head_request() && status != 204 && status != 304;
     const auto kind = body_kind_of(h);
-    rewrite::usage_observer observer(env_.dialect, kind);
+    rewrite::usage_observer observer(env_.wire, kind);
     auto length = hop.content_length();
     const bool small = has_body && length && *length <= small_body_limit && kind != rewrite::usage_observer::body_kind::sse;
     if (small || !has_body) {

@@ -16,7 +16,7 @@
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/upstream_route.hpp"
 #include "telemetry/live_view.hpp"
 #include "telemetry/span.hpp"
@@ -28,7 +28,7 @@ namespace gistproxy::proxy {
 struct received {
   explicit received(client_request& r) : request(r) {}
   client_request& request;
-  const rewrite::dialect* dialect = nullptr;  // null: not an API we know (forwarded untouched)
+  const rewrite::endpoint* endpoint = nullptr;  // null: not an API we know (forwarded untouched)
   std::string_view family;                      // the upstream family it goes to (routing.cpp)
   bool count_tokens = false;                    // a token count: rewritten as its turn, never intercepted
   // A count's wrapping and its body as sent, while the phases read the
@@ -36,7 +36,7 @@ struct received {
   std::optional<rewrite::count_envelope> count_wrapping;
   std::string count_body;
   std::optional<rewrite::credential_kind> misdirected;  // a credential its upstream must not see: refused
-  std::string tenant;                           // with a dialect: whose blobs and turns (tenant.cpp)
+  std::string tenant;                           // with an endpoint: whose blobs and turns (tenant.cpp)
   std::optional<rewrite::request_facts> facts;  // set when the body parsed
   std::string_view api = "other";               // metric label
   std::string_view source = "proxy";            // metric label: proxy, or api (the offload service, proxy/service/)
@@ -69,7 +69,7 @@ struct rewritten {
 // this turn's record for the next (turn_reuse.cpp). Filled in by receive,
 // added to by rewrite and the prefix check, filed by exchange::run's end.
 struct recalled {
-  // Made by receive for every body its dialect reads (read_body), a plain
+  // Made by receive for every body its wire format reads (read_body), a plain
   // one when no previous turn helps and none is remembered: every phase
   // after it that reads the body (facts set) walks through it.
   std::optional<rewrite::turn_reuse> reuse;

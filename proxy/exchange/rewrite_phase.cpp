@@ -147,14 +147,14 @@ void not_rewritten(services& svc, received& in) {
 // the truth. Run without the turn memory, every output the turn offloads is
 // put again, and a put replaces what is missing or damaged.
 void store_again(services& svc, const request_context& ctx) {
-  if (!svc.offload || !ctx.in.dialect || !ctx.rw.body || ctx.in.source != "proxy") return;
+  if (!svc.offload || !ctx.in.endpoint || !ctx.rw.body || ctx.in.source != "proxy") return;
   store::directory_sync_batch batch;
   // As the turn decided it: read_blob offered before still chooses what it chose.
   rewrite::conversation_record record;
   record.offered = svc.churn && svc.churn->record(ctx.span.trace.hex()).offered;
   rewrite::output_reuse reuse;
   reuse.conversation = &record;
-  svc.offload->rewrite(*ctx.in.dialect, ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
+  svc.offload->rewrite(ctx.in.endpoint->wire(), ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
                        ctx.in.controls.threshold_tokens, reuse);
 }
 

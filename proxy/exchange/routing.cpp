@@ -1,4 +1,4 @@
-// Part of receive: which upstream family a request goes to and which dialect
+// Part of receive: which upstream family a request goes to and which endpoint
 // reads it (rewrite/upstream_route.hpp decides from the path and the kinds of
 // credential the headers carry), and whether a credential would reach a
 // provider it does not belong to. Values are only tested for being there:
@@ -78,7 +78,7 @@ void route(services& svc, request_context& ctx) {
   const auto& req = in.request;
   const auto r = rewrite::route_request(std::string_view(req.method_string()), std::string_view(req.target()),
                                         credentials_of(req));
-  in.dialect = r.api;
+  in.endpoint = r.api;
   in.family = r.family;
   in.count_tokens = r.count_tokens;
   in.misdirected = misdirected(svc.cfg, r);

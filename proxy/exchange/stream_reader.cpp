@@ -1,5 +1,5 @@
 // Streamed answers of requests that offer read_blob: one client stream,
-// spliced from every hop by the dialect's stream filter. Text reaches the
+// spliced from every hop by the wire format's stream filter. Text reaches the
 // client as it arrives; read_blob calls never do; the end of the turn is sent
 // once. Failures after the head went out become the API's own error event.
 // The framing (SSE, or Bedrock's binary event-stream) turns each hop's wire

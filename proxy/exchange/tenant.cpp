@@ -1,5 +1,5 @@
 // Whose request this is: the tenant that scopes its blobs and its remembered
-// turns, named by the credential the API's dialect says carries it.
+// turns, named by the credential the API's endpoint says carries it.
 #include <boost/beast/core/string.hpp>
 
 #include "proxy/exchange/phases.hpp"
@@ -15,10 +15,10 @@ std::string_view trimmed(std::string_view v) {
 }
 
 // The credential that names the request's tenant: the first of the fields
-// the dialect names that carries one. An Authorization value counts as sent,
+// the endpoint names that carries one. An Authorization value counts as sent,
 // scheme included (so existing stores keep their tenants), but an empty one
 // or a bare "Bearer" must not put a keyed request in the shared anonymous tenant.
-std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) {
+std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d) {
   const auto fields = d.credentials();
   for (auto name : fields.headers) {
     auto it = r.find(name);
@@ -39,7 +39,7 @@ std::string_view api_key_of(const client_request& r, const rewrite::dialect& d) 
 
 }  // namespace
 
-std::string ambiguous_credential(const client_request& r, const rewrite::dialect& d) {
+std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d) {
   for (auto name : d.credentials().headers)
     if (r.count(name) > 1)
       return "more than one " + std::string(name) +
@@ -50,7 +50,7 @@ std::string ambiguous_credential(const client_request& r, const rewrite::dialect
 std::string_view tenant_credential(services& svc, const request_context& ctx) {
   // Requests gistproxy signs belong to the identity that signs them.
   const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
-                                                                               : api_key_of(ctx.in.request, *ctx.in.dialect);
+                                                                               : api_key_of(ctx.in.request, *ctx.in.endpoint);
   // A SigV4 signature changes with every request; its access key id does not.
   const auto access_key = sigv4_access_key(sent);
   return access_key.empty() ? sent : access_key;

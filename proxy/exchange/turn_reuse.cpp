@@ -24,10 +24,10 @@ void recall_turn(services& svc, request_context& ctx, bool may_help) {
   // Bytes kept as sent are never rewritten: no turn to help (rewrite/handling.hpp).
   // A token count is not a turn: it must not stand in for the next one.
   if (!may_help || !svc.turns || in.count_tokens || body.size() < min_remembered_body) {
-    ctx.turns.reuse.emplace(*in.dialect);
+    ctx.turns.reuse.emplace(*in.endpoint);
     return;
   }
-  const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.dialect, body), *in.dialect, body);
+  const auto& reuse = ctx.turns.reuse.emplace(svc.turns->find(in.tenant, *in.endpoint, body), *in.endpoint, body);
   exchange_stats(svc.metrics, in.api).turn_memory_bytes(reuse.same_bytes(), body.size() - reuse.same_bytes());
 }
 

@@ -70,7 +70,7 @@ void sign_for_aws(const services& svc, const request_context& ctx, const http_ur
                   std::string_view body, head_builder& head) {
   const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
   for (const auto& [name, value] : svc.aws->sign(ctx.in.request.method_string(), target.host_header(), path, body,
-                                                 ctx.in.dialect->upstream().sigv4_service, now.count()))
+                                                 ctx.in.endpoint->upstream().sigv4_service, now.count()))
     head.field(name, value);
 }
 
@@ -117,7 +117,7 @@ std::string upstream_request_head(const services& svc, const request_context& ct
 }  // namespace
 
 bool intercepts_answers(const services& svc, const request_context& ctx) {
-  return ctx.offers_read_blob() && svc.store && ctx.in.dialect && ctx.in.request.method() != http::verb::head;
+  return ctx.offers_read_blob() && svc.store && ctx.in.endpoint && ctx.in.request.method() != http::verb::head;
 }
 
 upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop)
@@ -130,9 +130,9 @@ upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& 
       decode_answer_(intercepts_answers(svc, ctx)) {
   span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
   if (!span_.recording) return;  // no exporter: nothing below would be kept
-  if (auto* d = ctx.in.dialect) {
-    span_.name = std::string(d->operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
-    span_.set_text("gen_ai.operation.name", d->operation_name());
+  if (auto* d = ctx.in.endpoint) {
+    span_.name = std::string(d->wire().operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
+    span_.set_text("gen_ai.operation.name", d->wire().operation_name());
     span_.set_text("gen_ai.provider.name", d->provider_name());
   }
   if (ctx.in.facts) span_.set_text("gen_ai.request.model", ctx.in.facts->model);

@@ -4,7 +4,7 @@
 
 #include <charconv>
 #include <cmath>
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "telemetry/access_log.hpp"
 
 #include <cstring>

@@ -30,7 +30,7 @@ struct config {
   // Host names the live view answers for besides loopback names and admin_listen's host ("*": any).
   std::vector<std::string> admin_allowed_hosts;
   unsigned admin_max_connections = 64;  // a new connection past it closes the least recently active
-  // The default upstream family's base URL (requests no dialect serves go there too).
+  // The default upstream family's base URL (requests no endpoint serves go there too).
   std::string upstream = "https://api.openai.com";
   // --NAME-upstream of the other families (anthropic, ...), where given; an
   // explicit --upstream stands in for those not given.

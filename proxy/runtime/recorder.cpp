@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/offload/base64.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/stream_framing.hpp"
 #include "telemetry/access_log.hpp"
@@ -79,15 +79,16 @@ std::string to_record_line(const exchange_record& r) {
   if (r.forwarded_body) put_body(out, "forwarded_body", *r.forwarded_body);
   put_body(out, "response_body", r.response_body);
   if (r.response_truncated) out += ",\"response_truncated\":true";
-  const auto* dialect = rewrite::dialect_for_path(r.path);
+  const auto* endpoint = rewrite::endpoint_for_path(r.path);
+  const auto* wire = endpoint ? &endpoint->wire() : nullptr;
   // A streamed answer is also kept as the JSON the API returns unstreamed
   // (Bedrock's binary event-stream read through its framing first).
   std::optional<nlohmann::json> whole;
-  if (dialect && dialect->answer_stream_transport() != rewrite::stream_transport::sse) {
-    const auto events = rewrite::eventstream_as_sse(r.response_body, dialect->answer_stream_transport());
-    if (!events.empty()) whole = dialect->assemble_stream(events);
-  } else if (dialect && rewrite::looks_like_sse(r.response_body)) {
-    whole = dialect->assemble_stream(r.response_body);
+  if (wire && wire->answer_stream_transport() != rewrite::stream_transport::sse) {
+    const auto events = rewrite::eventstream_as_sse(r.response_body, wire->answer_stream_transport());
+    if (!events.empty()) whole = wire->assemble_stream(events);
+  } else if (wire && rewrite::looks_like_sse(r.response_body)) {
+    whole = wire->assemble_stream(r.response_body);
   }
   if (whole) out += ",\"response\":" + whole->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   out += '}';

@@ -17,7 +17,7 @@
 #include "proxy/runtime/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/turn_memory/turn_memory.hpp"

@@ -21,12 +21,12 @@ namespace {
 
 // The credential rule: the API named by ?api=, else the first API whose
 // credential header the request carries (send the header you offloaded with).
-const rewrite::dialect* credential_rule(const client_request& req, const std::optional<std::string>& api) {
-  if (api) return rewrite::dialect_named(*api);
-  for (const auto* d : rewrite::all_dialects())
+const rewrite::endpoint* credential_rule(const client_request& req, const std::optional<std::string>& api) {
+  if (api) return rewrite::endpoint_named(*api);
+  for (const auto* d : rewrite::all_endpoints())
     for (auto name : d->credentials().headers)
       if (req.find(name) != req.end()) return d;
-  return &rewrite::default_dialect();
+  return &rewrite::default_endpoint();
 }
 
 // read_blob's arguments from the query string, as the model would send them.
@@ -126,7 +126,7 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
     co_await ctx.out.error(*refused);
     co_return;
   }
-  ctx.in.dialect = rule;
+  ctx.in.endpoint = rule;
   ctx.in.aws = aws_auth_of(req, *rule, svc.aws != nullptr);
   auto why = ambiguous_credential(req, *rule);
   if (ctx.in.aws == aws_auth::ambiguous && why.empty()) why = "more than one Authorization field";

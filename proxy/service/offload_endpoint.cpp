@@ -29,7 +29,7 @@ bool usable_model(std::string_view m) {
 
 std::string known_apis() {
   std::string out;
-  for (const auto* d : rewrite::all_dialects()) out += (out.empty() ? "" : ", ") + std::string(d->name());
+  for (const auto* d : rewrite::all_endpoints()) out += (out.empty() ? "" : ", ") + std::string(d->name());
   return out;
 }
 
@@ -39,14 +39,14 @@ std::string known_apis() {
 std::optional<proxy_error> retarget(client_request& req, std::string_view api) {
   if (req.method() != http::verb::post)
     return proxy_error{error_kind::method_not_allowed, "/v1/offload/{api} takes POST"};
-  const auto* dialect = rewrite::dialect_named(api);
-  if (!dialect)
+  const auto* endpoint = rewrite::endpoint_named(api);
+  if (!endpoint)
     return proxy_error{error_kind::not_found, "no API named '" + std::string(api.substr(0, 64)) + "': one of " + known_apis()};
   const std::string target(req.target());
   if (!query_decodes(target)) return proxy_error{error_kind::bad_request, "the query string is not percent-encoded correctly"};
   const auto model = query_parameter(target, "model").value_or("");
   if (!usable_model(model)) return proxy_error{error_kind::bad_request, "model= is not a model id"};
-  auto path = dialect->request_path(model);
+  auto path = endpoint->request_path(model);
   if (auto q = target.find('?'); q != std::string::npos) path += (path.find('?') == std::string::npos ? "?" : "&") + target.substr(q + 1);
   req.target(path);
   return std::nullopt;
@@ -120,9 +120,9 @@ awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_v
   ctx.in.request.target(sent_target);
   ctx.span.set_text("url.path", rewrite::path_of(sent_target));
   if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
-  if (!refused && ctx.in.dialect && ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous)
+  if (!refused && ctx.in.endpoint && ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous)
     refused = keyless_refusal();
-  if (!refused && ctx.in.dialect != rewrite::dialect_named(api))
+  if (!refused && ctx.in.endpoint != rewrite::endpoint_named(api))
     refused = proxy_error{error_kind::bad_request, "model= does not fit the " + api + " API's path"};
   if (!refused && ctx.in.body_encoded)
     refused = proxy_error{error_kind::unsupported_encoding, "the body's Content-Encoding cannot be decoded"};

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 
 namespace gistproxy::rewrite {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/json/scanner.hpp"
 
 namespace gistproxy::rewrite {

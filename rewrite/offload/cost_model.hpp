@@ -106,7 +106,7 @@ std::uint64_t age_watermark(const age_config& age, const cost_model_config& cost
                             std::uint64_t arrival_definition = 0);
 
 // Bytes of the request every turn carries unchanged: everything but the
-// conversation list, plus its first item (from the dialect's scan: the list's
+// conversation list, plus its first item (from the wire format's scan: the list's
 // range and where its second item starts, 0 with fewer than two items).
 std::size_t stable_head_bytes(std::size_t body_bytes, std::optional<json::range> conversation,
                               std::size_t second_item_begin);

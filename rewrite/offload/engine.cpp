@@ -76,14 +76,14 @@ static std::uint64_t next_engine_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::uint64_t offload_engine::definition_tokens(const dialect& d, const std::string& tool_name,
+std::uint64_t offload_engine::definition_tokens(const wire_format& d, const std::string& tool_name,
                                                const std::string& definition) const {
   // The definition is one of a few texts (per API and tool name) added to
   // most requests: a per-thread memo, so no lock is shared by the I/O threads
   // and a request pays a few comparisons, not a count.
   struct entry {
     std::uint64_t engine;
-    const dialect* api;
+    const wire_format* api;
     std::string tool_name;
     std::uint64_t tokens;
   };
@@ -191,7 +191,7 @@ const std::shared_ptr<const offload_engine::gist>& offload_engine::pass::gist_of
   return c.gist = e_.gist_of(tenant_, content(c), hash, c.out->tool_name, ref_cfg_);
 }
 
-rewrite_result offload_engine::rewrite(const dialect& d, json::document body, std::string_view tenant,
+rewrite_result offload_engine::rewrite(const wire_format& d, json::document body, std::string_view tenant,
                                        std::optional<double> read_ratio,
                                        std::optional<std::uint64_t> threshold_tokens,
                                        const output_reuse& reuse) const {

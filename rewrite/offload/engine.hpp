@@ -1,7 +1,7 @@
 // The offload engine: a request body in, the body to forward out, plus a
 // report of what it did (the proxy turns the report into spans and metrics).
 //
-//   scan     → the dialect finds tool outputs and the tools array
+//   scan     → the wire format finds tool outputs and the tools array
 //   decide   → policy: threshold, per-tool rules, budget (oldest first)
 //   store    → each chosen output goes to the blob store under its SHA-256
 //   splice   → its JSON value is replaced by the reference; read_blob is
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "rewrite/blob/blob_store.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/gist/content_shape.hpp"
 #include "rewrite/offload/conversation_record.hpp"
 #include "rewrite/offload/policy.hpp"
@@ -87,7 +87,7 @@ struct rewrite_report {
   std::size_t kept_inline_churn = 0;  // outputs kept inline as the conversation's read-backs ask
   bool churn_batch = false;           // some went back inline this turn (its first turn breaks the prefix)
   std::string tool_name;              // read_blob's name in this request
-  std::vector<output_fate> fates;     // one per output the dialect's scan found, in its order
+  std::vector<output_fate> fates;     // one per output the wire format's scan found, in its order
   // --inject-read-blob=auto: why read_blob is offered (head, output_pays,
   // offered_before, already_offered, reference_resolves, age_pays) or
   // not (not_worth); empty in the other modes.
@@ -134,7 +134,7 @@ struct output_reuse {
   const std::vector<output_memo>* previous = nullptr;  // ascending value.begin
   std::size_t same_bytes = 0;
   std::vector<output_memo>* learn = nullptr;
-  const conversation_items* previous_items = nullptr;  // the dialect's scan of the previous turn's items
+  const conversation_items* previous_items = nullptr;  // the wire format's scan of the previous turn's items
   conversation_items* learn_items = nullptr;
   // A pass that may not block on the store: an output that must be stored
   // (not merely kept) ends it with report.store_needed; the caller runs it
@@ -183,7 +183,7 @@ class offload_engine {
   // x-gistproxy-threshold the operator allows); the configured one without.
   // `body` carries the walks' reuse when the turn memory walks it
   // (walk_reuse.hpp); `reuse`: the conversation's previous turn's outputs.
-  rewrite_result rewrite(const dialect& d, json::document body, std::string_view tenant,
+  rewrite_result rewrite(const wire_format& d, json::document body, std::string_view tenant,
                          std::optional<double> read_ratio = std::nullopt,
                          std::optional<std::uint64_t> threshold_tokens = std::nullopt,
                          const output_reuse& reuse = {}) const;
@@ -204,7 +204,7 @@ class offload_engine {
                                           const reference_config& ref) const;
   // Tokens of read_blob's definition for this API and tool name: counted
   // once per thread, engine, API and name.
-  std::uint64_t definition_tokens(const dialect& d, const std::string& tool_name, const std::string& definition) const;
+  std::uint64_t definition_tokens(const wire_format& d, const std::string& tool_name, const std::string& definition) const;
 
   offload_config cfg_;
   std::uint64_t id_;  // never reused: keys per-thread memos, which outlive engines in tests

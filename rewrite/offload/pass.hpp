@@ -36,7 +36,7 @@ class offload_engine::pass {
   };
 
  public:
-  pass(const offload_engine& e, const dialect& d, json::document body, std::string_view tenant, double read_ratio,
+  pass(const offload_engine& e, const wire_format& d, json::document body, std::string_view tenant, double read_ratio,
        std::uint64_t threshold_tokens, const output_reuse& reuse, rewrite_result& out)
       : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), read_ratio_(read_ratio),
         threshold_tokens_(threshold_tokens), reuse_(reuse), result_(out), report_(out.report) {}
@@ -107,7 +107,7 @@ class offload_engine::pass {
 
   const offload_engine& e_;
   const offload_config& cfg_;
-  const dialect& d_;
+  const wire_format& d_;
   json::document body_;
   std::string_view tenant_;
   double read_ratio_;  // the cost model's rho for this request's model

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/gist/reference.hpp"
 #include "rewrite/offload/cost_model.hpp"
 

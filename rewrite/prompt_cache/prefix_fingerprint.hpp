@@ -1,7 +1,7 @@
 // What a provider's prompt cache keys on, fingerprinted: the request members
 // before the conversation (tools, the system prompt or instructions) and each
 // conversation item in order. Which members those are is the API's to say:
-// each dialect declares its prefix_layout, and the live prefix check (serve)
+// each wire format declares its prefix_layout, and the live prefix check (serve)
 // and replay's prefix stability and simulated cache both read bodies through
 // this one model.
 //

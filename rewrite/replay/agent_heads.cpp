@@ -76,7 +76,7 @@ std::string tools_member(std::string_view api, const std::string& description) {
 
 }  // namespace
 
-std::string assumed_head_member(const dialect& api, std::uint64_t tokens, const token_estimator& e) {
+std::string assumed_head_member(const endpoint& api, std::uint64_t tokens, const token_estimator& e) {
   const auto frame = tools_member(api.name(), "");
   if (tokens == 0 || frame.empty()) return {};
   tokens = std::min(tokens, max_head_tokens);

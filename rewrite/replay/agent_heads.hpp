@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/gist/content_shape.hpp"
 
 namespace gistproxy::rewrite {
@@ -65,6 +65,6 @@ head_choice choose_head(const head_policy& policy, bool rebuilt, std::string_vie
 // The request member that adds a head of about `tokens` tokens (by `e`) to a
 // body of `api`, without its braces or comma ("" when `api` keeps no tools
 // replay knows how to write, or for 0 tokens).
-std::string assumed_head_member(const dialect& api, std::uint64_t tokens, const token_estimator& e);
+std::string assumed_head_member(const endpoint& api, std::uint64_t tokens, const token_estimator& e);
 
 }  // namespace gistproxy::rewrite

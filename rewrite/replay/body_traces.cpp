@@ -33,7 +33,7 @@ void read_claude_trace(const std::vector<ojson>& entries, recorded_trace& t) {
   for (const auto& e : entries) {
     if (!is_obj(e, "request")) continue;
     const auto& r = e["request"];
-    auto api = dialect_for_path(path_of_url(r.value("url", "")));
+    auto api = endpoint_for_path(path_of_url(r.value("url", "")));
     if (!api) {
       t.notes.push_back("not an LLM request: " + path_of_url(r.value("url", "")).substr(0, 80));
       continue;
@@ -72,7 +72,7 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
   };
   for (const auto& line : lines) {
     const std::string path = is_str(line, "path") ? line["path"].get<std::string>() : std::string();
-    auto api = dialect_for_path(path);
+    auto api = endpoint_for_path(path);
     auto body = body_of(line, "request_body");
     if (!api || !body) continue;
     // A recording is a file from outside: a member of the wrong type skips nothing but itself.
@@ -89,7 +89,7 @@ void read_har(const ojson& har, recorded_trace& t) {
   for (const auto& e : har["log"].value("entries", ojson::array())) {
     if (!is_obj(e, "request")) continue;
     const auto& r = e["request"];
-    auto api = dialect_for_path(path_of_url(r.value("url", "")));
+    auto api = endpoint_for_path(path_of_url(r.value("url", "")));
     if (!api || !is_obj(r, "postData") || !is_str(r["postData"], "text")) continue;
     std::string text = r["postData"]["text"];
     std::string decoded;
@@ -121,7 +121,7 @@ void read_openhands(const std::vector<ojson>& calls, recorded_trace& t) {
     if (is_obj(c, "response") && is_str(c["response"], "model")) model = c["response"]["model"];
     ojson body = {{"model", model}, {"messages", c["messages"]}};
     if (is_obj(c, "kwargs") && is_arr(c["kwargs"], "tools")) body["tools"] = c["kwargs"]["tools"];
-    t.requests.push_back(recorded_request::as_sent(dialect_named("chat"), dump(body)));
+    t.requests.push_back(recorded_request::as_sent(endpoint_named("chat"), dump(body)));
   }
 }
 

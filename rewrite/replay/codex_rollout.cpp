@@ -19,7 +19,7 @@ bool is_model_item(const ojson& item) {
 }
 
 struct rollout {
-  explicit rollout(recorded_trace& t) : items(t, dialect_named("responses")) {}
+  explicit rollout(recorded_trace& t) : items(t, endpoint_named("responses")) {}
   std::string model = "unknown";
   std::string instructions;
   conversation_builder items;

@@ -26,7 +26,7 @@ ojson as_blocks(const ojson& content) {
 
 // One request per assistant message: the messages before it.
 void rebuild_chat(const ojson& messages, const std::string& model, const ojson& tools, recorded_trace& t) {
-  conversation_builder conversation(t, dialect_named("chat"));
+  conversation_builder conversation(t, endpoint_named("chat"));
   ojson after = ojson::object();
   if (tools.is_array() && !tools.empty()) after["tools"] = tools;
   for (const auto& m : messages) {
@@ -50,7 +50,7 @@ bool is_cline_history(const ojson& list) {
 
 void read_cline_history(const ojson& list, recorded_trace& t) {
   t.format = "cline";
-  conversation_builder conversation(t, dialect_named("messages"));
+  conversation_builder conversation(t, endpoint_named("messages"));
   for (const auto& m : list) {
     if (!m.is_object() || !is_str(m, "role")) continue;
     if (m["role"] == "assistant" && conversation.size())
@@ -63,7 +63,7 @@ namespace {
 
 // One request per model turn: the contents before it.
 void rebuild_gemini(const ojson& contents, recorded_trace& t) {
-  conversation_builder conversation(t, dialect_named("gemini"));
+  conversation_builder conversation(t, endpoint_named("gemini"));
   for (const auto& c : contents) {
     if (!c.is_object() || !is_arr(c, "parts")) continue;
     if (c.value("role", "") == "model" && conversation.size()) conversation.request(ojson::object());
@@ -137,7 +137,7 @@ void read_claude_code(const std::vector<ojson>& lines, recorded_trace& t) {
     }
     messages.push_back({role, id, m.value("model", ""), m.value("content", ojson(""))});
   }
-  conversation_builder conversation(t, dialect_named("messages"));
+  conversation_builder conversation(t, endpoint_named("messages"));
   for (std::size_t k = 0; k < messages.size(); ++k) {
     if (k > 0 && messages[k].role == "assistant")
       conversation.request({{"model", messages[k].model.empty() ? "unknown" : messages[k].model}, {"max_tokens", 32000}});

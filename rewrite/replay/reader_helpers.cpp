@@ -15,41 +15,41 @@ bool is_arr(const ojson& j, const char* key) { return j.is_object() && j.contain
 bool is_str(const ojson& j, const char* key) { return j.is_object() && j.contains(key) && j[key].is_string(); }
 
 // The API a body that does not say its own looks most like, by each
-// dialect's own reading (ties go to the registry's order).
-const dialect* guess_api(const ojson& body) {
+// endpoint's own reading (ties go to the registry's order).
+const endpoint* guess_api(const ojson& body) {
   const nlohmann::json plain(body);
-  const dialect* best = nullptr;
+  const endpoint* best = nullptr;
   int best_score = 0;
-  for (const auto* d : all_dialects())
+  for (const auto* d : all_endpoints())
     if (const int score = d->request_affinity(plain); score > best_score) {
       best = d;
       best_score = score;
     }
-  return best ? best : &default_dialect();
+  return best ? best : &default_endpoint();
 }
 
 bool looks_like_request_body(const ojson& j) {
   if (!j.is_object() || j.contains("role")) return false;
-  for (const auto* d : all_dialects()) {
-    const auto& list = checked::member(j, d->conversation_member());
+  for (const auto* d : all_endpoints()) {
+    const auto& list = checked::member(j, d->wire().conversation_member());
     if (list.is_array() || list.is_string()) return true;  // Responses' input may be one string
   }
   return false;
 }
 
-void add_body(recorded_trace& t, const ojson& body, const dialect* api) {
+void add_body(recorded_trace& t, const ojson& body, const endpoint* api) {
   if (!body.is_object()) return t.notes.push_back("an entry's body is not a JSON object");
   t.requests.push_back(recorded_request::as_sent(api ? api : guess_api(body), dump(body)));
 }
 
-void add_body_text(recorded_trace& t, const std::string& text, const dialect* api) {
+void add_body_text(recorded_trace& t, const std::string& text, const endpoint* api) {
   auto j = checked::parse<ojson>(text);
   if (j.is_discarded() || !j.is_object()) return t.notes.push_back("an LLM request body is not JSON: skipped");
   t.requests.push_back(recorded_request::as_sent(api ? api : guess_api(j), text));
 }
 
-conversation_builder::conversation_builder(recorded_trace& t, const dialect* api)
-    : trace_(t), api_(api), list_key_(api->conversation_member()) {
+conversation_builder::conversation_builder(recorded_trace& t, const endpoint* api)
+    : trace_(t), api_(api), list_key_(api->wire().conversation_member()) {
   trace_.rebuilt = true;
 }
 

@@ -105,13 +105,13 @@ void replay_session::replay_one(const recorded_request& req) {
   auto& st = s.st;
   auto& stream = s.stream;
   const auto& engine = replayer_.engine_;
-  const dialect* d = req.api;
+  const endpoint* d = req.api;
   ++st.turns;
   st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
   const std::string_view body = stream.body_of(req);
   replayed_request out{&req, d, {}, {}, {}};
   std::string model;
-  if (auto facts = [&] { auto scope = stream.body_scope(body); return d->inspect(scope.bytes()); }()) {
+  if (auto facts = [&] { auto scope = stream.body_scope(body); return d->wire().inspect(scope.bytes()); }()) {
     if (!req.target.empty()) d->inspect_target(req.target, *facts);  // Gemini and the clouds name the model there
     out.conversation_key = facts->conversation_key;
     model = facts->model;
@@ -121,7 +121,7 @@ void replay_session::replay_one(const recorded_request& req) {
   scan.text_results_from = engine.config().text_tool_results;
   stream.reuse_in(scan);
   std::vector<std::string> keys;
-  if ([&] { auto scope = stream.body_scope(body); return d->scan(scope.bytes(), scan); }())
+  if ([&] { auto scope = stream.body_scope(body); return d->wire().scan(scope.bytes(), scan); }())
     for (const auto& o : scan.outputs) {
       keys.push_back(stream.output_key(o));
       s.seen_outputs[o.tool_name.empty() ? std::string("(unknown)") : std::string(o.tool_name)].insert(keys.back());
@@ -135,7 +135,7 @@ void replay_session::replay_one(const recorded_request& req) {
     auto scope = stream.body_scope(body);
     auto reuse = stream.engine_reuse();
     reuse.conversation = &record;
-    return engine.rewrite(*d, scope.bytes(), tenant_, read_ratio, std::nullopt, reuse);
+    return engine.rewrite(d->wire(), scope.bytes(), tenant_, read_ratio, std::nullopt, reuse);
   }();
   out.report = std::move(result.report);
   tell_churn(req, out.conversation_key, record.offered, out.report);
@@ -182,7 +182,7 @@ void replay_session::tell_churn(const recorded_request& req, const std::string& 
 
 // A turn's input tokens as sent and as forwarded, the provider's prompt cache
 // simulated against the conversation's previous turn, and their dollars.
-void replay_session::measure_turn(const dialect& d, std::string_view body, const replayed_request& out,
+void replay_session::measure_turn(const endpoint& d, std::string_view body, const replayed_request& out,
                                   const std::string& model, const std::vector<splice_edit>& edits) {
   auto& s = *state_;
   auto& st = s.st;
@@ -193,7 +193,7 @@ void replay_session::measure_turn(const dialect& d, std::string_view body, const
   st.tokens_before += input_before;
   st.tokens_after += input_after;
 
-  const auto layout = d.cache_prefix();
+  const auto layout = d.wire().cache_prefix();
   auto sent = [&] { auto scope = stream.body_scope(body); return split_prefix(scope.bytes(), layout); }();
   auto forwarded = rewritten ? stream.split_forwarded(out.forwarded, layout) : sent;
   auto [it, first] = s.last_turn.try_emplace(out.conversation_key);

@@ -91,7 +91,7 @@ struct replay_stats {
 // One replayed request, for callers that write spans or compare bodies.
 struct replayed_request {
   const recorded_request* recorded = nullptr;
-  const dialect* api = nullptr;
+  const endpoint* api = nullptr;
   std::string conversation_key;
   // The body gistproxy would forward (the original when unchanged), valid
   // during the callback only.
@@ -124,7 +124,7 @@ class replay_session {
   void replay_one(const recorded_request& req);
   void tell_churn(const recorded_request& req, const std::string& conversation, bool offered,
                   const rewrite_report& report);
-  void measure_turn(const dialect& d, std::string_view body, const replayed_request& out, const std::string& model,
+  void measure_turn(const endpoint& d, std::string_view body, const replayed_request& out, const std::string& model,
                     const std::vector<splice_edit>& edits);
   const replayer& replayer_;
   std::string tenant_;

@@ -97,7 +97,7 @@ void read_vcr_json(const ojson& j, recorded_trace& t) {
   t.format = "vcr";
   for (const auto& it : j["interactions"]) {
     if (!is_obj(it, "request")) continue;
-    auto api = dialect_for_path(path_of_url(it["request"].value("uri", "")));
+    auto api = endpoint_for_path(path_of_url(it["request"].value("uri", "")));
     if (api && is_str(it["request"], "body")) add_body_text(t, it["request"]["body"], api);
   }
 }

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -46,7 +46,7 @@ struct rebuilt_frame {
 };
 
 struct recorded_request {
-  const dialect* api = nullptr;  // set for every request of a trace read
+  const endpoint* api = nullptr;  // set for every request of a trace read
   std::string recorded_body;     // the request body as sent (empty when rebuilt)
   std::string forwarded;         // gistproxy recordings: what serve forwarded (else empty)
   int page_in_hops = 0;          // gistproxy recordings: read_blob hops the model needed
@@ -61,7 +61,7 @@ struct recorded_request {
   std::size_t rebuilt_count = 0;
 
   // A request recorded as sent.
-  static recorded_request as_sent(const dialect* api, std::string body, std::string forwarded = {}, int hops = 0) {
+  static recorded_request as_sent(const endpoint* api, std::string body, std::string forwarded = {}, int hops = 0) {
     recorded_request r;
     r.api = api;
     r.recorded_body = std::move(body);

@@ -29,11 +29,11 @@ bool is_obj(const ojson& j, const char* key);
 bool is_arr(const ojson& j, const char* key);
 bool is_str(const ojson& j, const char* key);
 // The API of a request body from its shape alone (formats that do not record the URL).
-const dialect* guess_api(const ojson& body);
+const endpoint* guess_api(const ojson& body);
 bool looks_like_request_body(const ojson& j);
 std::string path_of_url(const std::string& url);
-void add_body(recorded_trace& t, const ojson& body, const dialect* api);
-void add_body_text(recorded_trace& t, const std::string& text, const dialect* api);
+void add_body(recorded_trace& t, const ojson& body, const endpoint* api);
+void add_body_text(recorded_trace& t, const std::string& text, const endpoint* api);
 
 // A conversation rebuilt turn by turn (see rebuilt_frame): items appended as
 // the trace goes, a request cut at the items so far, its body the members of
@@ -41,14 +41,14 @@ void add_body_text(recorded_trace& t, const std::string& text, const dialect* ap
 // of `after`.
 class conversation_builder {
  public:
-  conversation_builder(recorded_trace& t, const dialect* api);
+  conversation_builder(recorded_trace& t, const endpoint* api);
   void add(const ojson& item);
   std::size_t size() const { return items_->size(); }
   void request(const ojson& before, const ojson& after = ojson::object());
 
  private:
   recorded_trace& trace_;
-  const dialect* api_;
+  const endpoint* api_;
   std::string list_key_;
   std::shared_ptr<std::vector<std::string>> items_ = std::make_shared<std::vector<std::string>>();
   std::shared_ptr<const rebuilt_frame> frame_;

@@ -69,7 +69,7 @@ void turn_stream::set_head(std::uint64_t tokens) {
   items_.reset();  // the next body is rebuilt whole, with it
 }
 
-const std::string& turn_stream::head_for(const dialect& api) {
+const std::string& turn_stream::head_for(const endpoint& api) {
   if (head_tokens_ && head_api_ != &api) {
     head_member_ = assumed_head_member(api, head_tokens_, estimator_);
     head_api_ = &api;

@@ -85,7 +85,7 @@ class turn_stream {
     std::uint64_t tokens = 0;
   };
   std::string_view rebuild(const recorded_request& req);
-  const std::string& head_for(const dialect& api);
+  const std::string& head_for(const endpoint& api);
   std::uint64_t counted(std::string_view text, std::vector<tokens::count_mark>& marks, std::size_t same);
 
   const token_estimator& estimator_;
@@ -102,7 +102,7 @@ class turn_stream {
   std::size_t count_ = 0, items_end_ = 0;
   std::vector<tokens::count_mark> body_marks_, forwarded_marks_;
   std::uint64_t head_tokens_ = 0;
-  const dialect* head_api_ = nullptr;  // the API head_member_ is written for
+  const endpoint* head_api_ = nullptr;  // the API head_member_ is written for
   std::string head_member_;
 };
 

@@ -58,7 +58,7 @@ void read_vcr(std::string_view text, recorded_trace& t) {
     auto req = it["request"];
     if (!req) continue;
     auto uri = req["uri"] ? req["uri"].as<std::string>() : std::string();
-    auto api = dialect_for_path(path_of_url(uri));
+    auto api = endpoint_for_path(path_of_url(uri));
     if (!api) {
       t.notes.push_back("not an LLM request: " + uri.substr(0, 80));
       continue;

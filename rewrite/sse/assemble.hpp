@@ -1,6 +1,6 @@
 // What every API's stream assembly shares: a streamed response is assembled
 // into the JSON object the API returns with stream:false (for recordings,
-// which keep one response per exchange) by its dialect, in the dialect's own
+// which keep one response per exchange) by its wire format, in its API's own
 // folder (rewrite/dialects/NAME/NAME_stream.cpp), from these parsed events.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 
 namespace gistproxy::rewrite {
 

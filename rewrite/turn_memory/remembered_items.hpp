@@ -1,7 +1,7 @@
 // What the turn memory keeps of each conversation item between turns: the
 // answers a scan found in it, reused when the next turn re-sends the item
 // unchanged (turn_memory.hpp). The scan asks for them and records them
-// through request_scan (dialect.hpp); nothing else reads them.
+// through request_scan (wire_format.hpp); nothing else reads them.
 #pragma once
 
 #include <cstddef>

@@ -20,7 +20,7 @@ std::size_t remembered_turn::bytes() const {
 
 turn_memory::turn_memory(limits l) : limits_(l) {}
 
-std::string turn_memory::bucket_of(std::string_view tenant, const dialect& api, std::string_view body) {
+std::string turn_memory::bucket_of(std::string_view tenant, const endpoint& api, std::string_view body) {
   std::string key(tenant);
   key += '\0';
   key += api.name();
@@ -29,7 +29,7 @@ std::string turn_memory::bucket_of(std::string_view tenant, const dialect& api, 
   return key;
 }
 
-turn_match turn_memory::find(std::string_view tenant, const dialect& api, std::string_view body) const {
+turn_match turn_memory::find(std::string_view tenant, const endpoint& api, std::string_view body) const {
   std::vector<std::shared_ptr<const remembered_turn>> turns;
   {
     std::lock_guard lock(mutex_);

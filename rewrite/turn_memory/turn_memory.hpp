@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/json/walk_reuse.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
@@ -34,7 +34,7 @@ namespace gistproxy::rewrite {
 
 // One turn as the proxy received and forwarded it, and what walking it learned.
 struct remembered_turn {
-  const dialect* api = nullptr;
+  const endpoint* api = nullptr;
   std::string body;  // as received (after any Content-Encoding was decoded)
   json::walk_record body_walks;
   std::vector<output_memo> outputs;
@@ -71,7 +71,7 @@ class turn_memory {
 
   // The remembered turn of this tenant and API sharing the longest start
   // with `body` (none: turn is null).
-  turn_match find(std::string_view tenant, const dialect& api, std::string_view body) const;
+  turn_match find(std::string_view tenant, const endpoint& api, std::string_view body) const;
   // Files `turn` as the latest turn of a conversation (the trace id names it).
   void remember(std::string_view tenant, std::string_view conversation, std::shared_ptr<const remembered_turn> turn);
   turn_memory_stats stats() const;
@@ -89,7 +89,7 @@ class turn_memory {
     std::size_t bytes = 0;                 // turn->bytes(), counted once
     std::list<std::string>::iterator lru;  // into lru_, by key
   };
-  static std::string bucket_of(std::string_view tenant, const dialect& api, std::string_view body);
+  static std::string bucket_of(std::string_view tenant, const endpoint& api, std::string_view body);
   void forget(const std::string& key);
   void evict(const std::string& tenant);
 

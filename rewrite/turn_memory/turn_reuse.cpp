@@ -35,12 +35,12 @@ std::size_t forwarded_in_common(const std::vector<splice_edit>& previous, const 
   return std::size_t(std::ptrdiff_t(limit) + shift);
 }
 
-turn_reuse::turn_reuse(turn_match previous, const dialect& api, std::string_view body)
+turn_reuse::turn_reuse(turn_match previous, const endpoint& api, std::string_view body)
     : api_(&api), previous_(std::move(previous)), compared_(body), next_(std::make_shared<remembered_turn>()) {
   next_->api = &api;
 }
 
-turn_reuse::turn_reuse(const dialect& api) : api_(&api) {}
+turn_reuse::turn_reuse(const endpoint& api) : api_(&api) {}
 
 const json::walk_record* turn_reuse::previous_walks(std::string_view body) const {
   return previous_.turn && shared_with(body) ? &previous_.turn->body_walks : nullptr;
@@ -51,9 +51,9 @@ std::size_t turn_reuse::shared_with(std::string_view body) const {
 }
 
 std::optional<request_facts> turn_reuse::inspect(std::string_view body) const {
-  if (!next_) return api_->inspect(body);
+  if (!next_) return api_->wire().inspect(body);
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
-  return next_->api->inspect(scope.bytes());
+  return next_->api->wire().inspect(scope.bytes());
 }
 
 rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_view body, std::string_view tenant,
@@ -64,13 +64,13 @@ rewrite_result turn_reuse::rewrite(const offload_engine& engine, std::string_vie
     output_reuse plain;
     plain.may_store = may_store;
     plain.conversation = conversation;
-    return engine.rewrite(*api_, body, tenant, read_ratio, threshold_tokens, plain);
+    return engine.rewrite(api_->wire(), body, tenant, read_ratio, threshold_tokens, plain);
   }
   const auto* prev = previous_walks(body) ? previous_.turn.get() : nullptr;
   json::reuse_scope scope(body, previous_walks(body), shared_with(body), &next_->body_walks);
   const output_reuse reuse{prev ? &prev->outputs : nullptr, shared_with(body), &next_->outputs,
                            prev ? &prev->items : nullptr, &next_->items, may_store, conversation};
-  auto result = engine.rewrite(*next_->api, scope.bytes(), tenant, read_ratio, threshold_tokens, reuse);
+  auto result = engine.rewrite(next_->api->wire(), scope.bytes(), tenant, read_ratio, threshold_tokens, reuse);
   // How this body's forwarded bytes were made, for fingerprint_forwarded and
   // the next turn; only for the buffer that was compared (and is remembered).
   next_->edits_known = body.data() == compared_.data() && body.size() == compared_.size();

@@ -1,4 +1,4 @@
-// One turn's use of the turn memory: every walk of its body (the dialect's
+// One turn's use of the turn memory: every walk of its body (the wire format's
 // inspect, the offload engine, the prefix check's fingerprints) runs here,
 // inside a reuse_scope over the bytes it shares with the conversation's
 // previous turn, and records what it learns; finish() makes that record the
@@ -31,11 +31,11 @@ class turn_reuse {
   // `previous`: what turn_memory::find gave for `body` (may hold no turn).
   // Walks of any other buffer (a body swapped since, the control group's
   // bytes as sent) reuse nothing: what was compared was `body`.
-  turn_reuse(turn_match previous, const dialect& api, std::string_view body);
+  turn_reuse(turn_match previous, const endpoint& api, std::string_view body);
   // A turn that is neither helped nor remembered (no conversation memory, a
   // body too short to be worth it, a token count, bytes kept as sent): its
   // walks go as they come, and nothing is recorded.
-  explicit turn_reuse(const dialect& api);
+  explicit turn_reuse(const endpoint& api);
 
   std::optional<request_facts> inspect(std::string_view body) const;
   // `may_store`: false for a pass on a thread that must not block (see
@@ -63,7 +63,7 @@ class turn_reuse {
   const json::walk_record* previous_walks(std::string_view body) const;
   std::size_t shared_with(std::string_view body) const;
 
-  const dialect* api_;
+  const endpoint* api_;
   turn_match previous_;
   std::string_view compared_;
   std::shared_ptr<remembered_turn> next_;  // null: a plain one

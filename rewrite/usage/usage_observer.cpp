@@ -6,8 +6,8 @@
 
 namespace gistproxy::rewrite {
 
-usage_observer::usage_observer(const dialect* d, body_kind kind) : dialect_(d), kind_(kind) {
-  // Only a dialect whose streams are event-stream can read one.
+usage_observer::usage_observer(const wire_format* d, body_kind kind) : wire_(d), kind_(kind) {
+  // Only a wire format whose streams are event-stream can read one.
   if (d && kind == body_kind::eventstream && d->answer_stream_transport() != stream_transport::sse)
     frames_ = make_stream_framing(d->answer_stream_transport());
 }
@@ -23,18 +23,18 @@ usage_observer::body_kind usage_observer::classify(std::string_view content_type
 }
 
 void usage_observer::on_body(std::string_view bytes) {
-  if (!dialect_) return;
+  if (!wire_) return;
   if (kind_ == body_kind::sse) {
     if (sse_overflow_) return;
     sse_.feed(bytes, [&](const sse::event& e) {
-      if (!e.comment_only) dialect_->usage_from_event(e.name, e.data, usage_);
+      if (!e.comment_only) wire_->usage_from_event(e.name, e.data, usage_);
     });
     // An event larger than any API sends: stop observing (usage unknown)
     // rather than buffer the stream.
     if (sse_.pending().size() > max_json_bytes) sse_overflow_ = true, sse_ = {};
   } else if (kind_ == body_kind::eventstream && frames_) {
     const bool followed = frames_->feed(bytes, [&](const sse::event* e, std::string_view) {
-      if (e) dialect_->usage_from_event(e->name, e->data, usage_);
+      if (e) wire_->usage_from_event(e->name, e->data, usage_);
     });
     if (!followed) frames_.reset();  // an exception or a framing error: usage as far as it went
   } else if (kind_ == body_kind::json && !json_overflow_) {
@@ -48,8 +48,8 @@ void usage_observer::on_body(std::string_view bytes) {
 }
 
 void usage_observer::on_whole_body(std::string_view bytes) {
-  if (dialect_ && kind_ == body_kind::json) {
-    usage_ = dialect_->usage_from_response(bytes);
+  if (wire_ && kind_ == body_kind::json) {
+    usage_ = wire_->usage_from_response(bytes);
     kind_ = body_kind::other;  // done: finish() must not parse again
     return;
   }
@@ -57,8 +57,8 @@ void usage_observer::on_whole_body(std::string_view bytes) {
 }
 
 token_usage usage_observer::finish() {
-  if (dialect_ && kind_ == body_kind::json && !json_overflow_ && !json_.empty()) {
-    usage_ = dialect_->usage_from_response(std::string_view(json_));
+  if (wire_ && kind_ == body_kind::json && !json_overflow_ && !json_.empty()) {
+    usage_ = wire_->usage_from_response(std::string_view(json_));
   }
   return usage_;
 }

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/wire_format.hpp"
 #include "rewrite/sse/event_parser.hpp"
 
 namespace gistproxy::rewrite {
@@ -17,7 +17,7 @@ class stream_framing;
 class usage_observer {
  public:
   enum class body_kind { json, sse, eventstream, other };  // eventstream: AWS application/vnd.amazon.eventstream
-  usage_observer(const dialect* d, body_kind kind);
+  usage_observer(const wire_format* d, body_kind kind);
   ~usage_observer();
   usage_observer(const usage_observer&) = delete;
   usage_observer& operator=(const usage_observer&) = delete;
@@ -32,7 +32,7 @@ class usage_observer {
 
  private:
   static constexpr std::size_t max_json_bytes = 8u << 20;
-  const dialect* dialect_;
+  const wire_format* wire_;
   body_kind kind_;
   std::string json_;
   bool json_overflow_ = false;

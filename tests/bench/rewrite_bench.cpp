@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "proxy/store/fs_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -65,16 +66,16 @@ int main() {
   fs_blob_store store(opts);
   char_ratio_estimator estimator;
   offload_engine engine(offload_config{}, store, estimator);
-  auto* chat = dialect_for("POST", "/v1/chat/completions");
+  auto* chat = endpoint_for("POST", "/v1/chat/completions");
 
   std::size_t offloads = 0, out_bytes = 0;
   double first = median_seconds(runs, [&](int i) {
-    auto r = engine.rewrite(*chat, bodies[std::size_t(i)], "bench");
+    auto r = engine.rewrite(chat->wire(), bodies[std::size_t(i)], "bench");
     offloads = r.report.offloads.size();
     out_bytes = r.body.size();
   });
   double steady = median_seconds(runs, [&](int i) {
-    auto r = engine.rewrite(*chat, bodies[std::size_t(i)], "bench");
+    auto r = engine.rewrite(chat->wire(), bodies[std::size_t(i)], "bench");
     if (!r.report.offloads.empty() && !r.report.offloads[0].deduplicated) std::abort();
   });
   volatile std::uint8_t sink = 0;

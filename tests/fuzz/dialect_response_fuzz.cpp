@@ -5,7 +5,7 @@
 
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/cost/prices.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/json/checked.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 
@@ -28,8 +28,8 @@ void check_usage_fields(std::string_view text, const nlohmann::json& parsed) {
 // A request body's prefix fingerprint: bounded on any input, deterministic,
 // and a body always extends itself.
 void check_prefix_fingerprint(std::string_view body) {
-  for (const auto* d : all_dialects()) {
-    const auto layout = d->cache_prefix();
+  for (const auto* d : all_endpoints()) {
+    const auto layout = d->wire().cache_prefix();
     auto a = fingerprint_prefix(body, layout);
     auto b = fingerprint_prefix(body, layout);
     if (a.has_value() != b.has_value()) __builtin_trap();
@@ -55,20 +55,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string error;
   price_table::parse(answer_text, error);  // --prices files: bounded, never a throw
   std::vector<call_result> results{{"id", "page text", false}, {"id2", "error", true}};
-  for (const auto* d : all_dialects()) {
-    d->usage_from_response(std::string_view(answer_text));
-    d->usage_from_event("message_start", answer_text, *std::make_unique<token_usage>());
-    d->usage_from_event("response.completed", answer_text, *std::make_unique<token_usage>());
-    d->inspect(body);
+  for (const auto* d : all_endpoints()) {
+    d->wire().usage_from_response(std::string_view(answer_text));
+    d->wire().usage_from_event("message_start", answer_text, *std::make_unique<token_usage>());
+    d->wire().usage_from_event("response.completed", answer_text, *std::make_unique<token_usage>());
+    d->wire().inspect(body);
     request_facts facts;
     d->inspect_target(body, facts);  // the body's bytes as a request target
     if (answer.is_discarded()) continue;
-    d->find_blob_calls(answer, "read_blob");
-    d->usage_from_response(answer);
-    auto next = d->continue_conversation(body, answer, "read_blob", results, true);
+    d->wire().find_blob_calls(answer, "read_blob");
+    d->wire().usage_from_response(answer);
+    auto next = d->wire().continue_conversation(body, answer, "read_blob", results, true);
     if (next && !nlohmann::json::accept(*next) && nlohmann::json::accept(body)) __builtin_trap();
     auto copy = answer;
-    d->remove_blob_calls(copy, "read_blob");
+    d->wire().remove_blob_calls(copy, "read_blob");
   }
   return 0;
 }

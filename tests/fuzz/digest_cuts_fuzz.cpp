@@ -3,6 +3,7 @@
 // fuzzed places: the reference, which goes into the forwarded body, is valid
 // UTF-8 whenever the output and the tool name are, and each digest stays
 // within its budget. Also the offload engine's whole forwarded body.
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/gist/digests.hpp"
@@ -63,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
          {"tool_calls", {{{"id", "c"}, {"type", "function"}, {"function", {{"name", tool}, {"arguments", "{}"}}}}}}},
         {{"role", "tool"}, {"tool_call_id", "c"}, {"content", text}}}}};
   const auto sent = body.dump();
-  auto r = engine.rewrite(*dialect_named("chat"), sent, "t");
+  auto r = engine.rewrite(endpoint_named("chat")->wire(), sent, "t");
   if (r.report.outcome == rewrite_outcome::rewritten && !text::is_valid_utf8(r.body)) __builtin_trap();
   return 0;
 }

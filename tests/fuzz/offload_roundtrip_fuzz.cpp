@@ -4,6 +4,7 @@
 // references are spliced inside a string that keeps its header.
 #include <nlohmann/json.hpp>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/base64.hpp"
@@ -22,8 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cfg.min_offload_bytes = 16;
   cfg.text_tool_results = text_results::cline;
   offload_engine engine(cfg, store, estimator);
-  for (const auto* d : all_dialects()) {
-    auto result = engine.rewrite(*d, body, "t");
+  for (const auto* d : all_endpoints()) {
+    auto result = engine.rewrite(d->wire(), body, "t");
     if (result.report.outcome != rewrite_outcome::rewritten) continue;
     if (nlohmann::json::accept(body) && !nlohmann::json::accept(result.body)) __builtin_trap();
     for (const auto& o : result.report.offloads) {

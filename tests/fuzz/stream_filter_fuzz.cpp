@@ -2,6 +2,7 @@
 // fuzzed points; then the hop's end and the turn's end. Never a throw.
 #include <memory>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/stream_filter.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"
@@ -14,8 +15,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::size_t split = 1 + in.byte() % 64;
   const std::string_view stream = in.rest();
   // Every dialect's filter and assembly: a new API is fuzzed as soon as it is registered.
-  for (const auto* api : all_dialects()) {
-    auto filter = api->make_stream_filter("read_blob");
+  for (const auto* api : all_endpoints()) {
+    auto filter = api->wire().make_stream_filter("read_blob");
     if (!filter) continue;
     sse::event_parser parser;
     std::string out;
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto end = filter->end_hop();
     out += filter->finish();
     filter->usage();
-    api->assemble_stream(stream);
+    api->wire().assemble_stream(stream);
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 // every dialect the incremental path must forward, report and fingerprint
 // exactly what the full path does, never reuse past the bytes both share,
 // and never crash on a remembered record of garbage.
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
@@ -18,11 +19,11 @@ struct outcome {
   std::optional<prefix_fingerprint> client, upstream;
 };
 
-outcome run(turn_reuse* reuse, const dialect& d, const offload_engine& engine, std::string_view body) {
+outcome run(turn_reuse* reuse, const endpoint& d, const offload_engine& engine, std::string_view body) {
   outcome o;
-  const auto layout = d.cache_prefix();
-  o.facts = reuse ? reuse->inspect(body) : d.inspect(body);
-  o.rewritten = reuse ? reuse->rewrite(engine, body, "t", std::nullopt, std::nullopt) : engine.rewrite(d, body, "t");
+  const auto layout = d.wire().cache_prefix();
+  o.facts = reuse ? reuse->inspect(body) : d.wire().inspect(body);
+  o.rewritten = reuse ? reuse->rewrite(engine, body, "t", std::nullopt, std::nullopt) : engine.rewrite(d.wire(), body, "t");
   o.client = reuse ? reuse->fingerprint_client(body, layout) : fingerprint_prefix(body, layout);
   if (o.rewritten.report.outcome == rewrite_outcome::rewritten)
     o.upstream = reuse ? reuse->fingerprint_forwarded(o.rewritten.body, layout) : fingerprint_prefix(o.rewritten.body, layout);
@@ -59,7 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   cfg.min_offload_bytes = 16;
   cfg.text_tool_results = mode & 4 ? text_results::cline : text_results::none;
   offload_engine full(cfg, full_store, estimator), inc(cfg, inc_store, estimator);
-  for (const auto* d : all_dialects()) {
+  for (const auto* d : all_endpoints()) {
     turn_memory memory({std::size_t(8) << 20, 4});
     for (const std::string* body : {&first, static_cast<const std::string*>(&second)}) {
       turn_reuse reuse(memory.find("t", *d, *body), *d, *body);

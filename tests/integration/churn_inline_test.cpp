@@ -15,7 +15,7 @@
 // --offload off writes them twice and reads them from the cache.
 #include <catch2/catch.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
@@ -37,7 +37,7 @@ struct conversation_cost {
 // (in the API's cache order: tools, system, then items up to the first
 // change) is read at 0.1, the rest written at 1.
 double cache_priced(const std::string& api, const std::vector<std::string>& bodies) {
-  const auto layout = gistproxy::rewrite::dialect_named(api)->cache_prefix();
+  const auto layout = gistproxy::rewrite::endpoint_named(api)->wire().cache_prefix();
   std::vector<gistproxy::rewrite::prefix_parts> seen;
   double cost = 0;
   for (const auto& body : bodies) {

@@ -15,7 +15,7 @@ TEST_CASE("count envelope: a wrapped request is taken out byte for byte and put 
   auto u = unwrap_count("bedrock", "", converse);
   REQUIRE(u);
   CHECK(u->request == inner);
-  CHECK(u->dialect == "bedrock-converse");
+  CHECK(u->endpoint_name == "bedrock-converse");
   CHECK(rewrap_count(u->envelope, u->request) == converse);
   CHECK(rewrap_count(u->envelope, "{}") == " {\"input\" : {\"converse\":{}} } ");
 
@@ -40,7 +40,7 @@ TEST_CASE("count envelope: Bedrock's invokeModel body is base64 in and base64 ou
   auto u = unwrap_count("bedrock", "", R"({"input":{"invokeModel":{"body":")" + base64_encode(inner) + "\"}}}");
   REQUIRE(u);
   CHECK(u->request == inner);
-  CHECK(u->dialect == "bedrock-messages");
+  CHECK(u->endpoint_name == "bedrock-messages");
   CHECK(rewrap_count(u->envelope, "{}") == R"({"input":{"invokeModel":{"body":")" + base64_encode("{}") + "\"}}}");
 }
 

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/stream_filter.hpp"
 #include "rewrite/json/checked.hpp"
@@ -17,9 +17,9 @@ using njson = nlohmann::json;
 
 namespace {
 
-const dialect& dialect_of(const std::string& api) {
+const endpoint& endpoint_of(const std::string& api) {
   const char* path = api == "chat" ? "/v1/chat/completions" : api == "responses" ? "/v1/responses" : "/v1/messages";
-  return *dialect_for("POST", path);
+  return *endpoint_for("POST", path);
 }
 
 std::string nested(std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); }
@@ -68,22 +68,22 @@ TEST_CASE("checked accessors read a member of the wrong type as absent") {
 
 TEST_CASE("odd upstream answers never throw in any dialect's answer handling") {
   auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
-  const auto& d = dialect_of(api);
+  const auto& d = endpoint_of(api);
   for (const auto& text : odd_answers) {
     INFO(api << ": " << text);
     auto answer = checked::parse(text);
     REQUIRE_FALSE(answer.is_discarded());
     response_calls calls;
-    CHECK_NOTHROW(calls = d.find_blob_calls(answer, "read_blob"));
-    CHECK_NOTHROW(d.usage_from_response(answer));
-    CHECK_NOTHROW(d.usage_from_response(std::string_view(text)));
-    CHECK_NOTHROW(d.usage_from_event("message_start", text, *std::make_unique<token_usage>()));
-    CHECK_NOTHROW(d.usage_from_event("response.completed", R"({"response":)" + text + "}", *std::make_unique<token_usage>()));
+    CHECK_NOTHROW(calls = d.wire().find_blob_calls(answer, "read_blob"));
+    CHECK_NOTHROW(d.wire().usage_from_response(answer));
+    CHECK_NOTHROW(d.wire().usage_from_response(std::string_view(text)));
+    CHECK_NOTHROW(d.wire().usage_from_event("message_start", text, *std::make_unique<token_usage>()));
+    CHECK_NOTHROW(d.wire().usage_from_event("response.completed", R"({"response":)" + text + "}", *std::make_unique<token_usage>()));
     std::vector<call_result> results{{"id", "text", false}};
-    CHECK_NOTHROW(d.continue_conversation(R"({"model":"m","messages":[],"input":[]})", answer, "read_blob", results, true));
-    CHECK_NOTHROW(d.continue_conversation(R"({"messages":{},"input":"x"})", answer, "read_blob", results, false));
+    CHECK_NOTHROW(d.wire().continue_conversation(R"({"model":"m","messages":[],"input":[]})", answer, "read_blob", results, true));
+    CHECK_NOTHROW(d.wire().continue_conversation(R"({"messages":{},"input":"x"})", answer, "read_blob", results, false));
     auto copy = answer;
-    CHECK_NOTHROW(d.remove_blob_calls(copy, "read_blob"));
+    CHECK_NOTHROW(d.wire().remove_blob_calls(copy, "read_blob"));
   }
 }
 
@@ -91,26 +91,26 @@ TEST_CASE("read_blob calls the model makes past the hop limit are taken out of t
   SECTION("chat") {
     auto r = njson::parse(R"({"choices":[{"index":0,"finish_reason":"tool_calls","message":{"role":"assistant","content":null,
       "tool_calls":[{"id":"a","type":"function","function":{"name":"read_blob","arguments":"{}"}}]}}]})");
-    dialect_of("chat").remove_blob_calls(r, "read_blob");
+    endpoint_of("chat").wire().remove_blob_calls(r, "read_blob");
     CHECK_FALSE(r["choices"][0]["message"].contains("tool_calls"));
     CHECK(r["choices"][0]["finish_reason"] == "stop");
     auto mixed = njson::parse(R"({"choices":[{"finish_reason":"tool_calls","message":{"tool_calls":[
       {"id":"a","function":{"name":"read_blob","arguments":"{}"}},{"id":"b","function":{"name":"run","arguments":"{}"}}]}}]})");
-    dialect_of("chat").remove_blob_calls(mixed, "read_blob");
+    endpoint_of("chat").wire().remove_blob_calls(mixed, "read_blob");
     CHECK(mixed["choices"][0]["message"]["tool_calls"].size() == 1);
     CHECK(mixed["choices"][0]["finish_reason"] == "tool_calls");
   }
   SECTION("messages") {
     auto r = njson::parse(R"({"stop_reason":"tool_use","content":[{"type":"text","text":"let me look"},
       {"type":"tool_use","id":"t","name":"read_blob","input":{}}]})");
-    dialect_of("messages").remove_blob_calls(r, "read_blob");
+    endpoint_of("messages").wire().remove_blob_calls(r, "read_blob");
     CHECK(r["content"].size() == 1);
     CHECK(r["stop_reason"] == "end_turn");
   }
   SECTION("responses") {
     auto r = njson::parse(R"({"output":[{"type":"function_call","name":"read_blob","call_id":"c","arguments":"{}"},
       {"type":"message","content":[]}]})");
-    dialect_of("responses").remove_blob_calls(r, "read_blob");
+    endpoint_of("responses").wire().remove_blob_calls(r, "read_blob");
     CHECK(r["output"].size() == 1);
     CHECK(r["output"][0]["type"] == "message");
   }
@@ -118,7 +118,7 @@ TEST_CASE("read_blob calls the model makes past the hop limit are taken out of t
 
 TEST_CASE("stream filters take odd events without throwing") {
   auto api = GENERATE(as<std::string>{}, "chat", "responses", "messages");
-  auto filter = dialect_named(api)->make_stream_filter("read_blob");
+  auto filter = endpoint_named(api)->wire().make_stream_filter("read_blob");
   REQUIRE(filter);
   const std::vector<std::pair<std::string, std::string>> events = {
       {"", R"({"choices":["x"]})"},
@@ -150,16 +150,16 @@ TEST_CASE("stream filters take odd events without throwing") {
 TEST_CASE("assembling a recorded stream with hostile indices allocates nothing for them") {
   std::string chat = "data: {\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":"
                      "[{\"index\":1000000000,\"function\":{\"name\":\"x\"}}]}}]}\n\n";
-  auto assembled = dialect_named("chat")->assemble_stream(chat);
+  auto assembled = endpoint_named("chat")->wire().assemble_stream(chat);
   REQUIRE(assembled);
   CHECK_FALSE((*assembled)["choices"][0]["message"].contains("tool_calls"));
   std::string messages = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"content\":[]}}\n\n"
                          "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1000000000,"
                          "\"content_block\":{}}\n\n";
-  auto m = dialect_named("messages")->assemble_stream(messages);
+  auto m = endpoint_named("messages")->wire().assemble_stream(messages);
   REQUIRE(m);
   CHECK((*m)["content"].empty());
-  CHECK_NOTHROW(dialect_named("messages")->assemble_stream("data: {\"type\":\"message_start\",\"message\":\"x\"}\n\n"
+  CHECK_NOTHROW(endpoint_named("messages")->wire().assemble_stream("data: {\"type\":\"message_start\",\"message\":\"x\"}\n\n"
                                                     "data: {\"type\":\"message_delta\",\"delta\":[1]}\n\n"));
 }
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/eventstream/eventstream.hpp"
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/stream_splice.hpp"
@@ -145,9 +145,9 @@ TEST_CASE("stream splice: from an event the filter throws on, or from garbage, t
 }
 
 TEST_CASE("stream splice: InvokeModel's read_blob call after an unknown frame is still intercepted, fed byte by byte") {
-  const auto* bedrock = dialect_named("bedrock-messages");
+  const auto* bedrock = endpoint_named("bedrock-messages");
   REQUIRE(bedrock);
-  auto filter = bedrock->make_stream_filter("read_blob");
+  auto filter = bedrock->wire().make_stream_filter("read_blob");
   const std::string tool_start =
       R"({"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"rb_0","name":"read_blob","input":{}}})";
   const std::string tool_input =
@@ -157,7 +157,7 @@ TEST_CASE("stream splice: InvokeModel's read_blob call after an unknown frame is
                            chunk(tool_input) + chunk(R"({"type":"content_block_stop","index":0})") +
                            chunk(R"({"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}})") +
                            chunk(stop);
-  hop_splice splice(bedrock->answer_stream_transport(), *filter, 1u << 20);
+  hop_splice splice(bedrock->wire().answer_stream_transport(), *filter, 1u << 20);
   std::string out;
   for (char c : wire) out += splice.feed(std::string_view(&c, 1));
   CHECK_FALSE(splice.passing_through());

@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "proxy/store/s3/sigv4.hpp"
+#include "proxy/aws/sigv4.hpp"
 #include "tests/support/fixture_files.hpp"
 
 namespace fs = std::filesystem;
-using namespace gistproxy::store::s3;
+using namespace gistproxy::aws;
 
 namespace {
 

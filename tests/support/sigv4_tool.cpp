@@ -8,9 +8,9 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "proxy/store/s3/sigv4.hpp"
+#include "proxy/aws/sigv4.hpp"
 
-using namespace gistproxy::store::s3;
+using namespace gistproxy::aws;
 
 int main() {
   std::string input((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());

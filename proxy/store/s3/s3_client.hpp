@@ -22,9 +22,20 @@
 #include "proxy/net/egress_proxy.hpp"
 #include "proxy/net/http_url.hpp"
 #include "proxy/store/s3/s3_xml.hpp"
-#include "proxy/store/s3/sigv4.hpp"
+#include "proxy/aws/sigv4.hpp"
 
 namespace gistproxy::store::s3 {
+
+// The client signs with aws/'s SigV4, the one Bedrock requests are signed with too.
+using aws::amz_date_of;
+using aws::credentials;
+using aws::header_list;
+using aws::sha256_hex;
+using aws::sign;
+using aws::sigv4_options;
+using aws::sigv4_request;
+using aws::uri_decode;
+using aws::uri_encode;
 
 // Where the objects live: s3://BUCKET/PREFIX plus the endpoint to reach.
 struct location {

@@ -3,7 +3,7 @@
 // every member is read through checked accessors (a wrong type reads as absent).
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialects/chat/chat_dialect.hpp"
+#include "rewrite/dialects/chat/chat_api.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/json/checked.hpp"
 
@@ -21,7 +21,7 @@ bool call_named(const nlohmann::json& call, std::string_view tool_name) {
 
 }  // namespace
 
-response_calls chat_dialect::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
+response_calls chat_wire::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
   response_calls out;
   for (const auto& call : checked::array_at(first_message(response), "tool_calls")) {
     if (!call_named(call, tool_name)) {
@@ -37,7 +37,7 @@ response_calls chat_dialect::find_blob_calls(const nlohmann::json& response, std
   return out;
 }
 
-void chat_dialect::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
+void chat_wire::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
   if (!checked::member(response, "choices").is_array()) return;
   for (auto& choice : response["choices"]) {
     if (!checked::member(choice, "message").is_object()) continue;
@@ -57,7 +57,7 @@ void chat_dialect::remove_blob_calls(nlohmann::json& response, std::string_view 
   }
 }
 
-std::optional<std::string> chat_dialect::continue_conversation(std::string_view body, const nlohmann::json& response,
+std::optional<std::string> chat_wire::continue_conversation(std::string_view body, const nlohmann::json& response,
                                                                std::string_view tool_name,
                                                                const std::vector<call_result>& results,
                                                                bool last_hop) const {

@@ -17,7 +17,7 @@ std::string data_line(const nlohmann::json& j) { return "data: " + checked::dump
 
 class chat_stream final : public stream_filter {
  public:
-  chat_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
+  chat_stream(const wire_format& d, std::string tool) : wire_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -119,7 +119,7 @@ class chat_stream final : public stream_filter {
   }
 
   token_usage usage() const override {
-    return saw_usage_ ? dialect_.usage_from_fields(usage_fields_of(usage_)) : token_usage{};
+    return saw_usage_ ? wire_.usage_from_fields(usage_fields_of(usage_)) : token_usage{};
   }
 
   std::string keepalive() const override { return ": keepalive\n\n"; }
@@ -132,7 +132,7 @@ class chat_stream final : public stream_filter {
   struct pending_call {
     std::string id, name, arguments;
   };
-  const dialect& dialect_;
+  const wire_format& wire_;
   std::string tool_;
   int hop_ = 0;
   nlohmann::json id_, created_, template_, usage_, finish_reason_;
@@ -145,7 +145,7 @@ class chat_stream final : public stream_filter {
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_chat_stream_filter(const dialect& chat, std::string tool_name) {
+std::unique_ptr<stream_filter> make_chat_stream_filter(const wire_format& chat, std::string tool_name) {
   return std::make_unique<chat_stream>(chat, std::move(tool_name));
 }
 

@@ -1,6 +1,6 @@
 // Chat Completions streams: the filter that splices page-in hops into one client
 // stream, and the assembly of a stream into the answer the API returns
-// unstreamed (recordings). Only this API's dialect uses them.
+// unstreamed (recordings). Only this API's wire format uses them.
 #pragma once
 
 #include <memory>
@@ -14,7 +14,7 @@
 
 namespace gistproxy::rewrite {
 
-std::unique_ptr<stream_filter> make_chat_stream_filter(const dialect& chat, std::string tool_name);
+std::unique_ptr<stream_filter> make_chat_stream_filter(const wire_format& chat, std::string tool_name);
 std::optional<nlohmann::json> assemble_chat_stream(std::string_view sse_text);
 
 }  // namespace gistproxy::rewrite

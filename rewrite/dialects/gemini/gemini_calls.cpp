@@ -4,7 +4,7 @@
 // accessors (a wrong type reads as absent).
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialects/gemini/gemini_dialect.hpp"
+#include "rewrite/dialects/gemini/gemini_api.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/tree.hpp"
@@ -32,7 +32,7 @@ std::string call_id(const nlohmann::json& part, std::size_t position) {
 
 }  // namespace
 
-response_calls gemini_dialect::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
+response_calls gemini_wire::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
   response_calls out;
   std::size_t position = 0;
   for (const auto& part : checked::array_at(first_content(response), "parts")) {
@@ -47,7 +47,7 @@ response_calls gemini_dialect::find_blob_calls(const nlohmann::json& response, s
   return out;
 }
 
-void gemini_dialect::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
+void gemini_wire::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
   if (!checked::member(response, "candidates").is_array()) return;
   for (auto& candidate : response["candidates"]) {
     if (!checked::member(candidate, "content").is_object()) continue;
@@ -60,7 +60,7 @@ void gemini_dialect::remove_blob_calls(nlohmann::json& response, std::string_vie
   }
 }
 
-std::optional<std::string> gemini_dialect::continue_conversation(std::string_view body, const nlohmann::json& response,
+std::optional<std::string> gemini_wire::continue_conversation(std::string_view body, const nlohmann::json& response,
                                                                  std::string_view tool_name,
                                                                  const std::vector<call_result>& results,
                                                                  bool last_hop) const {
@@ -90,7 +90,7 @@ std::optional<std::string> gemini_dialect::continue_conversation(std::string_vie
   return set_member(next, *again, key, R"({"functionCallingConfig":{"mode":"NONE"}})");
 }
 
-token_usage gemini_dialect::usage_from_fields(const usage_fields& u) const {
+token_usage gemini_wire::usage_from_fields(const usage_fields& u) const {
   token_usage out;
   if (auto in = u.get("promptTokenCount")) {
     out.input_tokens = *in;  // includes cachedContentTokenCount
@@ -103,7 +103,7 @@ token_usage gemini_dialect::usage_from_fields(const usage_fields& u) const {
   return out;
 }
 
-void gemini_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
+void gemini_wire::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
   // Every chunk may carry usageMetadata; the counts are cumulative.
   if (data.find("\"usageMetadata\"") == std::string_view::npos) return;
   auto got = usage_from_response(json::parse_checked(data));

@@ -16,7 +16,7 @@ bool is_call(const json& part) { return checked::member(part, "functionCall").is
 
 class gemini_stream final : public stream_filter {
  public:
-  gemini_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
+  gemini_stream(const wire_format& d, std::string tool) : wire_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only || e.data.empty()) return std::string(e.raw);
@@ -62,7 +62,7 @@ class gemini_stream final : public stream_filter {
     json response = {{"candidates", json::array({{{"content", {{"role", "model"}, {"parts", hop_parts_}}},
                                                   {"finishReason", finish_reason_}}})}};
     if (!hop_usage_.is_null()) response["usageMetadata"] = hop_usage_;
-    end.calls = dialect_.find_blob_calls(response, tool_).blob_calls;
+    end.calls = wire_.find_blob_calls(response, tool_).blob_calls;
     end.response = std::move(response);
     add_numbers(usage_sum_, hop_usage_);
     return end;
@@ -79,7 +79,7 @@ class gemini_stream final : public stream_filter {
   }
 
   token_usage usage() const override {
-    return dialect_.usage_from_fields(usage_fields_of(usage_sum_));
+    return wire_.usage_from_fields(usage_fields_of(usage_sum_));
   }
 
   std::string keepalive() const override { return {}; }
@@ -99,7 +99,7 @@ class gemini_stream final : public stream_filter {
     finish_reason_ = nullptr;
   }
 
-  const dialect& dialect_;
+  const wire_format& wire_;
   std::string tool_;
   bool hop_ended_ = false;
   json hop_parts_ = json::array();   // every part of this hop's turn, in order
@@ -140,7 +140,7 @@ std::optional<json> assemble(const std::vector<std::pair<std::string, json>>& ev
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_gemini_stream_filter(const dialect& gemini, std::string tool_name) {
+std::unique_ptr<stream_filter> make_gemini_stream_filter(const wire_format& gemini, std::string tool_name) {
   return std::make_unique<gemini_stream>(gemini, std::move(tool_name));
 }
 

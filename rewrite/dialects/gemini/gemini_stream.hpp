@@ -20,7 +20,7 @@
 
 namespace gistproxy::rewrite {
 
-std::unique_ptr<stream_filter> make_gemini_stream_filter(const dialect& gemini, std::string tool_name);
+std::unique_ptr<stream_filter> make_gemini_stream_filter(const wire_format& gemini, std::string tool_name);
 
 // A Gemini stream assembled into one GenerateContentResponse: the first
 // candidate's parts in order (adjacent text parts joined), the last

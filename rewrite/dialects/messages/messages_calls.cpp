@@ -2,13 +2,13 @@
 // back as tool_result blocks in a user message.
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialects/messages/messages_dialect.hpp"
+#include "rewrite/dialects/messages/messages_api.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
 
-response_calls messages_dialect::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
+response_calls messages_wire::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
   response_calls out;
   for (const auto& block : checked::array_at(response, "content")) {
     if (!checked::string_is(block, "type", "tool_use")) continue;
@@ -20,7 +20,7 @@ response_calls messages_dialect::find_blob_calls(const nlohmann::json& response,
   return out;
 }
 
-void messages_dialect::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
+void messages_wire::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
   if (!checked::member(response, "content").is_array()) return;
   nlohmann::json kept = nlohmann::json::array();
   bool client_calls = false;
@@ -35,7 +35,7 @@ void messages_dialect::remove_blob_calls(nlohmann::json& response, std::string_v
   if (!client_calls && checked::string_is(response, "stop_reason", "tool_use")) response["stop_reason"] = "end_turn";
 }
 
-std::optional<std::string> messages_dialect::continue_conversation(std::string_view body,
+std::optional<std::string> messages_wire::continue_conversation(std::string_view body,
                                                                    const nlohmann::json& response,
                                                                    std::string_view tool_name,
                                                                    const std::vector<call_result>& results,

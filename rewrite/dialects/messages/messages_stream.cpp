@@ -16,7 +16,7 @@ namespace {
 
 class messages_stream final : public stream_filter {
  public:
-  messages_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
+  messages_stream(const wire_format& d, std::string tool) : wire_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -114,7 +114,7 @@ class messages_stream final : public stream_filter {
   token_usage usage() const override {
     // Input and cache figures: every hop's message_start, summed. Output: the
     // hops' final message_delta counts, summed.
-    token_usage u = dialect_.usage_from_fields(usage_fields_of(usage_));
+    token_usage u = wire_.usage_from_fields(usage_fields_of(usage_));
     u.output_tokens = output_sum_;
     return u;
   }
@@ -157,7 +157,7 @@ class messages_stream final : public stream_filter {
     return block;
   }
 
-  const dialect& dialect_;
+  const wire_format& wire_;
   std::string tool_;
   bool started_ = false, ended_turn_ = false;
   nlohmann::json message_, usage_, last_delta_, stop_reason_, turn_content_ = nlohmann::json::array();
@@ -169,7 +169,7 @@ class messages_stream final : public stream_filter {
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_messages_stream_filter(const dialect& messages, std::string tool_name) {
+std::unique_ptr<stream_filter> make_messages_stream_filter(const wire_format& messages, std::string tool_name) {
   return std::make_unique<messages_stream>(messages, std::move(tool_name));
 }
 

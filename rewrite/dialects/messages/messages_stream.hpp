@@ -1,6 +1,6 @@
 // Anthropic Messages streams: the filter that splices page-in hops into one client
 // stream, and the assembly of a stream into the answer the API returns
-// unstreamed (recordings). Only this API's dialect uses them.
+// unstreamed (recordings). Only this API's wire format uses them.
 #pragma once
 
 #include <memory>
@@ -14,7 +14,7 @@
 
 namespace gistproxy::rewrite {
 
-std::unique_ptr<stream_filter> make_messages_stream_filter(const dialect& messages, std::string tool_name);
+std::unique_ptr<stream_filter> make_messages_stream_filter(const wire_format& messages, std::string tool_name);
 std::optional<nlohmann::json> assemble_messages_stream(std::string_view sse_text);
 
 }  // namespace gistproxy::rewrite

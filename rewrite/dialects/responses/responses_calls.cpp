@@ -3,13 +3,13 @@
 // (with or without previous_response_id: see continue_conversation).
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialects/responses/responses_dialect.hpp"
+#include "rewrite/dialects/responses/responses_api.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/json/checked.hpp"
 
 namespace gistproxy::rewrite {
 
-response_calls responses_dialect::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
+response_calls responses_wire::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
   response_calls out;
   for (const auto& item : checked::array_at(response, "output")) {
     if (!checked::string_is(item, "type", "function_call")) continue;
@@ -23,7 +23,7 @@ response_calls responses_dialect::find_blob_calls(const nlohmann::json& response
   return out;
 }
 
-void responses_dialect::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
+void responses_wire::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
   if (!checked::member(response, "output").is_array()) return;
   nlohmann::json kept = nlohmann::json::array();
   for (const auto& item : response["output"])
@@ -32,7 +32,7 @@ void responses_dialect::remove_blob_calls(nlohmann::json& response, std::string_
   response["output"] = std::move(kept);
 }
 
-std::optional<std::string> responses_dialect::continue_conversation(std::string_view body,
+std::optional<std::string> responses_wire::continue_conversation(std::string_view body,
                                                                     const nlohmann::json& response,
                                                                     std::string_view tool_name,
                                                                     const std::vector<call_result>& results,

@@ -20,7 +20,7 @@ bool is_terminal(std::string_view t) {
 
 class responses_stream final : public stream_filter {
  public:
-  responses_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
+  responses_stream(const wire_format& d, std::string tool) : wire_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -114,7 +114,7 @@ class responses_stream final : public stream_filter {
   }
 
   token_usage usage() const override {
-    return dialect_.usage_from_fields(usage_fields_of(usage_));
+    return wire_.usage_from_fields(usage_fields_of(usage_));
   }
 
   std::string keepalive() const override { return ": keepalive\n\n"; }
@@ -139,7 +139,7 @@ class responses_stream final : public stream_filter {
     return sse_event(type, checked::dump(data));
   }
 
-  const dialect& dialect_;
+  const wire_format& wire_;
   std::string tool_;
   int hop_ = 0, next_index_ = 0;
   std::int64_t sequence_ = 0;
@@ -153,7 +153,7 @@ class responses_stream final : public stream_filter {
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_responses_stream_filter(const dialect& responses, std::string tool_name) {
+std::unique_ptr<stream_filter> make_responses_stream_filter(const wire_format& responses, std::string tool_name) {
   return std::make_unique<responses_stream>(responses, std::move(tool_name));
 }
 

@@ -3,6 +3,7 @@
 // re-signed; a blank or doubled Authorization never passes for "no
 // credentials"; and the query a signature of ours covers carries no client
 // SigV4 parameter.
+#include "rewrite/endpoint.hpp"
 #include "proxy/aws/aws_signing.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,7 +21,7 @@ client_request request(const std::string& target, std::vector<std::pair<std::str
 }
 
 aws_auth mode_of(const client_request& r, bool can_sign = true) {
-  const auto* d = gistproxy::rewrite::dialect_for("POST", std::string_view(r.target()));
+  const auto* d = gistproxy::rewrite::endpoint_for("POST", std::string_view(r.target()));
   REQUIRE(d);
   return aws_auth_of(r, *d, can_sign);
 }
@@ -50,7 +51,7 @@ TEST_CASE("aws signing: a blank Authorization is no credential, and two Authoriz
   CHECK(mode_of(request(invoke, {{"Authorization", sigv4}, {"Authorization", ""}}), false) == aws_auth::ambiguous);
   // Outside the AWS families nothing of this applies.
   const auto chat = request("/v1/chat/completions", {{"Authorization", ""}, {"Authorization", "Bearer b"}});
-  CHECK(aws_auth_of(chat, *gistproxy::rewrite::dialect_for("POST", "/v1/chat/completions"), true) == aws_auth::not_aws);
+  CHECK(aws_auth_of(chat, *gistproxy::rewrite::endpoint_for("POST", "/v1/chat/completions"), true) == aws_auth::not_aws);
 }
 
 TEST_CASE("aws signing: a target gistproxy signs keeps its query but none of SigV4's parameters, however encoded") {

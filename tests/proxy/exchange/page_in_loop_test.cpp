@@ -10,6 +10,7 @@
 #include <deque>
 
 #include "proxy/exchange/page_in_loop.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/json/checked.hpp"
 #include "tests/support/scripted_model.hpp"
 
@@ -125,18 +126,18 @@ struct harness {
   recording_channel channel;
   client_writer out{channel, request, true, false};
   scripted_source source;
-  const rewrite::dialect* dialect = rewrite::dialect_for("POST", "/v1/chat/completions");
+  const rewrite::wire_format* wire = &rewrite::endpoint_for("POST", "/v1/chat/completions")->wire();
   int hops = -1;
   rewrite::token_usage usage;
 
   void run(kind k, upstream_answer& first, int max_hops = 3) {
-    reader_env env{out, stats, dialect, "read_blob"};
-    auto reader = k == kind::json ? make_json_reader(env) : k == kind::sse ? make_stream_reader(env, dialect->make_stream_filter("read_blob"), rewrite::stream_transport::sse) : make_relay_reader(env);
+    reader_env env{out, stats, wire, "read_blob"};
+    auto reader = k == kind::json ? make_json_reader(env) : k == kind::sse ? make_stream_reader(env, wire->make_stream_filter("read_blob"), rewrite::stream_transport::sse) : make_relay_reader(env);
     asio::io_context io;
     asio::co_spawn(
         io,
         [&]() -> awaitable<void> {
-          hops = co_await run_page_in_loop(source, *reader, first, chat_request, {dialect, "read_blob", max_hops}, stats);
+          hops = co_await run_page_in_loop(source, *reader, first, chat_request, {wire, "read_blob", max_hops}, stats);
           usage = reader->usage();
         },
         asio::detached);

@@ -5,14 +5,14 @@
 #include <catch2/catch.hpp>
 #include <string_view>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::testing {
 
 inline rewrite::request_facts facts_of(std::string_view target, std::string_view body) {
-  const rewrite::dialect* d = rewrite::dialect_for("POST", target);
+  const rewrite::endpoint* d = rewrite::endpoint_for("POST", target);
   REQUIRE(d);
-  auto facts = d->inspect(body);
+  auto facts = d->wire().inspect(body);
   REQUIRE(facts);
   d->inspect_target(target, *facts);
   return *facts;

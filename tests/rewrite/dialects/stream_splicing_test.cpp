@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/stream_filter.hpp"
 
@@ -18,7 +18,7 @@ TEST_CASE("usage numbers add up, nested details included") {
 
 TEST_CASE("a hop counts as complete only when its own end-of-turn event arrived") {
   for (std::string_view api : {"chat", "responses"}) {
-    auto f = dialect_named(api)->make_stream_filter("read_blob");
+    auto f = endpoint_named(api)->wire().make_stream_filter("read_blob");
     sse::event_parser parser;
     auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { f->on_event(e); }); };
     if (api == "chat") {

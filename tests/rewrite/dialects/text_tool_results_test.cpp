@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -33,7 +34,7 @@ struct env {
     return c;
   }
   rewrite_result run(const char* path, const std::string& body) {
-    return engine.rewrite(*dialect_for("POST", path), body, "t");
+    return engine.rewrite(endpoint_for("POST", path)->wire(), body, "t");
   }
   std::string page(const offload_record& o) {
     page_request req;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <random>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
@@ -114,7 +115,7 @@ struct age_engine {
     cfg.age = {.trigger_tokens = 20000, .threshold_tokens = 400, .keep_tokens = 8000, .step_tokens = 8000};
     engine = std::make_unique<offload_engine>(cfg, store, estimator);
   }
-  rewrite_result run(const std::string& body) { return engine->rewrite(*dialect_named("chat"), body, "t"); }
+  rewrite_result run(const std::string& body) { return engine->rewrite(endpoint_named("chat")->wire(), body, "t"); }
 };
 
 }  // namespace
@@ -130,8 +131,8 @@ TEST_CASE("age-aware offload in the engine: cache-stable between batches, every 
     auto r = e.run(body);
     CHECK(r.report.offer_reason == "head");  // a 100 KB head: read_blob from the start
     const auto planned = r.report.age_batch ? planned_break::age : planned_break::none;
-    const auto forwarded = r.report.outcome == rewrite_outcome::rewritten ? fingerprint_prefix(r.body, dialect_named("chat")->cache_prefix()) : std::nullopt;
-    const auto verdict = tracker.observe("conversation", fingerprint_prefix(body, dialect_named("chat")->cache_prefix()), forwarded, planned);
+    const auto forwarded = r.report.outcome == rewrite_outcome::rewritten ? fingerprint_prefix(r.body, endpoint_named("chat")->wire().cache_prefix()) : std::nullopt;
+    const auto verdict = tracker.observe("conversation", fingerprint_prefix(body, endpoint_named("chat")->wire().cache_prefix()), forwarded, planned);
     CHECK(verdict != prefix_verdict::proxy_break);  // never a break gistproxy did not plan
     if (verdict == prefix_verdict::age_break) ++batches;
     for (const auto& o : r.report.offloads) CHECK(e.store.contains("t", o.hash));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/cost_model.hpp"
 #include "rewrite/cost/prices.hpp"
@@ -62,7 +63,7 @@ TEST_CASE("the cost model never takes read_blob back as a conversation grows") {
 TEST_CASE("the stable head: everything but the conversation list, plus its first item, from each dialect's scan") {
   auto head = [](const char* api, const std::string& body) {
     request_scan scan;
-    REQUIRE(dialect_named(api)->scan(body, scan));
+    REQUIRE(endpoint_named(api)->wire().scan(body, scan));
     return stable_head_bytes(body.size(), scan.conversation, scan.second_item_begin);
   };
   const std::string chat = R"({"model":"m","tools":[1,2,3],"messages":[{"role":"system","content":"sys"},{"role":"user","content":"hi"},{"role":"user","content":"more"}]})";
@@ -108,7 +109,7 @@ struct cost_engine {
           c.inject = inject_mode::cost;
           return c;
         }(), store, estimator) {}
-  rewrite_report run(const std::string& body) { return engine.rewrite(*dialect_named("chat"), body, "t").report; }
+  rewrite_report run(const std::string& body) { return engine.rewrite(endpoint_named("chat")->wire(), body, "t").report; }
 };
 
 }  // namespace
@@ -173,7 +174,7 @@ TEST_CASE("an output's prefix holds the tools whether the client sends them befo
   CHECK(tools_after.offloads.size() == tools_before.offloads.size());
 
   request_scan scan;
-  REQUIRE(dialect_named("chat")->scan(body, scan));
+  REQUIRE(endpoint_named("chat")->wire().scan(body, scan));
   REQUIRE(scan.conversation);
   const auto outside = body.size() - scan.conversation->size();
   CHECK(cache_order_offset(body.size(), scan.conversation, scan.conversation->begin + 10) == outside + 10);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/gist/reference.hpp"
@@ -49,12 +50,12 @@ TEST_CASE("a reference the request carries in is followable: read_blob is offere
   offload_engine engine(cfg, store, estimator);
   const auto bytes = stored_output();
   const auto body = body_referencing(bytes);
-  const auto& chat = *dialect_named("chat");
+  const auto& chat = *endpoint_named("chat");
 
   SECTION("stored for this tenant: offered, nothing offloaded again") {
     REQUIRE(store.put(bytes, blob_meta{sha256_hex(bytes), bytes.size(), "text", 0, "tenant-a", "read_file"}).error ==
             blob_error::none);
-    auto r = engine.rewrite(chat, body, "tenant-a");
+    auto r = engine.rewrite(chat.wire(), body, "tenant-a");
     CHECK(r.report.tool_injected);
     CHECK(r.report.offloads.empty());
     CHECK(r.report.fates == std::vector<output_fate>{output_fate::already_reference});
@@ -63,11 +64,11 @@ TEST_CASE("a reference the request carries in is followable: read_blob is offere
   SECTION("stored only for another tenant, or nowhere: not offered (it could not be followed)") {
     REQUIRE(store.put(bytes, blob_meta{sha256_hex(bytes), bytes.size(), "text", 0, "tenant-b", "read_file"}).error ==
             blob_error::none);
-    auto r = engine.rewrite(chat, body, "tenant-a");
+    auto r = engine.rewrite(chat.wire(), body, "tenant-a");
     CHECK_FALSE(r.report.tool_injected);
   }
   SECTION("a pass that may not block asks to be run where it may") {
-    auto r = engine.rewrite(chat, body, "tenant-a", std::nullopt, std::nullopt, output_reuse{.may_store = false});
+    auto r = engine.rewrite(chat.wire(), body, "tenant-a", std::nullopt, std::nullopt, output_reuse{.may_store = false});
     CHECK(r.report.store_needed);
   }
 }

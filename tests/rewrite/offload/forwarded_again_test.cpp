@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/gist/reference.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -53,20 +54,20 @@ TEST_CASE("a body another gistproxy forwarded passes a second one byte for byte,
   };
   for (const auto& [name, c] : cases) {
     INFO(name);
-    const auto* d = dialect_for("POST", c.first);
+    const auto* d = endpoint_for("POST", c.first);
     REQUIRE(d);
     memory_blob_store store_a([] { return std::int64_t(1000); }), store_b([] { return std::int64_t(1000); }),
         store_c([] { return std::int64_t(1000); });
     char_ratio_estimator estimator;
     offload_engine a(offload_config{}, store_a, estimator), b(offload_config{}, store_b, estimator),
         eager_c(eager(), store_c, estimator);
-    auto first = a.rewrite(*d, c.second, "t");
+    auto first = a.rewrite(d->wire(), c.second, "t");
     REQUIRE(first.report.outcome == rewrite_outcome::rewritten);
     REQUIRE_FALSE(first.report.offloads.empty());
     REQUIRE(first.report.tool_injected);
 
     // The same configuration: nothing to do, byte for byte.
-    auto second = b.rewrite(*d, first.body, "t");
+    auto second = b.rewrite(d->wire(), first.body, "t");
     CHECK(second.report.offloads.empty());
     CHECK(second.report.tool_already_ours);
     CHECK_FALSE(second.report.tool_injected);
@@ -74,7 +75,7 @@ TEST_CASE("a body another gistproxy forwarded passes a second one byte for byte,
     CHECK(second.report.outcome == rewrite_outcome::unchanged);
 
     // One that would offload anything still leaves every reference alone.
-    auto third = eager_c.rewrite(*d, first.body, "t");
+    auto third = eager_c.rewrite(d->wire(), first.body, "t");
     std::size_t references = 0;
     for (auto fate : third.report.fates) references += fate == output_fate::already_reference;
     CHECK(references == first.report.offloads.size());
@@ -91,14 +92,14 @@ TEST_CASE("a client's own read_blob (not ours byte for byte) still makes ours ta
   memory_blob_store store([] { return std::int64_t(1000); });
   char_ratio_estimator estimator;
   offload_engine e(offload_config{}, store, estimator);
-  const auto* d = dialect_for("POST", "/v1/chat/completions");
-  auto ours = d->read_blob_tool("read_blob");
+  const auto* d = endpoint_for("POST", "/v1/chat/completions");
+  auto ours = d->wire().read_blob_tool("read_blob");
   auto almost = ours;
   almost.insert(almost.size() - 1, " ");  // one byte of white space differs
   for (const auto& [def, expect_ours] : {std::pair{ours, true}, std::pair{almost, false}}) {
     std::string body = R"({"model":"m","messages":[{"role":"tool","tool_call_id":"c","content":")" + std::string(20000, 'y') +
                        R"("}],"tools":[)" + def + "]}";
-    auto r = e.rewrite(*d, body, "t");
+    auto r = e.rewrite(d->wire(), body, "t");
     CHECK(r.report.tool_already_ours == expect_ours);
     CHECK(r.report.tool_name == (expect_ours ? "read_blob" : "gistproxy_read_blob"));
   }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
@@ -43,13 +44,13 @@ TEST_CASE("read_blob once offered stays offered on every API when the client cle
   const std::string api = GENERATE(as<std::string>{}, "chat", "responses", "messages", "gemini", "converse");
   INFO(api);
   auto_engine e;
-  const auto& d = *dialect_named(api == "converse" ? "bedrock-converse" : api);
+  const auto& d = *endpoint_named(api == "converse" ? "bedrock-converse" : api);
   conversation_record record;
   std::vector<bool> offered;
   for (int turn = 1; turn <= 12; ++turn) {
     output_reuse reuse;
     reuse.conversation = &record;
-    auto r = e.engine.rewrite(d, body_of(api, outputs_of_turn(turn)), "t", std::nullopt, std::nullopt, reuse).report;
+    auto r = e.engine.rewrite(d.wire(), body_of(api, outputs_of_turn(turn)), "t", std::nullopt, std::nullopt, reuse).report;
     offered.push_back(r.tool_injected);
     record.offered |= r.tool_injected || r.tool_already_ours;  // as the proxy notes it
     if (turn == 2) CHECK(r.offer_reason == "output_pays");
@@ -57,7 +58,7 @@ TEST_CASE("read_blob once offered stays offered on every API when the client cle
   }
   CHECK(offered == std::vector<bool>{false, true, true, true, true, true, true, true, true, true, true, true});
   // Without the record, the cleared turn would take read_blob back out.
-  auto fresh = e.engine.rewrite(d, body_of(api, outputs_of_turn(3)), "t").report;
+  auto fresh = e.engine.rewrite(d.wire(), body_of(api, outputs_of_turn(3)), "t").report;
   CHECK_FALSE(fresh.tool_injected);
   CHECK(fresh.offer_reason == "not_worth");
 }
@@ -70,13 +71,13 @@ TEST_CASE("read_blob offered before lets a late large output be offloaded withou
   messages.push_back({{"role", "assistant"}, {"tool_calls", {{{"id", "c1"}, {"type", "function"}, {"function", {{"name", "run"}, {"arguments", "{}"}}}}}}});
   messages.push_back({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", big_log()}});
   const auto body = nlohmann::json{{"model", "gpt-4o"}, {"messages", messages}, {"tools", {{{"type", "function"}, {"function", {{"name", "run"}}}}}}}.dump();
-  const auto& chat = *dialect_named("chat");
-  CHECK(e.engine.rewrite(chat, body, "t").report.offer_reason == "not_worth");
+  const auto& chat = *endpoint_named("chat");
+  CHECK(e.engine.rewrite(chat.wire(), body, "t").report.offer_reason == "not_worth");
   conversation_record record;
   record.offered = true;  // it is in the cached prefix already
   output_reuse reuse;
   reuse.conversation = &record;
-  auto r = e.engine.rewrite(chat, body, "t", std::nullopt, std::nullopt, reuse).report;
+  auto r = e.engine.rewrite(chat.wire(), body, "t", std::nullopt, std::nullopt, reuse).report;
   CHECK(r.offer_reason == "offered_before");
   CHECK(r.tool_injected);
   CHECK_FALSE(r.offer_arrives);  // nothing arrives: no break is planned

@@ -5,6 +5,7 @@
 #include <random>
 #include <sstream>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -64,7 +65,7 @@ TEST_CASE("golden: each dialect's request is rewritten to the committed forwarde
                                               {"messages", "messages/tool_results"}};
   fixture f;
   auto request = read_fixture(files[name] + ".request.json");
-  auto result = f.engine.rewrite(*dialect_for("POST", path), request, "tenant");
+  auto result = f.engine.rewrite(endpoint_for("POST", path)->wire(), request, "tenant");
   REQUIRE(result.report.outcome == rewrite_outcome::rewritten);
   CHECK(nlohmann::json::accept(result.body));
   check_golden(files[name] + ".forwarded.json", result.body);
@@ -86,7 +87,7 @@ TEST_CASE("golden: each dialect's request is rewritten to the committed forwarde
 TEST_CASE("chat: the big log and source outputs are offloaded, the small one stays, read_blob is appended") {
   fixture f;
   auto request = read_fixture("chat/tool_outputs.request.json");
-  auto result = f.engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), request, "tenant");
+  auto result = f.engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), request, "tenant");
   auto& r = result.report;
   REQUIRE(r.offloads.size() == 2);
   CHECK(r.offloads[0].tool_name == "read_log");
@@ -110,7 +111,7 @@ TEST_CASE("chat: the big log and source outputs are offloaded, the small one sta
 TEST_CASE("messages: client tool results are offloaded, images become placeholders, server tool results are untouched") {
   fixture f;
   auto request = read_fixture("messages/tool_results.request.json");
-  auto result = f.engine.rewrite(*dialect_for("POST", "/v1/messages"), request, "tenant");
+  auto result = f.engine.rewrite(endpoint_for("POST", "/v1/messages")->wire(), request, "tenant");
   auto j = nlohmann::json::parse(result.body);
   auto original = nlohmann::json::parse(request);
   CHECK(j["messages"][1] == original["messages"][1]);  // server tool result and tool_use block as sent
@@ -127,10 +128,10 @@ TEST_CASE("messages: client tool results are offloaded, images become placeholde
 
 TEST_CASE("the same request gives identical bytes, on first sight and once stored") {
   fixture f;
-  auto* d = dialect_for("POST", "/v1/responses");
+  auto* d = endpoint_for("POST", "/v1/responses");
   auto request = read_fixture("responses/function_call_output.request.json");
-  auto first = f.engine.rewrite(*d, request, "tenant");
-  auto second = f.engine.rewrite(*d, request, "tenant");
+  auto first = f.engine.rewrite(d->wire(), request, "tenant");
+  auto second = f.engine.rewrite(d->wire(), request, "tenant");
   REQUIRE(first.report.offloads.size() == 1);
   CHECK_FALSE(first.report.offloads[0].deduplicated);
   CHECK(second.report.offloads[0].deduplicated);
@@ -138,7 +139,7 @@ TEST_CASE("the same request gives identical bytes, on first sight and once store
   CHECK(f.store.writes() == 1);
   fixture other;  // another store, another clock: same bytes out
   other.now += 86400 * 3;
-  CHECK(other.engine.rewrite(*d, request, "tenant").body == first.body);
+  CHECK(other.engine.rewrite(d->wire(), request, "tenant").body == first.body);
 }
 
 TEST_CASE("lossless: random tool outputs page back byte for byte") {
@@ -147,7 +148,7 @@ TEST_CASE("lossless: random tool outputs page back byte for byte") {
   cfg.tool_rules["run"] = {tool_rule::action::always, 0};
   cfg.min_offload_bytes = 0;
   fixture f(cfg);
-  auto* d = dialect_for("POST", "/v1/chat/completions");
+  auto* d = endpoint_for("POST", "/v1/chat/completions");
   for (int round = 0; round < 60; ++round) {
     std::string bytes;
     std::size_t n = 1 + rng() % (round % 10 == 0 ? 200000 : 3000);
@@ -164,7 +165,7 @@ TEST_CASE("lossless: random tool outputs page back byte for byte") {
       }
     }
     auto body = chat_body({bytes});
-    auto result = f.engine.rewrite(*d, body, "tenant");
+    auto result = f.engine.rewrite(d->wire(), body, "tenant");
     REQUIRE(result.report.offloads.size() == 1);
     page_request req;
     req.handle = result.report.offloads[0].hash;
@@ -180,7 +181,7 @@ TEST_CASE("outputs over the blob cap stay inline, whole") {
   fixture f(cfg);
   std::string big(40000, 'x');
   auto body = chat_body({big});
-  auto result = f.engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t");
+  auto result = f.engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), body, "t");
   CHECK(result.report.offloads.empty());
   CHECK(result.report.skipped_too_large == 1);
   CHECK(nlohmann::json::parse(result.body)["messages"][2]["content"] == big);
@@ -188,24 +189,24 @@ TEST_CASE("outputs over the blob cap stay inline, whole") {
 
 TEST_CASE("unparsable bodies are reported and left alone") {
   fixture f;
-  auto result = f.engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), "{\"messages\": [", "t");
+  auto result = f.engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), "{\"messages\": [", "t");
   CHECK(result.report.outcome == rewrite_outcome::unparsable);
   CHECK(result.body.empty());
 }
 
 TEST_CASE("read_blob is added to every request that declares tools, and never twice") {
   fixture f;
-  auto* d = dialect_for("POST", "/v1/chat/completions");
-  auto small = f.engine.rewrite(*d, chat_body({"tiny"}), "t");
+  auto* d = endpoint_for("POST", "/v1/chat/completions");
+  auto small = f.engine.rewrite(d->wire(), chat_body({"tiny"}), "t");
   CHECK(small.report.outcome == rewrite_outcome::rewritten);
   CHECK(small.report.offloads.empty());
   CHECK(nlohmann::json::parse(small.body)["tools"].size() == 2);
-  auto no_tools = f.engine.rewrite(*d, chat_body({"tiny"}, false), "t");
+  auto no_tools = f.engine.rewrite(d->wire(), chat_body({"tiny"}, false), "t");
   CHECK(no_tools.report.outcome == rewrite_outcome::unchanged);
   offload_config lazy;
   lazy.inject = inject_mode::when_referenced;
   fixture g(lazy);
-  CHECK(g.engine.rewrite(*d, chat_body({"tiny"}), "t").report.outcome == rewrite_outcome::unchanged);
+  CHECK(g.engine.rewrite(d->wire(), chat_body({"tiny"}), "t").report.outcome == rewrite_outcome::unchanged);
 }
 
 TEST_CASE("a client tool named read_blob keeps its name, ours takes the fallback") {
@@ -213,7 +214,7 @@ TEST_CASE("a client tool named read_blob keeps its name, ours takes the fallback
   nlohmann::json body = {{"model", "m"},
                          {"messages", {{{"role", "tool"}, {"tool_call_id", "c"}, {"content", std::string(20000, 'y')}}}},
                          {"tools", {{{"type", "function"}, {"function", {{"name", "read_blob"}}}}}}};
-  auto result = f.engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body.dump(), "t");
+  auto result = f.engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), body.dump(), "t");
   auto j = nlohmann::json::parse(result.body);
   CHECK(j["tools"][1]["function"]["name"] == "gistproxy_read_blob");
   CHECK(j["messages"][0]["content"].get<std::string>().find("gistproxy_read_blob(\"") != std::string::npos);
@@ -223,22 +224,22 @@ TEST_CASE("per-tool policy: never keeps an output inline, a lower threshold offl
   offload_config cfg;
   cfg.tool_rules["run"] = {tool_rule::action::never, 0};
   fixture f(cfg);
-  auto* d = dialect_for("POST", "/v1/chat/completions");
-  CHECK(f.engine.rewrite(*d, chat_body({std::string(50000, 'n')}), "t").report.offloads.empty());
+  auto* d = endpoint_for("POST", "/v1/chat/completions");
+  CHECK(f.engine.rewrite(d->wire(), chat_body({std::string(50000, 'n')}), "t").report.offloads.empty());
   offload_config low;
   low.tool_rules["run"] = {tool_rule::action::threshold, 100};
   fixture g(low);
-  CHECK(g.engine.rewrite(*d, chat_body({std::string(2000, 'n')}), "t").report.offloads.size() == 1);
+  CHECK(g.engine.rewrite(d->wire(), chat_body({std::string(2000, 'n')}), "t").report.offloads.size() == 1);
 }
 
 TEST_CASE("budget mode evicts oldest first down to the floor, and keeps earlier decisions") {
   offload_config cfg;
   cfg.budget_tokens = 3000;  // floor: 1800
   fixture f(cfg);
-  auto* d = dialect_for("POST", "/v1/chat/completions");
+  auto* d = endpoint_for("POST", "/v1/chat/completions");
   std::vector<std::string> outputs;
   for (int i = 0; i < 5; ++i) outputs.push_back(std::string(4000, char('a' + i)) + "\n");  // ~1000 tokens each
-  auto turn1 = f.engine.rewrite(*d, chat_body(outputs), "t");
+  auto turn1 = f.engine.rewrite(d->wire(), chat_body(outputs), "t");
   REQUIRE(turn1.report.offloads.size() >= 3);
   CHECK(turn1.report.offloads[0].order == 0);  // oldest first
   CHECK(turn1.report.offloads[1].order == 1);
@@ -246,7 +247,7 @@ TEST_CASE("budget mode evicts oldest first down to the floor, and keeps earlier 
   CHECK(turn1.body.size() / 4 <= 3000);  // under the budget at least
   // Next turn: one more output; every earlier decision stands (the prefix is stable).
   outputs.push_back("small\n");
-  auto turn2 = f.engine.rewrite(*d, chat_body(outputs), "t");
+  auto turn2 = f.engine.rewrite(d->wire(), chat_body(outputs), "t");
   for (std::size_t i = 0; i < turn1.report.offloads.size(); ++i)
     CHECK(turn2.report.offloads.at(i).hash == turn1.report.offloads[i].hash);
 }
@@ -268,7 +269,7 @@ TEST_CASE("a store that refuses writes leaves every output inline (fail-open) an
   cfg.inject = mode;
   offload_engine engine(cfg, store, estimator);
   std::string big(40000, 'k');
-  auto result = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), chat_body({big}), "t");
+  auto result = engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), chat_body({big}), "t");
   CHECK(result.report.offloads.empty());
   CHECK(result.report.store_failures == 1);
   REQUIRE(result.report.fates.size() == 1);
@@ -291,7 +292,7 @@ TEST_CASE("with the exact tokenizer, an output dense in tokens is offloaded by i
   memory_blob_store store([] { return std::int64_t(1); });
   offload_engine engine({}, store, *tokenizer);
   auto body = chat_body({dense});
-  auto first = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t");
+  auto first = engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), body, "t");
   REQUIRE(first.report.offloads.size() == 1);
   CHECK(first.report.offloads[0].tokens_before == exact);
   CHECK(first.report.offloads[0].tokens_after > 0);
@@ -299,10 +300,10 @@ TEST_CASE("with the exact tokenizer, an output dense in tokens is offloaded by i
   CHECK(first.report.tool_tokens > 20);  // the read_blob definition, counted by the same tokenizer
 
   fixture estimated;
-  CHECK(estimated.engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t").report.offloads.empty());
+  CHECK(estimated.engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), body, "t").report.offloads.empty());
 
   // The next turn counts nothing again: the same figures come from the cache.
-  auto second = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), body, "t");
+  auto second = engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), body, "t");
   REQUIRE(second.report.offloads.size() == 1);
   CHECK(second.report.offloads[0].tokens_before == exact);
   CHECK(second.report.offloads[0].tokens_after == first.report.offloads[0].tokens_after);
@@ -334,7 +335,7 @@ TEST_CASE("an output too large to store is never tokenized") {
   memory_blob_store store{[&] { return now; }};
   counting_estimator estimator;
   offload_engine engine(cfg, store, estimator);
-  auto result = engine.rewrite(*dialect_for("POST", "/v1/chat/completions"), chat_body({std::string(400000, 'y')}), "t");
+  auto result = engine.rewrite(endpoint_for("POST", "/v1/chat/completions")->wire(), chat_body({std::string(400000, 'y')}), "t");
   CHECK(result.report.skipped_too_large == 1);
   CHECK(estimator.largest < 10000);  // was: the whole 400 KB counted, then refused by the store
 }
@@ -351,7 +352,7 @@ TEST_CASE("an output is offloaded when its tokens exceed the threshold, and not 
     cfg.threshold_tokens = threshold;
     cfg.min_offload_bytes = 16;
     fixture f(cfg);
-    auto r = f.engine.rewrite(*dialect_named("chat"), chat_body({output}), "t");
+    auto r = f.engine.rewrite(endpoint_named("chat")->wire(), chat_body({output}), "t");
     CHECK(r.report.offloads.size() == (offloaded ? 1u : 0u));
   }
 }

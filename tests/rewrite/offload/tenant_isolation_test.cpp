@@ -7,6 +7,7 @@
 #include <atomic>
 #include <string>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
 
@@ -50,7 +51,7 @@ TEST_CASE("a tenant offloading what another tenant offloaded does the same work,
 
   auto work_of = [&](const std::string& tenant, const std::string& sent) {
     const int before = estimator.calls;
-    auto r = engine.rewrite(*dialect_named("chat"), sent, tenant);
+    auto r = engine.rewrite(endpoint_named("chat")->wire(), sent, tenant);
     REQUIRE(r.report.outcome == rewrite_outcome::rewritten);
     return estimator.calls - before;
   };

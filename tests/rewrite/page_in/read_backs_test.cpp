@@ -4,6 +4,7 @@
 // it never offloaded stay inline too.
 #include <catch2/catch.hpp>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -119,14 +120,14 @@ TEST_CASE("read back: the engine keeps an output the record names inline, and a 
   offload_engine engine(cfg, store, estimator);
   const auto big = log_output("big", 40000), other = log_output("other", 40000);
   const auto body = body_of("chat", {big, other});
-  const auto& chat = *dialect_named("chat");
-  CHECK(engine.rewrite(chat, body, "t").report.offloads.size() == 2);
+  const auto& chat = *endpoint_named("chat");
+  CHECK(engine.rewrite(chat.wire(), body, "t").report.offloads.size() == 2);
   conversation_record record;
   record.inline_handles = {sha256_hex(big)};
   record.batch_due = true;
   output_reuse reuse;
   reuse.conversation = &record;
-  auto r = engine.rewrite(chat, body, "t", std::nullopt, std::nullopt, reuse);
+  auto r = engine.rewrite(chat.wire(), body, "t", std::nullopt, std::nullopt, reuse);
   REQUIRE(r.report.offloads.size() == 1);
   CHECK(r.report.offloads[0].hash == sha256_hex(other));
   CHECK(r.report.fates == std::vector<output_fate>{output_fate::read_back, output_fate::offloaded});
@@ -135,12 +136,12 @@ TEST_CASE("read back: the engine keeps an output the record names inline, and a 
   CHECK(r.report.churn_batch);
   CHECK(r.body.find(nlohmann::json(big).dump()) != std::string::npos);  // as the client sent it
   record.batch_due = false;  // a later turn only keeps it
-  CHECK_FALSE(engine.rewrite(chat, body, "t", std::nullopt, std::nullopt, reuse).report.churn_batch);
+  CHECK_FALSE(engine.rewrite(chat.wire(), body, "t", std::nullopt, std::nullopt, reuse).report.churn_batch);
   // A churning conversation: what it never offloaded stays inline too, what it did stays offloaded.
   record = {};
   record.churning = true;
   record.offloaded_handles = std::make_shared<std::vector<std::string>>(std::vector<std::string>{sha256_hex(other)});
-  r = engine.rewrite(chat, body, "t", std::nullopt, std::nullopt, reuse);
+  r = engine.rewrite(chat.wire(), body, "t", std::nullopt, std::nullopt, reuse);
   CHECK(r.report.fates == std::vector<output_fate>{output_fate::read_back, output_fate::offloaded});
   CHECK_FALSE(r.report.churn_batch);  // nothing forwarded before changes
 }

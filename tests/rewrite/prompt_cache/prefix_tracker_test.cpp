@@ -2,7 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 using namespace gistproxy::rewrite;
 using J = nlohmann::json;
@@ -16,7 +16,7 @@ J messages_body(const J& messages, const J& tools = J::array({{{"name", "run"}, 
 
 // Anthropic Messages' layout: tools, system, messages.
 std::optional<prefix_fingerprint> fingerprint(std::string_view body, std::string_view api = "messages") {
-  return fingerprint_prefix(body, dialect_named(api)->cache_prefix());
+  return fingerprint_prefix(body, endpoint_named(api)->wire().cache_prefix());
 }
 
 prefix_fingerprint fp(const J& body) {
@@ -162,15 +162,15 @@ TEST_CASE("prefix layout: each API's own members make its head, under every spel
                 *fingerprint(R"({"messages":[{"role":"user","cache_control":{"type":"ephemeral"}}]})")));
   // Every registered API names its conversation list and at least its tools
   // (Bedrock Converse keeps them in toolConfig).
-  for (const auto* d : all_dialects()) {
-    const auto layout = d->cache_prefix();
+  for (const auto* d : all_endpoints()) {
+    const auto layout = d->wire().cache_prefix();
     CHECK_FALSE(layout.conversation.empty());
     CHECK(layout.head[0] == (d->name() == "bedrock-converse" ? "toolConfig" : "tools"));
   }
 }
 
 TEST_CASE("shared prefix: head members then items up to the first change, each measured in the current body") {
-  const auto layout = dialect_named("messages")->cache_prefix();
+  const auto layout = endpoint_named("messages")->wire().cache_prefix();
   const std::string prev = R"({"tools":[1],"system":"s","messages":["a","b"]})";
   const std::string cur = R"({"system":"s","tools":[1],"messages":["a",{"cache_control":{},"x":1},"c"]})";
   auto p = split_prefix(prev, layout), c = split_prefix(cur, layout);

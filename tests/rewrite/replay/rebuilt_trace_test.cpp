@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/replay/replay_run.hpp"
 #include "rewrite/replay/trace_readers.hpp"
@@ -44,7 +45,7 @@ TEST_CASE("a rebuilt turn's body is byte for byte the whole request dumped") {
 
 TEST_CASE("members after the list and a frame that changes between turns") {
   recorded_trace built;
-  trace_readers::conversation_builder conversation(built, dialect_named("chat"));
+  trace_readers::conversation_builder conversation(built, endpoint_named("chat"));
   conversation.add({{"role", "user"}, {"content", "go"}});
   conversation.request({{"model", "m"}}, {{"tools", OJ::array({{{"type", "function"}}})}, {"n", 1}});
   conversation.add({{"role", "assistant"}, {"content", "a"}});

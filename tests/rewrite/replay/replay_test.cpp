@@ -1,5 +1,6 @@
 // Replay is deterministic, leaves server-side tool results alone and
 // measures prefix stability, the prompt cache and what it costs.
+#include "rewrite/endpoint.hpp"
 #include <catch2/catch.hpp>
 
 #include "tests/rewrite/replay/replay_test_support.hpp"
@@ -10,7 +11,7 @@ using J = nlohmann::json;
 namespace fs = std::filesystem;
 
 TEST_CASE("prefix stability: tools, system and every earlier message must come back unchanged") {
-  const auto layout = dialect_named("messages")->cache_prefix();
+  const auto layout = endpoint_named("messages")->wire().cache_prefix();
   auto keeps_prefix = [&](const std::string& prev, const std::string& cur) { return gistproxy::rewrite::keeps_prefix(prev, cur, layout); };
   J a = {{"model", "m"}, {"system", "s"}, {"tools", {{{"name", "t"}}}}, {"messages", {{{"role", "user"}, {"content", "1"}}}}};
   J b = a;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "tests/rewrite/turn_memory/conversation_bodies.hpp"
@@ -46,11 +47,11 @@ struct attempts {
 };
 
 // The proxy's order: inspect, rewrite, fingerprint what was sent and what goes.
-path_result run(turn_reuse* reuse, const dialect& d, const offload_engine& engine, const std::string& body,
+path_result run(turn_reuse* reuse, const endpoint& d, const offload_engine& engine, const std::string& body,
                 const std::string& tenant, attempts* tried = nullptr) {
   path_result r;
-  const auto layout = d.cache_prefix();
-  r.facts = reuse ? reuse->inspect(body) : d.inspect(body);
+  const auto layout = d.wire().cache_prefix();
+  r.facts = reuse ? reuse->inspect(body) : d.wire().inspect(body);
   bool done = false;
   if (reuse && tried && tried->first_without_store) {
     r.rewritten = reuse->rewrite(engine, body, tenant, std::nullopt, std::nullopt, false);
@@ -59,7 +60,7 @@ path_result run(turn_reuse* reuse, const dialect& d, const offload_engine& engin
   }
   if (!done)
     r.rewritten = reuse ? reuse->rewrite(engine, body, tenant, std::nullopt, std::nullopt)
-                        : engine.rewrite(d, body, tenant);
+                        : engine.rewrite(d.wire(), body, tenant);
   const bool changed = r.rewritten.report.outcome == rewrite_outcome::rewritten;
   r.forwarded = changed ? r.rewritten.body : body;
   r.client = reuse ? reuse->fingerprint_client(body, layout) : fingerprint_prefix(body, layout);
@@ -98,7 +99,7 @@ void same(const path_result& full, const path_result& inc) {
 
 // One random conversation of one API, turn by turn, through both paths.
 void check_conversation(const std::string& api, std::uint32_t seed, int turns) {
-  const dialect& d = *dialect_named(api);
+  const endpoint& d = *endpoint_named(api);
   std::mt19937 rng(seed);
   const auto clock = [] { return std::int64_t(1700000000); };
   memory_blob_store full_store(clock), inc_store(clock);
@@ -143,7 +144,7 @@ TEST_CASE("the incremental path forwards what the full path forwards, on random 
 }
 
 TEST_CASE("a turn shares nothing with another tenant's, nor with another API's", "[turn_memory]") {
-  const dialect& chat = *dialect_named("chat");
+  const endpoint& chat = *endpoint_named("chat");
   turn_memory memory({std::size_t(16) << 20, 8});
   conversation conv("chat", 3);
   std::mt19937 rng(5);
@@ -154,11 +155,11 @@ TEST_CASE("a turn shares nothing with another tenant's, nor with another API's",
   memory.remember("tenant-a", "c1", first.finish(body, ""));
   CHECK(memory.find("tenant-a", chat, body).same_bytes == body.size());
   CHECK(memory.find("tenant-b", chat, body).turn == nullptr);
-  CHECK(memory.find("tenant-a", *dialect_named("responses"), body).turn == nullptr);
+  CHECK(memory.find("tenant-a", *endpoint_named("responses"), body).turn == nullptr);
 }
 
 TEST_CASE("the turn memory stays within its bytes and its share per tenant", "[turn_memory]") {
-  const dialect& chat = *dialect_named("chat");
+  const endpoint& chat = *endpoint_named("chat");
   turn_memory memory({std::size_t(1) << 20, 3});
   auto remember = [&](const std::string& tenant, int i, std::size_t size) {
     turn_reuse r({}, chat, {});
@@ -176,14 +177,14 @@ TEST_CASE("the turn memory stays within its bytes and its share per tenant", "[t
 }
 
 TEST_CASE("a buffer other than the one compared reuses nothing (a body swapped after it was looked up)", "[turn_memory]") {
-  const dialect& chat = *dialect_named("chat");
+  const endpoint& chat = *endpoint_named("chat");
   turn_memory memory({std::size_t(16) << 20, 8});
   conversation conv("chat", 9);
   std::mt19937 rng(2);
   for (int i = 0; i < 8; ++i) conv.grow_or_edit(rng);
   const auto first = conv.body();
   turn_reuse one(memory.find("t", chat, first), chat, first);
-  REQUIRE(one.fingerprint_client(first, chat.cache_prefix()).has_value());
+  REQUIRE(one.fingerprint_client(first, chat.wire().cache_prefix()).has_value());
   memory.remember("t", "c", one.finish(first, ""));
 
   conv.grow_or_edit(rng);
@@ -195,8 +196,8 @@ TEST_CASE("a buffer other than the one compared reuses nothing (a body swapped a
   REQUIRE(at < two.same_bytes());
   std::string other = second;
   other[at] ^= 1;
-  const auto reused = two.fingerprint_client(other, chat.cache_prefix());
-  const auto fresh = fingerprint_prefix(other, chat.cache_prefix());
+  const auto reused = two.fingerprint_client(other, chat.wire().cache_prefix());
+  const auto fresh = fingerprint_prefix(other, chat.wire().cache_prefix());
   REQUIRE(reused.has_value() == fresh.has_value());
   if (fresh) CHECK(reused->cumulative == fresh->cumulative);
 }

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "tests/rewrite/turn_memory/conversation_bodies.hpp"
@@ -64,11 +65,11 @@ struct conversation_run {
         full_store(0), full_engine(eager_config(), full_store, estimator) {}
 
   rewrite_report turn(const std::string& body) {
-    const dialect& d = *dialect_named("chat");
+    const endpoint& d = *endpoint_named("chat");
     turn_reuse reuse(memory.find("tenant", d, body), d, body);
     auto r = reuse.rewrite(engine, body, "tenant", std::nullopt, std::nullopt);
     const bool changed = r.report.outcome == rewrite_outcome::rewritten;
-    const auto full = full_engine.rewrite(d, body, "tenant");
+    const auto full = full_engine.rewrite(d.wire(), body, "tenant");
     REQUIRE((changed ? r.body : body) == (full.report.outcome == rewrite_outcome::rewritten ? full.body : body));
     memory.remember("tenant", "conversation", reuse.finish(body, changed ? r.body : std::string()));
     return std::move(r.report);

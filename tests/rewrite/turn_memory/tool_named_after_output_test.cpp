@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 
@@ -73,7 +74,7 @@ TEST_CASE("an output whose tool-naming field follows it and changes is reference
           "[turn_memory]") {
   const auto api = GENERATE(as<std::string>{}, "chat", "messages", "responses", "gemini", "bedrock-converse");
   INFO(api);
-  const dialect& d = *dialect_named(api);
+  const endpoint& d = *endpoint_named(api);
   const auto clock = [] { return std::int64_t(1700000000); };
   memory_blob_store full_store(clock), inc_store(clock);
   char_ratio_estimator estimator;
@@ -95,7 +96,7 @@ TEST_CASE("an output whose tool-naming field follows it and changes is reference
   REQUIRE(two.same_bytes() > second.find(long_output()) + long_output().size());
   two.inspect(second);
   const auto inc = two.rewrite(inc_engine, second, "t", std::nullopt, std::nullopt);
-  const auto full = full_engine.rewrite(d, second, "t");
+  const auto full = full_engine.rewrite(d.wire(), second, "t");
   CHECK(forwarded_of(full, second).find("tool: grep_code") != std::string::npos);
   CHECK(forwarded_of(inc, second) == forwarded_of(full, second));
 }

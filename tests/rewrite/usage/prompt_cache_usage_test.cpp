@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "rewrite/endpoint.hpp"
 #include "rewrite/stream_filter.hpp"
 #include "rewrite/usage/usage_observer.hpp"
 
@@ -12,13 +13,13 @@ using namespace gistproxy::rewrite;
 namespace {
 
 token_usage from_json(const char* path, const std::string& body) {
-  usage_observer o(dialect_for("POST", path), usage_observer::body_kind::json);
+  usage_observer o(&endpoint_for("POST", path)->wire(), usage_observer::body_kind::json);
   o.on_whole_body(body);
   return o.finish();
 }
 
 token_usage from_sse(const char* path, const std::string& stream) {
-  usage_observer o(dialect_for("POST", path), usage_observer::body_kind::sse);
+  usage_observer o(&endpoint_for("POST", path)->wire(), usage_observer::body_kind::sse);
   for (std::size_t i = 0; i < stream.size(); i += 17) o.on_body(std::string_view(stream).substr(i, 17));
   return o.finish();
 }
@@ -99,8 +100,8 @@ TEST_CASE("prompt-cache tokens from Gemini usageMetadata, JSON and streamed") {
 }
 
 TEST_CASE("prompt-cache tokens are summed over page-in hops of a stream") {
-  const auto* d = dialect_for("POST", "/v1/messages");
-  auto filter = d->make_stream_filter("read_blob");
+  const auto* d = endpoint_for("POST", "/v1/messages");
+  auto filter = d->wire().make_stream_filter("read_blob");
   sse::event_parser parser;
   auto feed = [&](const std::string& text) {
     parser.feed(text, [&](const sse::event& e) { filter->on_event(e); });

@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/usage/usage_fields.hpp"
 
 using namespace gistproxy::rewrite;
@@ -76,10 +76,10 @@ TEST_CASE("usage from a response body equals usage from its tree, for every API"
   const char* body = R"({"id":"x","usage":{"prompt_tokens":10,"completion_tokens":2,"input_tokens":7,
       "output_tokens":3,"cache_read_input_tokens":100,"cache_creation_input_tokens":20,"inputTokens":8,"outputTokens":9},
       "usageMetadata":{"promptTokenCount":4,"candidatesTokenCount":5,"thoughtsTokenCount":6}})";
-  for (const auto* d : all_dialects()) {
+  for (const auto* d : all_endpoints()) {
     CAPTURE(d->name());
-    auto a = d->usage_from_response(std::string_view(body));
-    auto b = d->usage_from_response(nlohmann::json::parse(body));
+    auto a = d->wire().usage_from_response(std::string_view(body));
+    auto b = d->wire().usage_from_response(nlohmann::json::parse(body));
     CHECK(a.input_tokens == b.input_tokens);
     CHECK(a.output_tokens == b.output_tokens);
     CHECK(a.known());

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/blob/memory_blob_store.hpp"
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "tests/rewrite/dialects/facts_of.hpp"
 #include "rewrite/stream_filter.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -16,7 +16,7 @@ using njson = nlohmann::json;
 
 namespace {
 
-const dialect& gemini() { return *dialect_named("gemini"); }
+const endpoint& gemini() { return *endpoint_named("gemini"); }
 
 std::string big_output() {
   std::string s;
@@ -43,10 +43,10 @@ njson read_blob_answer() {
 }  // namespace
 
 TEST_CASE("gemini: generateContent and streamGenerateContent under any version prefix") {
-  CHECK(dialect_for("POST", "/v1beta/models/gemini-2.5-flash:generateContent")->name() == "gemini");
-  CHECK(dialect_for("POST", "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse")->name() == "gemini");
-  CHECK(dialect_for("POST", "/v1beta/models/gemini-2.5-flash:countTokens") == nullptr);
-  CHECK(dialect_for("POST", "/v1/chat/completions")->name() == "chat");
+  CHECK(endpoint_for("POST", "/v1beta/models/gemini-2.5-flash:generateContent")->name() == "gemini");
+  CHECK(endpoint_for("POST", "/v1/models/gemini-2.5-flash:streamGenerateContent?alt=sse")->name() == "gemini");
+  CHECK(endpoint_for("POST", "/v1beta/models/gemini-2.5-flash:countTokens") == nullptr);
+  CHECK(endpoint_for("POST", "/v1/chat/completions")->name() == "chat");
 
   request_facts facts;
   gemini().inspect_target("/v1/models/gemini-2.5-pro:streamGenerateContent?alt=sse&key=k", facts);
@@ -60,7 +60,7 @@ TEST_CASE("gemini: generateContent and streamGenerateContent under any version p
 TEST_CASE("gemini: a function response holding one string is the tool output, other shapes stay inline") {
   request_scan scan;
   const auto body = request_with_output(R"({"result":"the bytes"})");  // outputs point into it
-  REQUIRE(gemini().scan(body, scan));
+  REQUIRE(gemini().wire().scan(body, scan));
   REQUIRE(scan.outputs.size() == 1);
   CHECK(scan.outputs[0].tool_name == "read_file");
   CHECK(scan.outputs[0].raw == "the bytes");
@@ -69,7 +69,7 @@ TEST_CASE("gemini: a function response holding one string is the tool output, ot
 
   for (const char* shape : {R"({"a":"x","b":"y"})", R"({"result":{"nested":"x"}})", R"({"count":3})"}) {
     request_scan other;
-    REQUIRE(gemini().scan(request_with_output(shape), other));
+    REQUIRE(gemini().wire().scan(request_with_output(shape), other));
     CHECK(other.outputs.empty());
   }
 }
@@ -82,7 +82,7 @@ TEST_CASE("gemini: an oversized output is offloaded and read_blob joins tools as
   offload_engine engine(cfg, store, estimator);
   njson output = {{"result", big_output()}};
   const auto body = request_with_output(output.dump());
-  auto result = engine.rewrite(gemini(), body, "t");
+  auto result = engine.rewrite(gemini().wire(), body, "t");
   REQUIRE(result.report.outcome == rewrite_outcome::rewritten);
   REQUIRE(result.report.offloads.size() == 1);
   auto forwarded = njson::parse(result.body);
@@ -94,18 +94,18 @@ TEST_CASE("gemini: an oversized output is offloaded and read_blob joins tools as
   CHECK(result.body.find(R"("tools":[{"functionDeclarations":[{"name":"read_file","parameters":{"type":"object"}}]},{"functionDeclarations":[{"name":"read_blob")") !=
         std::string::npos);
   // Byte-stable: the same request rewrites to the same bytes.
-  CHECK(engine.rewrite(gemini(), body, "t").body == result.body);
+  CHECK(engine.rewrite(gemini().wire(), body, "t").body == result.body);
 }
 
 TEST_CASE("gemini: read_blob calls are found in the parts, and the next hop passes thoughtSignature back on its part") {
   auto answer = read_blob_answer();
-  auto calls = gemini().find_blob_calls(answer, "read_blob");
+  auto calls = gemini().wire().find_blob_calls(answer, "read_blob");
   REQUIRE(calls.blob_calls.size() == 1);
   CHECK(calls.client_calls == 1);
   CHECK(njson::parse(calls.blob_calls[0].arguments) == njson({{"handle", "abc"}}));
 
   const std::string body = R"({"contents":[{"role":"user","parts":[{"text":"q"}]}],"tools":[{"functionDeclarations":[{"name":"run"}]}]})";
-  auto next = gemini().continue_conversation(body, answer, "read_blob", {{calls.blob_calls[0].id, "PAGE", false}}, false);
+  auto next = gemini().wire().continue_conversation(body, answer, "read_blob", {{calls.blob_calls[0].id, "PAGE", false}}, false);
   REQUIRE(next);
   auto j = njson::parse(*next);
   REQUIRE(j["contents"].size() == 3);
@@ -120,7 +120,7 @@ TEST_CASE("gemini: read_blob calls are found in the parts, and the next hop pass
   CHECK(next->find(R"("tools":[{"functionDeclarations":[{"name":"run"}]}])") != std::string::npos);
   CHECK_FALSE(j.contains("toolConfig"));
 
-  auto last = gemini().continue_conversation(body, answer, "read_blob", {{calls.blob_calls[0].id, "gone", true}}, true);
+  auto last = gemini().wire().continue_conversation(body, answer, "read_blob", {{calls.blob_calls[0].id, "gone", true}}, true);
   auto l = njson::parse(*last);
   CHECK(l["toolConfig"] == njson({{"functionCallingConfig", {{"mode", "NONE"}}}}));
   CHECK(l["contents"][2]["parts"][0]["functionResponse"]["response"] == njson({{"error", "gone"}}));
@@ -129,18 +129,18 @@ TEST_CASE("gemini: read_blob calls are found in the parts, and the next hop pass
 TEST_CASE("gemini: calls past the hop limit leave the answer, usage counts thoughts as output") {
   auto answer = read_blob_answer();
   answer["usageMetadata"]["thoughtsTokenCount"] = 5;
-  gemini().remove_blob_calls(answer, "read_blob");
+  gemini().wire().remove_blob_calls(answer, "read_blob");
   const auto& parts = answer["candidates"][0]["content"]["parts"];
   REQUIRE(parts.size() == 2);
   CHECK(parts[1]["functionCall"]["name"] == "run");
-  auto u = gemini().usage_from_response(answer);
+  auto u = gemini().wire().usage_from_response(answer);
   CHECK(u.input_tokens == 100);
   CHECK(u.output_tokens == 15);
-  CHECK(gemini().usage_from_response(std::string_view(answer.dump())).output_tokens == 15);
+  CHECK(gemini().wire().usage_from_response(std::string_view(answer.dump())).output_tokens == 15);
 }
 
 TEST_CASE("gemini: the stream filter splices hops into one stream ending once, usage summed") {
-  auto filter = gemini().make_stream_filter("read_blob");
+  auto filter = gemini().wire().make_stream_filter("read_blob");
   REQUIRE(filter);
   sse::event_parser parser;
   std::string client;
@@ -178,12 +178,12 @@ TEST_CASE("gemini: a recorded stream assembles into one response") {
       "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"Hel\"}]}}]}\r\n\r\n"
       "data: {\"candidates\":[{\"content\":{\"role\":\"model\",\"parts\":[{\"text\":\"lo\"}]},\"finishReason\":\"STOP\"}],"
       "\"usageMetadata\":{\"promptTokenCount\":3},\"modelVersion\":\"gemini-2.5-flash\"}\r\n\r\n";
-  auto r = gemini().assemble_stream(sse);
+  auto r = gemini().wire().assemble_stream(sse);
   REQUIRE(r);
   CHECK((*r)["candidates"][0]["content"]["parts"] == njson::array({{{"text", "Hello"}}}));
   CHECK((*r)["candidates"][0]["finishReason"] == "STOP");
   CHECK((*r)["usageMetadata"]["promptTokenCount"] == 3);
-  CHECK_FALSE(gemini().assemble_stream("data: [DONE]\n\n"));
+  CHECK_FALSE(gemini().wire().assemble_stream("data: [DONE]\n\n"));
 }
 
 TEST_CASE("gemini: replay reads bare Gemini request bodies as Gemini, and other bodies as before") {

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"
 #include "rewrite/stream_filter.hpp"
@@ -21,10 +21,10 @@ std::string event(const std::string& name, const J& j) { return "event: " + name
 }  // namespace
 
 TEST_CASE("messages requests key on system and first user text, not on cache_control markers") {
-  auto* d = dialect_for("POST", "/v1/messages");
-  auto turn1 = d->inspect(R"({"model":"claude-sonnet-4-5","system":[{"type":"text","text":"You code."}],
+  auto* d = endpoint_for("POST", "/v1/messages");
+  auto turn1 = d->wire().inspect(R"({"model":"claude-sonnet-4-5","system":[{"type":"text","text":"You code."}],
       "messages":[{"role":"user","content":[{"type":"text","text":"Fix it","cache_control":{"type":"ephemeral"}}]}]})");
-  auto turn2 = d->inspect(R"({"model":"claude-sonnet-4-5","system":[{"type":"text","text":"You code.","cache_control":{"type":"ephemeral"}}],
+  auto turn2 = d->wire().inspect(R"({"model":"claude-sonnet-4-5","system":[{"type":"text","text":"You code.","cache_control":{"type":"ephemeral"}}],
       "messages":[{"role":"user","content":[{"type":"text","text":"Fix it"}]},{"role":"assistant","content":"ok"},
       {"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"done"}]}]})");
   REQUIRE(turn1);
@@ -34,11 +34,11 @@ TEST_CASE("messages requests key on system and first user text, not on cache_con
 }
 
 TEST_CASE("messages: the next hop appends an assistant turn and a user turn of tool results") {
-  auto* d = dialect_for("POST", "/v1/messages");
+  auto* d = endpoint_for("POST", "/v1/messages");
   std::string body = R"({"model":"m","messages":[{"role":"user","content":"q"}]})";
   njson response = {{"content", {{{"type", "text"}, {"text", "looking"}},
                                 {{"type", "tool_use"}, {"id", "t"}, {"name", "read_blob"}, {"input", {{"handle", "h"}}}}}}};
-  auto next = d->continue_conversation(body, response, "read_blob", {{"t", "gone", true}}, true);
+  auto next = d->wire().continue_conversation(body, response, "read_blob", {{"t", "gone", true}}, true);
   auto j = njson::parse(*next);
   CHECK(j["messages"][1]["content"].size() == 2);
   CHECK(j["messages"][2]["content"][0]["is_error"] == true);
@@ -46,7 +46,7 @@ TEST_CASE("messages: the next hop appends an assistant turn and a user turn of t
 }
 
 TEST_CASE("the Anthropic stream filter withholds read_blob blocks and renumbers the rest") {
-  auto f = dialect_named("messages")->make_stream_filter("read_blob");
+  auto f = endpoint_named("messages")->wire().make_stream_filter("read_blob");
   sse::event_parser parser;
   std::string out;
   auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { out += f->on_event(e); }); };
@@ -89,7 +89,7 @@ TEST_CASE("Anthropic events assemble into one message with text, parsed tool inp
       event("content_block_stop", {{"type", "content_block_stop"}, {"index", 1}}) +
       event("message_delta", {{"type", "message_delta"}, {"delta", {{"stop_reason", "tool_use"}, {"stop_sequence", nullptr}}}, {"usage", {{"output_tokens", 42}}}}) +
       event("message_stop", {{"type", "message_stop"}});
-  auto r = dialect_named("messages")->assemble_stream(s);
+  auto r = endpoint_named("messages")->wire().assemble_stream(s);
   REQUIRE(r);
   CHECK((*r)["id"] == "msg_1");
   CHECK((*r)["content"][0]["text"] == "Hi there");

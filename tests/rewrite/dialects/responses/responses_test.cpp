@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"
 #include "rewrite/stream_filter.hpp"
@@ -23,9 +23,9 @@ std::string event(const std::string& name, const J& j) { return "event: " + name
 }  // namespace
 
 TEST_CASE("responses requests read instructions and a string or list input") {
-  auto* d = dialect_for("POST", "/v1/responses");
-  auto a = d->inspect(R"({"model":"gpt-5","instructions":"Be kind.","input":"Hello"})");
-  auto b = d->inspect(R"({"model":"gpt-5","instructions":"Be kind.","input":[{"role":"user","content":"Hello"},
+  auto* d = endpoint_for("POST", "/v1/responses");
+  auto a = d->wire().inspect(R"({"model":"gpt-5","instructions":"Be kind.","input":"Hello"})");
+  auto b = d->wire().inspect(R"({"model":"gpt-5","instructions":"Be kind.","input":[{"role":"user","content":"Hello"},
       {"type":"function_call_output","call_id":"c1","output":"x"}],"stream":true})");
   REQUIRE(a);
   REQUIRE(b);
@@ -34,14 +34,14 @@ TEST_CASE("responses requests read instructions and a string or list input") {
 }
 
 TEST_CASE("responses: with previous_response_id the next hop keeps the client's id and appends to its input") {
-  auto* d = dialect_for("POST", "/v1/responses");
+  auto* d = endpoint_for("POST", "/v1/responses");
   const njson call = {{"type", "function_call"}, {"call_id", "c"}, {"name", "read_blob"}, {"arguments", "{}"}};
   const njson client_call = {{"type", "function_call"}, {"call_id", "k"}, {"name", "run"}, {"arguments", "{}"}};
   const njson output = {{"type", "function_call_output"}, {"call_id", "c"}, {"output", "out"}};
   njson response = {{"id", "resp_1"}, {"output", {call, client_call}}};
   SECTION("store:false: never chained on the hop's unstored response; a client call beside read_blob is dropped") {
     std::string body = R"({"model":"m","store":false,"previous_response_id":"resp_0","input":[{"role":"user","content":"q"}]})";
-    auto next = d->continue_conversation(body, response, "read_blob", {{"c", "out", false}}, true);
+    auto next = d->wire().continue_conversation(body, response, "read_blob", {{"c", "out", false}}, true);
     REQUIRE(next);
     auto j = njson::parse(*next);
     CHECK(j["previous_response_id"] == "resp_0");  // was: resp_1, never stored (400)
@@ -50,14 +50,14 @@ TEST_CASE("responses: with previous_response_id the next hop keeps the client's 
   }
   SECTION("a string input becomes its user message, then the items") {
     std::string body = R"({"model":"m","previous_response_id":"resp_0","input":"q"})";
-    auto next = d->continue_conversation(body, response, "read_blob", {{"c", "out", false}}, false);
+    auto next = d->wire().continue_conversation(body, response, "read_blob", {{"c", "out", false}}, false);
     REQUIRE(next);
     CHECK(njson::parse(*next)["input"] == njson::array({{{"role", "user"}, {"content", "q"}}, call, output}));
   }
 }
 
 TEST_CASE("a spliced Responses stream completes with the last hop's id, whose state holds the whole conversation") {
-  auto f = dialect_named("responses")->make_stream_filter("read_blob");
+  auto f = endpoint_named("responses")->wire().make_stream_filter("read_blob");
   sse::event_parser parser;
   std::string out;
   auto feed = [&](const std::string& type, const njson& data) {
@@ -81,13 +81,13 @@ TEST_CASE("Responses streams assemble into the response of their terminal event,
   std::string s = event("response.created", {{"type", "response.created"}, {"response", {{"id", "r1"}, {"status", "in_progress"}}}}) +
                   event("response.output_text.delta", {{"type", "response.output_text.delta"}, {"delta", "x"}}) +
                   event("response.completed", {{"type", "response.completed"}, {"response", {{"id", "r1"}, {"status", "completed"}, {"output", J::array()}}}});
-  auto r = dialect_named("responses")->assemble_stream(s);
+  auto r = endpoint_named("responses")->wire().assemble_stream(s);
   REQUIRE(r);
   CHECK((*r)["status"] == "completed");
-  auto err = dialect_named("messages")->assemble_stream(event("error", {{"type", "error"}, {"error", {{"type", "overloaded_error"}}}}));
+  auto err = endpoint_named("messages")->wire().assemble_stream(event("error", {{"type", "error"}, {"error", {{"type", "overloaded_error"}}}}));
   REQUIRE(err);
   CHECK((*err)["error"]["type"] == "overloaded_error");
-  CHECK_FALSE(dialect_named("chat")->assemble_stream("data: [DONE]\n\n"));
+  CHECK_FALSE(endpoint_named("chat")->wire().assemble_stream("data: [DONE]\n\n"));
   CHECK(looks_like_sse("event: x\ndata: 1\n\n"));
   CHECK_FALSE(looks_like_sse("{\"id\":1}"));
 }

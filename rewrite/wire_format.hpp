@@ -1,27 +1,25 @@
-// One adapter per LLM API dialect (OpenAI Chat Completions, OpenAI Responses,
-// Anthropic Messages, Gemini generateContent, Bedrock Converse, and the clouds
-// that host them: Azure OpenAI, Vertex AI, Bedrock InvokeModel) behind one
-// interface. The proxy asks the registry which dialect a request speaks,
-// then talks only to this interface: everything API-specific (paths, bodies,
-// answers, streams, the upstream it goes to, the credentials that name a
-// tenant, the metric label) lives behind it. Adding an API is a new adapter
-// plus one line in dialect_registry.cpp.
+// What an LLM API speaks: its request bodies, answers, streams and usage.
+// One wire format per API (OpenAI Chat Completions, OpenAI Responses,
+// Anthropic Messages, Gemini generateContent, Bedrock Converse, and Claude on
+// Bedrock's InvokeModel, whose bodies and streams differ from Anthropic's).
+// Where a request goes and as whom (paths, the model named in a path,
+// credentials, the upstream, the signer) is the endpoint's (endpoint.hpp): a
+// cloud hosting an API is an endpoint over that API's wire format.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <forward_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <memory>
-#include <nlohmann/json_fwd.hpp>
-#include <span>
 #include <vector>
 
-#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
+#include <nlohmann/json_fwd.hpp>
+
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/turn_memory/remembered_items.hpp"
 #include "rewrite/usage/usage_fields.hpp"
 
@@ -29,31 +27,12 @@ namespace gistproxy::rewrite {
 
 class stream_filter;
 
-// Where a dialect's requests go: dialects of one family share an upstream
-// (and its keep-alive pool), configured by --NAME-upstream.
-struct upstream_family {
-  std::string_view name;         // openai, anthropic
-  std::string_view default_url;  // when neither --NAME-upstream nor --upstream is given; empty: none (a
-                                 // request of the family is refused with a 502 naming the flag)
-  // AWS services check a SigV4 signature over the body: a body gistproxy
-  // changes must be signed again, with gistproxy's own credentials (empty:
-  // the family does not sign).
-  std::string_view sigv4_service;
-};
-
 // How a streamed answer's events travel.
 enum class stream_transport : std::uint8_t {
   sse,  // text/event-stream
   // AWS event-stream (application/vnd.amazon.eventstream) binary messages:
   eventstream_wrapped,  // each payload {"bytes": base64 of one event's JSON, named by its "type"} (InvokeModel)
   eventstream_typed,    // each payload is the event's JSON, named by the :event-type header (Converse)
-};
-
-// Which request fields carry the API key that names a request's tenant, in
-// order of preference. "authorization" holds a scheme-prefixed credential.
-struct credential_fields {
-  std::vector<std::string_view> headers;
-  std::string_view query_parameter;  // e.g. Gemini's ?key=; empty: none
 };
 
 // What the proxy learns from a request body without changing it.
@@ -156,21 +135,9 @@ struct call_result {
   bool is_error = false;
 };
 
-class dialect {
+class wire_format {
  public:
-  virtual ~dialect() = default;
-  // Short name used in metrics labels and logs: chat, responses, messages.
-  virtual std::string_view name() const = 0;
-  // Whether a request path (query removed, trailing '/' trimmed) speaks this API.
-  virtual bool serves_path(std::string_view path) const = 0;
-  // The path a replayed request of this API is sent to (the model, for APIs
-  // that name it in the path).
-  virtual std::string request_path(std::string_view model) const = 0;
-  virtual upstream_family upstream() const = 0;
-  virtual credential_fields credentials() const;
-  // The API whose bodies, answers and streams this one speaks: itself, or
-  // for a cloud endpoint the API it hosts (hosted_dialect.hpp).
-  virtual const dialect& wire_format() const { return *this; }
+  virtual ~wire_format() = default;
   // The request members a provider's prompt cache keys on, in its order:
   // what the live prefix check and replay's simulated cache both read.
   virtual prefix_layout cache_prefix() const = 0;
@@ -181,20 +148,12 @@ class dialect {
   // the API bills no writes) of this API's usual models: the cost model's
   // ratio for a model without a price.
   virtual double usual_cache_read_ratio() const { return 0.1; }
-  // How strongly a bare request body (a trace that does not say its API)
-  // looks like this API's: 0 not at all; the highest-scoring dialect wins,
-  // the registry's order breaking ties.
-  virtual int request_affinity(const nlohmann::json& body) const = 0;
-  // OpenTelemetry GenAI attributes.
+  // OpenTelemetry GenAI operation (chat, generate_content).
   virtual std::string_view operation_name() const = 0;
-  virtual std::string_view provider_name() const = 0;
 
   // Reads model, stream flag and conversation key; nullopt if the body is not
-  // a JSON object this dialect understands (the proxy then forwards untouched).
+  // a JSON object this wire format understands (the proxy then forwards untouched).
   virtual std::optional<request_facts> inspect(json::document body) const = 0;
-  // What the request target adds to the facts (APIs that name the model or
-  // the streaming mode in the path); nothing by default.
-  virtual void inspect_target(std::string_view target, request_facts& facts) const;
   // Finds the client's tool outputs and tools; false if the body does not parse.
   virtual bool scan(json::document body, request_scan& out) const = 0;
   // The read_blob tool definition in this API's format (one JSON object).
@@ -258,20 +217,5 @@ class dialect {
 // Sets each member of `echoed` that `response` (an answer object) carries;
 // true when that changed it.
 bool restore_echoed(nlohmann::json& response, const nlohmann::json& echoed);
-
-// Every dialect, in matching order: the one list serve and replay use.
-std::span<const dialect* const> all_dialects();
-// The API a body that names none is taken for (the first API: Chat Completions).
-const dialect& default_dialect();
-// The distinct upstream families, the default one first: requests that no
-// dialect serves go to it, and its flag is plain --upstream.
-std::vector<upstream_family> upstream_families();
-// The dialect for a request, matched on the path (query ignored: Claude Code
-// posts to /v1/messages?beta=true); nullptr when none applies.
-const dialect* dialect_for(std::string_view method, std::string_view target);
-// The same, for any request path (replay's recorded requests).
-const dialect* dialect_for_path(std::string_view target);
-// By metric label (chat, responses, messages); nullptr when unknown.
-const dialect* dialect_named(std::string_view name);
 
 }  // namespace gistproxy::rewrite

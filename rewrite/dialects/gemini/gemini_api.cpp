@@ -1,6 +1,6 @@
 // Gemini requests: path, facts, tool outputs and tools, read with the
 // position-preserving scanner (the body is never re-serialized).
-#include "rewrite/dialects/gemini/gemini_dialect.hpp"
+#include "rewrite/dialects/gemini/gemini_api.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -101,17 +101,17 @@ static bool has_query_pair(std::string_view target, std::string_view name, std::
   return false;
 }
 
-bool gemini_dialect::serves_path(std::string_view path) const {
+bool gemini_endpoint::serves_path(std::string_view path) const {
   auto at = path.find(models_segment);
   if (at == std::string_view::npos) return false;
   return path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent");
 }
 
-std::string gemini_dialect::request_path(std::string_view model) const {
+std::string gemini_endpoint::request_path(std::string_view model) const {
   return "/v1beta/models/" + std::string(model.empty() ? "gemini" : model) + ":generateContent";
 }
 
-void gemini_dialect::inspect_target(std::string_view target, request_facts& facts) const {
+void gemini_endpoint::read_gemini_target(std::string_view target, request_facts& facts) {
   auto path = path_of(target);
   auto at = path.find(models_segment);
   if (at == std::string_view::npos) return;
@@ -124,7 +124,7 @@ void gemini_dialect::inspect_target(std::string_view target, request_facts& fact
   if (facts.stream) facts.answer_interceptable = has_query_pair(target, "alt", "sse");
 }
 
-std::optional<request_facts> gemini_dialect::inspect(json::document body) const {
+std::optional<request_facts> gemini_wire::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -150,7 +150,7 @@ std::optional<request_facts> gemini_dialect::inspect(json::document body) const 
   return facts;
 }
 
-bool gemini_dialect::scan(json::document body, request_scan& out) const {
+bool gemini_wire::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -170,7 +170,7 @@ bool gemini_dialect::scan(json::document body, request_scan& out) const {
   return true;
 }
 
-std::string gemini_dialect::read_blob_tool(std::string_view name) const {
+std::string gemini_wire::read_blob_tool(std::string_view name) const {
   std::string out = R"({"functionDeclarations":[{"name":")";
   json::escape_into(out, name);
   out += R"(","description":")";
@@ -179,16 +179,16 @@ std::string gemini_dialect::read_blob_tool(std::string_view name) const {
   return out;
 }
 
-std::unique_ptr<stream_filter> gemini_dialect::make_stream_filter(std::string tool_name) const {
+std::unique_ptr<stream_filter> gemini_wire::make_stream_filter(std::string tool_name) const {
   return make_gemini_stream_filter(*this, std::move(tool_name));
 }
 
-std::optional<nlohmann::json> gemini_dialect::assemble_stream(std::string_view sse_text) const {
+std::optional<nlohmann::json> gemini_wire::assemble_stream(std::string_view sse_text) const {
   return assemble_gemini_stream(sse_text);
 }
 
 // contents without messages is Gemini's alone.
-int gemini_dialect::request_affinity(const nlohmann::json& body) const {
+int gemini_endpoint::request_affinity(const nlohmann::json& body) const {
   return body.is_object() && body.contains("contents") && !body.contains("messages") ? 4 : 0;
 }
 

@@ -1,4 +1,4 @@
-#include "rewrite/dialects/responses/responses_dialect.hpp"
+#include "rewrite/dialects/responses/responses_api.hpp"
 #include "rewrite/dialects/responses/responses_stream.hpp"
 #include "rewrite/sse/assemble.hpp"
 
@@ -14,7 +14,7 @@
 
 namespace gistproxy::rewrite {
 
-std::optional<request_facts> responses_dialect::inspect(json::document body) const {
+std::optional<request_facts> responses_wire::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -60,7 +60,7 @@ std::optional<request_facts> responses_dialect::inspect(json::document body) con
   return facts;
 }
 
-nlohmann::json responses_dialect::echoed_members(std::string_view client_body) const {
+nlohmann::json responses_wire::echoed_members(std::string_view client_body) const {
   // What the API answers when the client sent none of them: no tools, "auto".
   nlohmann::json echoed = {{"tools", nlohmann::json::array()}, {"tool_choice", "auto"}};
   json::cursor c(client_body);
@@ -75,7 +75,7 @@ nlohmann::json responses_dialect::echoed_members(std::string_view client_body) c
   return ok ? echoed : nlohmann::json::object();
 }
 
-token_usage responses_dialect::usage_from_fields(const usage_fields& usage) const {
+token_usage responses_wire::usage_from_fields(const usage_fields& usage) const {
   token_usage u;
   u.input_tokens = usage.get("input_tokens").value_or(-1);
   u.output_tokens = usage.get("output_tokens").value_or(-1);
@@ -85,14 +85,14 @@ token_usage responses_dialect::usage_from_fields(const usage_fields& usage) cons
   return u;
 }
 
-void responses_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
+void responses_wire::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   // Usage arrives once, on the terminal event's full response object.
   if (event != "response.completed" && event != "response.incomplete" && event != "response.failed") return;
   auto u = usage_from_response(checked::member(json::parse_checked(data), "response"));
   if (u.known()) usage = u;
 }
 
-bool responses_dialect::scan(json::document body, request_scan& out) const {
+bool responses_wire::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -122,7 +122,7 @@ bool responses_dialect::scan(json::document body, request_scan& out) const {
   return true;
 }
 
-std::string responses_dialect::read_blob_tool(std::string_view name) const {
+std::string responses_wire::read_blob_tool(std::string_view name) const {
   std::string out = R"({"type":"function","name":")";
   json::escape_into(out, name);
   out += R"(","description":")";
@@ -131,22 +131,22 @@ std::string responses_dialect::read_blob_tool(std::string_view name) const {
   return out;
 }
 
-bool responses_dialect::serves_path(std::string_view path) const { return path.ends_with("/responses"); }
+bool responses_endpoint::serves_path(std::string_view path) const { return path.ends_with("/responses"); }
 
-std::string responses_dialect::request_path(std::string_view) const { return "/v1/responses"; }
+std::string responses_endpoint::request_path(std::string_view) const { return "/v1/responses"; }
 
-upstream_family responses_dialect::upstream() const { return {"openai", "https://api.openai.com", {}}; }
+upstream_family responses_endpoint::upstream() const { return {"openai", "https://api.openai.com", {}}; }
 
-std::unique_ptr<stream_filter> responses_dialect::make_stream_filter(std::string tool_name) const {
+std::unique_ptr<stream_filter> responses_wire::make_stream_filter(std::string tool_name) const {
   return make_responses_stream_filter(*this, std::move(tool_name));
 }
 
-std::optional<nlohmann::json> responses_dialect::assemble_stream(std::string_view sse_text) const {
+std::optional<nlohmann::json> responses_wire::assemble_stream(std::string_view sse_text) const {
   return assemble_responses_stream(sse_text);
 }
 
 // input without messages is Responses' alone.
-int responses_dialect::request_affinity(const nlohmann::json& body) const {
+int responses_endpoint::request_affinity(const nlohmann::json& body) const {
   return body.is_object() && body.contains("input") && !body.contains("messages") ? 4 : 0;
 }
 

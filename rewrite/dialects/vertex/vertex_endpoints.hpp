@@ -10,17 +10,22 @@
 // through unchanged (Google does not sign bodies) and name the tenant.
 #pragma once
 
-#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class vertex_dialect final : public hosted_dialect {
+// An endpoint over Anthropic's or Gemini's wire format: Vertex's paths, keys and upstream.
+class vertex_endpoint final : public endpoint {
  public:
+  // What the hosted API reads from a target ending in its own path tail
+  // (Gemini's …/models/{model}:{verb}?alt=sse), or nullptr.
+  using target_reader = void (*)(std::string_view target, request_facts& facts);
   // `publisher`: "anthropic" or "google"; `methods`: the path's verbs after
   // the model (unstreamed first, streamed second).
-  vertex_dialect(const dialect& hosted, std::string_view name, std::string_view publisher, std::string_view unstreamed,
-                 std::string_view streamed)
-      : hosted_dialect(hosted), name_(name), publisher_(publisher), unstreamed_(unstreamed), streamed_(streamed) {}
+  vertex_endpoint(const wire_format& wire, std::string_view name, std::string_view publisher, std::string_view unstreamed,
+                  std::string_view streamed, target_reader hosted_target = nullptr)
+      : endpoint(wire), name_(name), publisher_(publisher), unstreamed_(unstreamed), streamed_(streamed),
+        hosted_target_(hosted_target) {}
   std::string_view name() const override { return name_; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
@@ -31,9 +36,10 @@ class vertex_dialect final : public hosted_dialect {
   void inspect_target(std::string_view target, request_facts& facts) const override;
 
  private:
-  // The model and the verb after it, when `path` is one of this dialect's.
+  // The model and the verb after it, when `path` is one of this endpoint's.
   bool split(std::string_view path, std::string_view& model, std::string_view& verb) const;
   std::string_view name_, publisher_, unstreamed_, streamed_;
+  target_reader hosted_target_;
 };
 
 }  // namespace gistproxy::rewrite

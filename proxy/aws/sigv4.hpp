@@ -2,7 +2,9 @@
 // sign, the signature and the Authorization header, from a request and a time
 // the caller gives (no clock here). Verified against AWS's published SigV4
 // test suite (tests/fixtures/sigv4) and against an independent signer
-// (@smithy/signature-v4) in the tests.
+// (@smithy/signature-v4) in the tests. One signer for both of gistproxy's AWS
+// callers: the S3 blob store (proxy/store/s3) and Bedrock requests it signs
+// again (aws_signing.hpp).
 #pragma once
 
 #include <string>
@@ -10,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-namespace gistproxy::store::s3 {
+namespace gistproxy::aws {
 
 struct credentials {
   std::string access_key_id;
@@ -57,4 +59,4 @@ std::string amz_date_of(long long unix_seconds);
 // Lowercase hex SHA-256.
 std::string sha256_hex(std::string_view bytes);
 
-}  // namespace gistproxy::store::s3
+}  // namespace gistproxy::aws

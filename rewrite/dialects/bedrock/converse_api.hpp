@@ -2,7 +2,7 @@
 // /model/{modelId}/converse-stream (streaming is chosen by the path). The
 // model is named in the path, percent-encoded (ARNs and inference-profile ids
 // carry ':' and '/'); the credential is the Authorization header (a Bedrock
-// API key as "Bearer …", or a SigV4 signature: proxy/exchange/aws_signing).
+// API key as "Bearer …", or a SigV4 signature: proxy/aws/aws_signing).
 // Streams are AWS event-stream messages, one per event, named by :event-type;
 // rewrite/eventstream/eventstream_framing hands them to the stream filter as
 // SSE events and encodes its output back.
@@ -28,34 +28,27 @@
 // tools byte-identical (the prompt cache keys on them) and only asks, in a
 // text block after the results, for an answer without more reads; a model
 // that calls read_blob anyway has the call removed (remove_blob_calls).
+//
+// Its wire format, and Bedrock Runtime's endpoint for it.
 #pragma once
 
-#include "rewrite/dialect.hpp"
-#include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"
+#include "rewrite/dialects/bedrock/bedrock_messages.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class converse_dialect final : public dialect {
+class converse_wire final : public wire_format {
  public:
-  std::string_view name() const override { return "bedrock-converse"; }
-  bool serves_path(std::string_view path) const override;
-  std::string request_path(std::string_view model) const override;
-  // Bedrock Runtime's family (no default host: it is per region), signed as service "bedrock".
-  upstream_family upstream() const override { return bedrock_messages_dialect::bedrock_family(); }
   // ConverseStream answers are AWS event-stream messages named by :event-type.
   stream_transport answer_stream_transport() const override { return stream_transport::eventstream_typed; }
-  credential_fields credentials() const override { return {{"authorization"}, {}}; }
   // Bedrock's Claude models: reads 0.1x, writes 1.25x the input price.
   double usual_cache_read_ratio() const override { return 0.1 / 1.25; }
-  int request_affinity(const nlohmann::json& body) const override;
   prefix_layout cache_prefix() const override {
     return {.head = {"toolConfig", "system"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cachePoint"};
   }
   std::string_view operation_name() const override { return "chat"; }
-  std::string_view provider_name() const override { return "aws.bedrock"; }
 
   std::optional<request_facts> inspect(json::document body) const override;
-  void inspect_target(std::string_view target, request_facts& facts) const override;
   bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
   insertion tools_insertion(std::string_view body, const request_scan& scan, std::string_view definition) const override;
@@ -72,6 +65,19 @@ class converse_dialect final : public dialect {
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
 };
 
+class converse_endpoint final : public endpoint {
+ public:
+  using endpoint::endpoint;
+  std::string_view name() const override { return "bedrock-converse"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  void inspect_target(std::string_view target, request_facts& facts) const override;
+  // Bedrock Runtime's family (no default host: it is per region), signed as service "bedrock".
+  upstream_family upstream() const override { return bedrock_family(); }
+  credential_fields credentials() const override { return {{"authorization"}, {}}; }
+  std::string_view provider_name() const override { return "aws.bedrock"; }
+  int request_affinity(const nlohmann::json& body) const override;
+};
 // The text block the last hop adds after the read_blob results (Converse
 // cannot forbid tool calls; this asks for an answer instead).
 std::string converse_last_hop_notice(std::string_view tool_name);

@@ -10,29 +10,40 @@
 //
 // Credentials are a Bedrock API key (Authorization: Bearer), or a SigV4
 // signature over the body: the proxy signs again or leaves such a request
-// alone (README, "AWS Bedrock"; proxy/exchange/aws_signing.cpp).
+// alone (README, "AWS Bedrock"; proxy/aws/aws_signing.cpp).
+//
+// A wire format of its own, over Anthropic's: a body must say
+// anthropic_version (what tells Claude from the other vendors' models), and
+// streamed answers travel as event-stream, not SSE; everything else is
+// Anthropic's, inherited.
 #pragma once
 
-#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+#include "rewrite/dialects/messages/messages_api.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class bedrock_messages_dialect final : public hosted_dialect {
+// Bedrock Runtime: one upstream for InvokeModel and Converse, SigV4 service "bedrock".
+constexpr upstream_family bedrock_family() { return {"bedrock", {}, "bedrock"}; }
+
+class bedrock_messages_wire final : public messages_wire {
  public:
-  using hosted_dialect::hosted_dialect;
+  std::optional<request_facts> inspect(json::document body) const override;
+  stream_transport answer_stream_transport() const override { return stream_transport::eventstream_wrapped; }
+};
+
+// InvokeModel's endpoint for Claude.
+class bedrock_invoke_endpoint final : public endpoint {
+ public:
+  using endpoint::endpoint;
   std::string_view name() const override { return "bedrock-messages"; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
+  void inspect_target(std::string_view target, request_facts& facts) const override;
   upstream_family upstream() const override { return bedrock_family(); }
   credential_fields credentials() const override { return {{"authorization"}, {}}; }
   std::string_view provider_name() const override { return "aws.bedrock"; }
   int request_affinity(const nlohmann::json& body) const override;
-  std::optional<request_facts> inspect(json::document body) const override;
-  void inspect_target(std::string_view target, request_facts& facts) const override;
-  stream_transport answer_stream_transport() const override { return stream_transport::eventstream_wrapped; }
-
-  // Bedrock Runtime: one upstream for InvokeModel and Converse, SigV4 service "bedrock".
-  static upstream_family bedrock_family() { return {"bedrock", {}, "bedrock"}; }
 };
 
 // The model id of a /model/{modelId}/… path, decoded; empty when not one.

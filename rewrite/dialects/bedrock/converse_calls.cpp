@@ -4,7 +4,7 @@
 // accessors (a wrong type reads as absent).
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialects/converse/converse_dialect.hpp"
+#include "rewrite/dialects/bedrock/converse_api.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/splice.hpp"
 #include "rewrite/json/tree.hpp"
@@ -45,7 +45,7 @@ std::string converse_last_hop_notice(std::string_view tool_name) {
   return "Do not call " + std::string(tool_name) + " again: answer with what it returned.";
 }
 
-response_calls converse_dialect::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
+response_calls converse_wire::find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const {
   response_calls out;
   for (const auto& block : answer_content(response)) {
     if (!is_call(block)) continue;
@@ -60,7 +60,7 @@ response_calls converse_dialect::find_blob_calls(const nlohmann::json& response,
   return out;
 }
 
-void converse_dialect::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
+void converse_wire::remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const {
   if (!checked::member(checked::member(response, "output"), "message").is_object()) return;
   auto& message = response["output"]["message"];
   if (!checked::member(message, "content").is_array()) return;
@@ -79,8 +79,8 @@ void converse_dialect::remove_blob_calls(nlohmann::json& response, std::string_v
 // The model's turn as it came (text, reasoning with its signature, read_blob
 // calls), minus the client's calls (the model re-issues them after reading)
 // and blank text blocks (Bedrock refuses them in a request).
-// toolConfig is never touched: see converse_dialect.hpp for the last hop.
-std::optional<std::string> converse_dialect::continue_conversation(std::string_view body, const nlohmann::json& response,
+// toolConfig is never touched: see converse_api.hpp for the last hop.
+std::optional<std::string> converse_wire::continue_conversation(std::string_view body, const nlohmann::json& response,
                                                                    std::string_view tool_name,
                                                                    const std::vector<call_result>& results,
                                                                    bool last_hop) const {
@@ -103,7 +103,7 @@ std::optional<std::string> converse_dialect::continue_conversation(std::string_v
 // Bedrock's inputTokens are the uncached ones only (totalTokens adds the
 // cache reads and writes on top, as Anthropic's input_tokens do); per the
 // GenAI conventions, input tokens include cache reads and writes.
-token_usage converse_dialect::usage_from_fields(const usage_fields& u) const {
+token_usage converse_wire::usage_from_fields(const usage_fields& u) const {
   token_usage out;
   if (auto in = u.get("inputTokens")) {
     out.cache_read_tokens = u.get_or_zero("cacheReadInputTokens");
@@ -115,7 +115,7 @@ token_usage converse_dialect::usage_from_fields(const usage_fields& u) const {
 }
 
 // A stream's usage comes once, in its last event (metadata).
-void converse_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
+void converse_wire::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   if (event != "metadata") return;
   auto got = usage_from_response(json::parse_checked(data));
   if (got.input_tokens >= 0) {

@@ -1,4 +1,4 @@
-#include "proxy/store/s3/sigv4.hpp"
+#include "proxy/aws/sigv4.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
 
-namespace gistproxy::store::s3 {
+namespace gistproxy::aws {
 namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
@@ -190,4 +190,4 @@ sigv4_signature sign(const sigv4_request& request, const credentials& creds, con
   return out;
 }
 
-}  // namespace gistproxy::store::s3
+}  // namespace gistproxy::aws

@@ -1,7 +1,8 @@
-#include "rewrite/dialects/vertex/vertex_dialects.hpp"
+#include "rewrite/dialects/vertex/vertex_endpoints.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/dialects/cloud_path.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/request_target.hpp"
 
@@ -25,7 +26,7 @@ bool segments(std::string_view rest, std::string_view (&parts)[N]) {
 
 // /{v1|v1beta1}/projects/{p}/locations/{l}/publishers/{publisher}/models/{model}:{verb},
 // or Vertex's express mode (an API key, no project): /{v1|v1beta1}/publishers/{publisher}/models/{model}:{verb}
-bool vertex_dialect::split(std::string_view path, std::string_view& model, std::string_view& verb) const {
+bool vertex_endpoint::split(std::string_view path, std::string_view& model, std::string_view& verb) const {
   // Every request is asked this (clouds are matched first): most paths fail here, cheaply.
   if (!path.starts_with("/v1/p") && !path.starts_with("/v1beta1/p")) return false;
   std::string_view rest;
@@ -48,18 +49,18 @@ bool vertex_dialect::split(std::string_view path, std::string_view& model, std::
   return verb == unstreamed_ || verb == streamed_;
 }
 
-bool vertex_dialect::serves_path(std::string_view path) const {
+bool vertex_endpoint::serves_path(std::string_view path) const {
   std::string_view model, verb;
   return split(path, model, verb);
 }
 
-std::string vertex_dialect::request_path(std::string_view model) const {
+std::string vertex_endpoint::request_path(std::string_view model) const {
   return "/v1/projects/project/locations/us-east5/publishers/" + std::string(publisher_) + "/models/" +
          cloud_path::percent_encoded(model.empty() ? std::string_view("model") : model) + ":" + std::string(unstreamed_);
 }
 
-void vertex_dialect::inspect_target(std::string_view target, request_facts& facts) const {
-  hosted_.inspect_target(target, facts);  // Gemini reads alt=sse there
+void vertex_endpoint::inspect_target(std::string_view target, request_facts& facts) const {
+  if (hosted_target_) hosted_target_(target, facts);  // Gemini reads alt=sse there
   std::string_view model, verb;
   if (!split(path_of(target), model, verb)) return;
   facts.model = std::string(model);
@@ -67,7 +68,7 @@ void vertex_dialect::inspect_target(std::string_view target, request_facts& fact
 }
 
 // Claude on Vertex says so in its body: anthropic_version "vertex-…".
-int vertex_dialect::request_affinity(const nlohmann::json& body) const {
+int vertex_endpoint::request_affinity(const nlohmann::json& body) const {
   return checked::string_at(body, "anthropic_version").starts_with("vertex-") && publisher_ == "anthropic" ? 4 : 0;
 }
 

@@ -16,30 +16,24 @@
 // from the parts. A continued conversation appends the model's turn (its text
 // and read_blob calls, each part as it came, thoughtSignature included) and a
 // user turn of functionResponse parts.
+//
+// Its wire format, and Google AI's endpoint for it (Vertex AI's: vertex/).
 #pragma once
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class gemini_dialect final : public dialect {
+class gemini_wire final : public wire_format {
  public:
-  std::string_view name() const override { return "gemini"; }
-  bool serves_path(std::string_view path) const override;
-  std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com", {}}; }
-  credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
   double usual_cache_read_ratio() const override { return 0.25; }
-  int request_affinity(const nlohmann::json& body) const override;
   // The REST API takes the system instruction in either spelling.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents", .provider_state = {}, .cache_marker = {}};
   }
   std::string_view operation_name() const override { return "generate_content"; }
-  std::string_view provider_name() const override { return "gcp.gemini"; }
 
   std::optional<request_facts> inspect(json::document body) const override;
-  void inspect_target(std::string_view target, request_facts& facts) const override;
   bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
 
@@ -54,6 +48,23 @@ class gemini_dialect final : public dialect {
 
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
+};
+
+class gemini_endpoint final : public endpoint {
+ public:
+  using endpoint::endpoint;
+  std::string_view name() const override { return "gemini"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  void inspect_target(std::string_view target, request_facts& facts) const override { read_gemini_target(target, facts); }
+  upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com", {}}; }
+  credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
+  std::string_view provider_name() const override { return "gcp.gemini"; }
+  int request_affinity(const nlohmann::json& body) const override;
+
+  // The model and the streaming mode a …/models/{model}:{verb} target names
+  // (Vertex AI's Gemini paths have the same tail).
+  static void read_gemini_target(std::string_view target, request_facts& facts);
 };
 
 }  // namespace gistproxy::rewrite

@@ -1,4 +1,4 @@
-#include "rewrite/dialects/chat/chat_dialect.hpp"
+#include "rewrite/dialects/chat/chat_api.hpp"
 #include "rewrite/dialects/chat/chat_stream.hpp"
 #include "rewrite/sse/assemble.hpp"
 
@@ -14,7 +14,7 @@
 
 namespace gistproxy::rewrite {
 
-std::optional<request_facts> chat_dialect::inspect(json::document body) const {
+std::optional<request_facts> chat_wire::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -47,7 +47,7 @@ std::optional<request_facts> chat_dialect::inspect(json::document body) const {
   return facts;
 }
 
-token_usage chat_dialect::usage_from_fields(const usage_fields& usage) const {
+token_usage chat_wire::usage_from_fields(const usage_fields& usage) const {
   token_usage u;
   u.input_tokens = usage.get("prompt_tokens").value_or(-1);
   u.output_tokens = usage.get("completion_tokens").value_or(-1);
@@ -57,7 +57,7 @@ token_usage chat_dialect::usage_from_fields(const usage_fields& usage) const {
   return u;
 }
 
-void chat_dialect::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
+void chat_wire::usage_from_event(std::string_view, std::string_view data, token_usage& usage) const {
   // Only the include_usage chunk has a non-null usage; skip parsing the rest.
   if (data.find("\"usage\"") == std::string_view::npos || data.find("_tokens") == std::string_view::npos) return;
   auto u = usage_from_response(json::parse_checked(data));
@@ -83,7 +83,7 @@ bool collect_chat_call_names(json::cursor& c, call_directory& calls) {
 
 }  // namespace
 
-bool chat_dialect::scan(json::document body, request_scan& out) const {
+bool chat_wire::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -116,7 +116,7 @@ bool chat_dialect::scan(json::document body, request_scan& out) const {
   return true;
 }
 
-std::string chat_dialect::read_blob_tool(std::string_view name) const {
+std::string chat_wire::read_blob_tool(std::string_view name) const {
   std::string out = R"({"type":"function","function":{"name":")";
   json::escape_into(out, name);
   out += R"(","description":")";
@@ -125,23 +125,23 @@ std::string chat_dialect::read_blob_tool(std::string_view name) const {
   return out;
 }
 
-bool chat_dialect::serves_path(std::string_view path) const { return path.ends_with("/chat/completions"); }
+bool chat_endpoint::serves_path(std::string_view path) const { return path.ends_with("/chat/completions"); }
 
-std::string chat_dialect::request_path(std::string_view) const { return "/v1/chat/completions"; }
+std::string chat_endpoint::request_path(std::string_view) const { return "/v1/chat/completions"; }
 
-upstream_family chat_dialect::upstream() const { return {"openai", "https://api.openai.com", {}}; }
+upstream_family chat_endpoint::upstream() const { return {"openai", "https://api.openai.com", {}}; }
 
-std::unique_ptr<stream_filter> chat_dialect::make_stream_filter(std::string tool_name) const {
+std::unique_ptr<stream_filter> chat_wire::make_stream_filter(std::string tool_name) const {
   return make_chat_stream_filter(*this, std::move(tool_name));
 }
 
-std::optional<nlohmann::json> chat_dialect::assemble_stream(std::string_view sse_text) const {
+std::optional<nlohmann::json> chat_wire::assemble_stream(std::string_view sse_text) const {
   return assemble_chat_stream(sse_text);
 }
 
 // Any body with a message list may be chat (the default of bare bodies);
 // system or tool roles and tool_calls are chat's own.
-int chat_dialect::request_affinity(const nlohmann::json& body) const {
+int chat_endpoint::request_affinity(const nlohmann::json& body) const {
   const auto& messages = checked::array_at(body, "messages");
   for (const auto& m : messages)
     if (checked::string_is(m, "role", "system") || checked::string_is(m, "role", "tool") || checked::member(m, "tool_calls").is_array())

@@ -1,13 +1,13 @@
 // Bedrock Converse requests: path, facts, tool outputs and tools, read with
 // the position-preserving scanner (the body is never re-serialized).
-#include "rewrite/dialects/converse/converse_dialect.hpp"
+#include "rewrite/dialects/bedrock/converse_api.hpp"
 
 #include <map>
 
 #include <nlohmann/json.hpp>
 
-#include "rewrite/dialects/converse/converse_stream.hpp"
-#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+#include "rewrite/dialects/bedrock/converse_stream.hpp"
+#include "rewrite/dialects/cloud_path.hpp"
 #include "rewrite/dialects/text_fields.hpp"
 #include "rewrite/dialects/tool_scan.hpp"
 #include "rewrite/json/checked.hpp"
@@ -142,14 +142,14 @@ std::string converse_model_of(std::string_view path) {
   return t ? cloud_path::model_id(t->model) : std::string();
 }
 
-bool converse_dialect::serves_path(std::string_view path) const { return parse_target(path).has_value(); }
+bool converse_endpoint::serves_path(std::string_view path) const { return parse_target(path).has_value(); }
 
-std::string converse_dialect::request_path(std::string_view model) const {
+std::string converse_endpoint::request_path(std::string_view model) const {
   return std::string(model_segment) + cloud_path::percent_encoded(model.empty() ? std::string_view("bedrock") : model) +
          std::string(converse_suffix);
 }
 
-void converse_dialect::inspect_target(std::string_view target, request_facts& facts) const {
+void converse_endpoint::inspect_target(std::string_view target, request_facts& facts) const {
   auto path = path_of(target);
   auto t = parse_target(path);
   if (!t) return;
@@ -157,7 +157,7 @@ void converse_dialect::inspect_target(std::string_view target, request_facts& fa
   facts.stream = t->stream;
 }
 
-std::optional<request_facts> converse_dialect::inspect(json::document body) const {
+std::optional<request_facts> converse_wire::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -181,7 +181,7 @@ std::optional<request_facts> converse_dialect::inspect(json::document body) cons
   return facts;
 }
 
-bool converse_dialect::scan(json::document body, request_scan& out) const {
+bool converse_wire::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -194,7 +194,7 @@ bool converse_dialect::scan(json::document body, request_scan& out) const {
   return true;
 }
 
-std::string converse_dialect::read_blob_tool(std::string_view name) const {
+std::string converse_wire::read_blob_tool(std::string_view name) const {
   std::string out = R"({"toolSpec":{"name":")";
   json::escape_into(out, name);
   out += R"(","description":")";
@@ -205,7 +205,7 @@ std::string converse_dialect::read_blob_tool(std::string_view name) const {
 
 // The tools array lives in toolConfig: inside the client's toolConfig when it
 // has one (its other members stay as they are), else a new toolConfig.
-dialect::insertion converse_dialect::tools_insertion(std::string_view body, const request_scan& scan,
+wire_format::insertion converse_wire::tools_insertion(std::string_view body, const request_scan& scan,
                                                      std::string_view definition) const {
   const std::string tools = "\"tools\":[" + std::string(definition) + "]";
   if (!scan.tools_holder) return {scan.object_end, ",\"toolConfig\":{" + tools + "}"};
@@ -214,18 +214,18 @@ dialect::insertion converse_dialect::tools_insertion(std::string_view body, cons
   return {holder.end - 1, (empty ? "" : ",") + tools};
 }
 
-std::unique_ptr<stream_filter> converse_dialect::make_stream_filter(std::string tool_name) const {
+std::unique_ptr<stream_filter> converse_wire::make_stream_filter(std::string tool_name) const {
   return make_converse_stream_filter(*this, std::move(tool_name));
 }
 
-std::optional<nlohmann::json> converse_dialect::assemble_stream(std::string_view sse_text) const {
+std::optional<nlohmann::json> converse_wire::assemble_stream(std::string_view sse_text) const {
   return assemble_converse_stream(sse_text);
 }
 
 // Converse's own members (toolConfig, inferenceConfig, …) and content blocks
 // keyed by shape (toolUse, toolResult, cachePoint, or text without a "type")
 // are Bedrock's; a body without messages is not (Gemini has a toolConfig too).
-int converse_dialect::request_affinity(const nlohmann::json& body) const {
+int converse_endpoint::request_affinity(const nlohmann::json& body) const {
   if (!checked::member(body, "messages").is_array()) return 0;
   for (const char* key : {"toolConfig", "inferenceConfig", "additionalModelRequestFields"})
     if (body.contains(key)) return 5;

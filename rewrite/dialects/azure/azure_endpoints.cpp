@@ -1,4 +1,5 @@
-#include "rewrite/dialects/azure/azure_dialects.hpp"
+#include "rewrite/dialects/azure/azure_endpoints.hpp"
+#include "rewrite/dialects/cloud_path.hpp"
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::rewrite {
@@ -12,7 +13,7 @@ std::string_view deployment_of(std::string_view path) { return cloud_path::segme
 
 }  // namespace
 
-bool azure_dialect::serves_path(std::string_view path) const {
+bool azure_endpoint::serves_path(std::string_view path) const {
   if (path.starts_with(v1)) return path.substr(v1.size()) == operation_;
   // The openai SDK's AzureOpenAI posts Responses to /openai/responses?api-version=….
   if (path.size() == openai.size() + operation_.size() && path.starts_with(openai) && path.ends_with(operation_))
@@ -23,12 +24,12 @@ bool azure_dialect::serves_path(std::string_view path) const {
   return tail.size() == operation_.size() + 1 && tail[0] == '/' && tail.substr(1) == operation_;
 }
 
-std::string azure_dialect::request_path(std::string_view model) const {
+std::string azure_endpoint::request_path(std::string_view model) const {
   if (model.empty()) return std::string(v1) + std::string(operation_);
   return std::string(deployments) + cloud_path::percent_encoded(model) + "/" + std::string(operation_);
 }
 
-void azure_dialect::inspect_target(std::string_view target, request_facts& facts) const {
+void azure_endpoint::inspect_target(std::string_view target, request_facts& facts) const {
   if (!facts.model.empty()) return;  // the body names its model: that is what is billed
   const auto path = path_of(target);
   facts.model = cloud_path::model_id(deployment_of(path));

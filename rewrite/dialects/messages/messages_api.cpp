@@ -1,4 +1,4 @@
-#include "rewrite/dialects/messages/messages_dialect.hpp"
+#include "rewrite/dialects/messages/messages_api.hpp"
 #include "rewrite/dialects/messages/messages_stream.hpp"
 #include "rewrite/sse/assemble.hpp"
 
@@ -16,7 +16,7 @@ namespace {
 
 }  // namespace
 
-std::optional<request_facts> messages_dialect::inspect(json::document body) const {
+std::optional<request_facts> messages_wire::inspect(json::document body) const {
   json::cursor c(body);
   request_facts facts;
   std::string system, first_user;
@@ -48,7 +48,7 @@ std::optional<request_facts> messages_dialect::inspect(json::document body) cons
 
 // Anthropic's input_tokens are the uncached ones only; per the GenAI
 // conventions, input tokens include cache reads and writes.
-token_usage messages_dialect::usage_from_fields(const usage_fields& u) const {
+token_usage messages_wire::usage_from_fields(const usage_fields& u) const {
   token_usage out;
   if (auto in = u.get("input_tokens")) {
     out.cache_read_tokens = u.get_or_zero("cache_read_input_tokens");
@@ -59,7 +59,7 @@ token_usage messages_dialect::usage_from_fields(const usage_fields& u) const {
   return out;
 }
 
-void messages_dialect::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
+void messages_wire::usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const {
   if (event != "message_start" && event != "message_delta") return;
   auto j = json::parse_checked(data);
   if (!j.is_object()) return;
@@ -75,7 +75,7 @@ void messages_dialect::usage_from_event(std::string_view event, std::string_view
   if (got.output_tokens >= 0) usage.output_tokens = got.output_tokens;
 }
 
-bool messages_dialect::scan(json::document body, request_scan& out) const {
+bool messages_wire::scan(json::document body, request_scan& out) const {
   json::cursor c(body);
   if (c.peek() != json::kind::object) return false;
   auto whole = c.object([&](std::string_view key, json::cursor& v) {
@@ -127,7 +127,7 @@ bool messages_dialect::scan(json::document body, request_scan& out) const {
   return true;
 }
 
-std::string messages_dialect::read_blob_tool(std::string_view name) const {
+std::string messages_wire::read_blob_tool(std::string_view name) const {
   std::string out = R"({"name":")";
   json::escape_into(out, name);
   out += R"(","description":")";
@@ -136,30 +136,30 @@ std::string messages_dialect::read_blob_tool(std::string_view name) const {
   return out;
 }
 
-std::string messages_dialect::image_replacement(std::string_view text) const {
+std::string messages_wire::image_replacement(std::string_view text) const {
   std::string out = R"({"type":"text","text":")";
   json::escape_into(out, text);
   out += R"("})";
   return out;
 }
 
-bool messages_dialect::serves_path(std::string_view path) const { return path.ends_with("/messages"); }
+bool messages_endpoint::serves_path(std::string_view path) const { return path.ends_with("/messages"); }
 
-std::string messages_dialect::request_path(std::string_view) const { return "/v1/messages"; }
+std::string messages_endpoint::request_path(std::string_view) const { return "/v1/messages"; }
 
-upstream_family messages_dialect::upstream() const { return {"anthropic", "https://api.anthropic.com", {}}; }
+upstream_family messages_endpoint::upstream() const { return {"anthropic", "https://api.anthropic.com", {}}; }
 
-std::unique_ptr<stream_filter> messages_dialect::make_stream_filter(std::string tool_name) const {
+std::unique_ptr<stream_filter> messages_wire::make_stream_filter(std::string tool_name) const {
   return make_messages_stream_filter(*this, std::move(tool_name));
 }
 
-std::optional<nlohmann::json> messages_dialect::assemble_stream(std::string_view sse_text) const {
+std::optional<nlohmann::json> messages_wire::assemble_stream(std::string_view sse_text) const {
   return assemble_messages_stream(sse_text);
 }
 
 // A top-level system prompt, anthropic_version or stop_sequences is
 // Anthropic's; so are tool_use and tool_result blocks in the messages.
-int messages_dialect::request_affinity(const nlohmann::json& body) const {
+int messages_endpoint::request_affinity(const nlohmann::json& body) const {
   if (!body.is_object()) return 0;
   if (body.contains("system") || body.contains("anthropic_version") || body.contains("stop_sequences")) return 3;
   for (const auto& m : checked::array_at(body, "messages"))

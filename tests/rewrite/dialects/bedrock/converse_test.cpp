@@ -6,8 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/blob/memory_blob_store.hpp"
-#include "rewrite/dialect.hpp"
-#include "rewrite/dialects/converse/converse_dialect.hpp"
+#include "rewrite/endpoint.hpp"
+#include "rewrite/dialects/bedrock/converse_api.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/prompt_cache/prefix_fingerprint.hpp"
 #include "rewrite/replay/replay_run.hpp"
@@ -22,7 +22,7 @@ using gistproxy::testing::facts_of;
 
 namespace {
 
-const dialect& converse() { return *dialect_named("bedrock-converse"); }
+const endpoint& converse() { return *endpoint_named("bedrock-converse"); }
 
 constexpr std::string_view model_path = "/model/anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse";
 const std::string arn = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -73,10 +73,10 @@ struct engine_env {
 }  // namespace
 
 TEST_CASE("bedrock-converse: converse and converse-stream paths name the model, percent-decoded and bounded") {
-  CHECK(dialect_for("POST", std::string(model_path))->name() == "bedrock-converse");
-  CHECK(dialect_for("POST", "/model/m/converse-stream?x=1")->name() == "bedrock-converse");
-  CHECK(dialect_for("POST", "/model/m/invoke")->name() == "bedrock-messages");  // InvokeModel, not Converse
-  CHECK(dialect_for("POST", "/model//converse") == nullptr);
+  CHECK(endpoint_for("POST", std::string(model_path))->name() == "bedrock-converse");
+  CHECK(endpoint_for("POST", "/model/m/converse-stream?x=1")->name() == "bedrock-converse");
+  CHECK(endpoint_for("POST", "/model/m/invoke")->name() == "bedrock-messages");  // InvokeModel, not Converse
+  CHECK(endpoint_for("POST", "/model//converse") == nullptr);
 
   request_facts facts;
   converse().inspect_target(std::string(model_path), facts);
@@ -91,7 +91,7 @@ TEST_CASE("bedrock-converse: converse and converse-stream paths name the model, 
   // The path a replayed request goes to encodes the id again, and reads back the same.
   CHECK(converse().request_path(arn).find("%3A") != std::string::npos);
   CHECK(converse().request_path(arn).find("%2F") != std::string::npos);
-  CHECK(dialect_for("POST", converse().request_path(arn)) == &converse());
+  CHECK(endpoint_for("POST", converse().request_path(arn)) == &converse());
   CHECK(converse_model_of(converse().request_path(arn)) == arn);
   // What is not a model id is no model: bad escapes, control bytes, beyond Bedrock's 2048 bytes.
   for (const std::string& bad : std::vector<std::string>{"/model/a%ZZb/converse", "/model/a%0Ab/converse", "/model/a%2/converse",
@@ -116,14 +116,14 @@ TEST_CASE("bedrock-converse: the facts come from the path and the body, the key 
   CHECK_FALSE(b.stream);
   CHECK(a.conversation_key == b.conversation_key);
   CHECK(facts_of("/model/m/converse", turn2).conversation_key != a.conversation_key);
-  CHECK_FALSE(converse().inspect("[1]"));
+  CHECK_FALSE(converse().wire().inspect("[1]"));
 }
 
 TEST_CASE("bedrock-converse: each text item of a toolResult is a tool output named by its toolUse, json and images stay inline") {
   request_scan scan;
   const auto body = body_with(R"([{"text":"first"},{"json":{"rows":[1,2]}},{"image":{"format":"png","source":{"bytes":"iVBO"}}},{"text":"second"}])",
                               client_tools);
-  REQUIRE(converse().scan(body, scan));
+  REQUIRE(converse().wire().scan(body, scan));
   REQUIRE(scan.outputs.size() == 2);
   CHECK(scan.outputs[0].raw == "first");
   CHECK(scan.outputs[1].raw == "second");
@@ -139,12 +139,12 @@ TEST_CASE("bedrock-converse: each text item of a toolResult is a tool output nam
   CHECK(scan.second_item_begin > scan.conversation->begin);
 
   request_scan only_json;
-  REQUIRE(converse().scan(body_with(R"([{"json":{"text":"not an output"}}])", client_tools), only_json));
+  REQUIRE(converse().wire().scan(body_with(R"([{"json":{"text":"not an output"}}])", client_tools), only_json));
   CHECK(only_json.outputs.empty());
   // What Bedrock itself refuses is not rewritten: forwarded as sent.
   for (const char* config : {R"("toolConfig":null)", R"("toolConfig":{"tools":{"a":1}})", R"("toolConfig":[1])"}) {
     request_scan refused;
-    CHECK_FALSE(converse().scan(body_with(R"([{"text":"x"}])", config), refused));
+    CHECK_FALSE(converse().wire().scan(body_with(R"([{"text":"x"}])", config), refused));
   }
 }
 
@@ -163,7 +163,7 @@ TEST_CASE("bedrock-converse: read_blob goes into toolConfig.tools, wherever the 
     INFO(config);
     engine_env env;
     const auto body = body_with(content, config);
-    auto r = env.engine.rewrite(converse(), body, "t");
+    auto r = env.engine.rewrite(converse().wire(), body, "t");
     REQUIRE(r.report.outcome == rewrite_outcome::rewritten);
     REQUIRE(r.report.offloads.size() == 1);
     CHECK(r.report.tool_injected);
@@ -173,14 +173,14 @@ TEST_CASE("bedrock-converse: read_blob goes into toolConfig.tools, wherever the 
     CHECK(j["toolConfig"]["tools"].back()["toolSpec"]["inputSchema"]["json"]["type"] == "object");
     CHECK(j["messages"][2]["content"][0]["toolResult"]["content"][0]["text"].get<std::string>().size() < big_output().size() / 2);
     request_scan again;
-    REQUIRE(converse().scan(r.body, again));
+    REQUIRE(converse().wire().scan(r.body, again));
     CHECK(again.declared_tools.back() == "read_blob");
-    CHECK(env.engine.rewrite(converse(), body, "t").body == r.body);  // byte-stable
+    CHECK(env.engine.rewrite(converse().wire(), body, "t").body == r.body);  // byte-stable
   }
 }
 
 TEST_CASE("bedrock-converse: moved cachePoint blocks are not part of the cached prefix, changed content is") {
-  const auto layout = converse().cache_prefix();
+  const auto layout = converse().wire().cache_prefix();
   const std::string turn1 = R"({"toolConfig":{"tools":[{"toolSpec":{"name":"a"}},{"cachePoint":{"type":"default"}}]},
       "system":[{"text":"s"}],"messages":[{"role":"user","content":[{"text":"q"},{"cachePoint":{"type":"default"}}]}]})";
   const std::string turn2 = R"({"toolConfig":{"tools":[{"toolSpec":{"name":"a"}},{"cachePoint":{"type":"default"}}]},
@@ -201,18 +201,18 @@ TEST_CASE("bedrock-converse: moved cachePoint blocks are not part of the cached 
 
 TEST_CASE("bedrock-converse: read_blob calls are toolUse blocks, removed from a final answer with stopReason end_turn") {
   auto answer = answer_with_calls();
-  auto calls = converse().find_blob_calls(answer, "read_blob");
+  auto calls = converse().wire().find_blob_calls(answer, "read_blob");
   REQUIRE(calls.blob_calls.size() == 1);
   CHECK(calls.client_calls == 1);
   CHECK(calls.blob_calls[0].id == "rb_1");
   CHECK(J::parse(calls.blob_calls[0].arguments) == J({{"handle", "abc"}}));
 
-  converse().remove_blob_calls(answer, "read_blob");
+  converse().wire().remove_blob_calls(answer, "read_blob");
   CHECK(answer["output"]["message"]["content"].size() == 4);
   CHECK(answer["stopReason"] == "tool_use");  // the client's own call is still there
   auto only_ours = J::parse(R"({"output":{"message":{"content":[{"text":"x"},
       {"toolUse":{"toolUseId":"rb_1","name":"read_blob","input":{}}}]}},"stopReason":"tool_use"})");
-  converse().remove_blob_calls(only_ours, "read_blob");
+  converse().wire().remove_blob_calls(only_ours, "read_blob");
   CHECK(only_ours["output"]["message"]["content"] == J::parse(R"([{"text":"x"}])"));
   CHECK(only_ours["stopReason"] == "end_turn");
 }
@@ -220,7 +220,7 @@ TEST_CASE("bedrock-converse: read_blob calls are toolUse blocks, removed from a 
 TEST_CASE("bedrock-converse: the next hop appends the model's turn and a user turn of toolResults, the tools untouched") {
   const auto body = body_with(R"([{"text":"x"}])", client_tools);
   const auto answer = answer_with_calls();
-  auto next = converse().continue_conversation(body, answer, "read_blob", {{"rb_1", "PAGE", false}}, false);
+  auto next = converse().wire().continue_conversation(body, answer, "read_blob", {{"rb_1", "PAGE", false}}, false);
   REQUIRE(next);
   CHECK(next->starts_with(body.substr(0, body.rfind("]],") + 1)));  // every byte before stays
   auto j = J::parse(*next);
@@ -234,7 +234,7 @@ TEST_CASE("bedrock-converse: the next hop appends the model's turn and a user tu
       "content":[{"text":"PAGE"}],"status":"success"}}]})"));
   CHECK(next->find(client_tools) != std::string::npos);
 
-  auto last = converse().continue_conversation(body, answer, "read_blob", {{"rb_1", "", true}}, true);
+  auto last = converse().wire().continue_conversation(body, answer, "read_blob", {{"rb_1", "", true}}, true);
   REQUIRE(last);
   auto l = J::parse(*last);
   const auto& user = l["messages"][4]["content"];
@@ -243,12 +243,12 @@ TEST_CASE("bedrock-converse: the next hop appends the model's turn and a user tu
   CHECK(user[0]["toolResult"]["content"][0]["text"] == "error");  // Bedrock refuses an error without content
   CHECK(user[1] == J({{"text", converse_last_hop_notice("read_blob")}}));
   CHECK(last->find(client_tools) != std::string::npos);  // no tool choice can forbid tools: toolConfig stays byte for byte
-  CHECK_FALSE(converse().continue_conversation(R"({"messages":{}})", answer, "read_blob", {}, false));
+  CHECK_FALSE(converse().wire().continue_conversation(R"({"messages":{}})", answer, "read_blob", {}, false));
 }
 
 TEST_CASE("bedrock-converse: usage counts cache reads and writes as input, from an answer and from the metadata event") {
   const auto answer = answer_with_calls();
-  for (const auto& u : {converse().usage_from_response(answer), converse().usage_from_response(std::string_view(answer.dump()))}) {
+  for (const auto& u : {converse().wire().usage_from_response(answer), converse().wire().usage_from_response(std::string_view(answer.dump()))}) {
     CHECK(u.input_tokens == 100);
     CHECK(u.cache_read_tokens == 64);
     CHECK(u.cache_write_tokens == 16);
@@ -256,16 +256,16 @@ TEST_CASE("bedrock-converse: usage counts cache reads and writes as input, from 
     CHECK(u.uncached_input_tokens() == 20);
   }
   token_usage u;
-  converse().usage_from_event("messageStop", R"({"stopReason":"end_turn"})", u);
+  converse().wire().usage_from_event("messageStop", R"({"stopReason":"end_turn"})", u);
   CHECK_FALSE(u.known());
-  converse().usage_from_event("metadata", R"({"usage":{"inputTokens":7,"outputTokens":3,"totalTokens":10},"metrics":{"latencyMs":5}})", u);
+  converse().wire().usage_from_event("metadata", R"({"usage":{"inputTokens":7,"outputTokens":3,"totalTokens":10},"metrics":{"latencyMs":5}})", u);
   CHECK(u.input_tokens == 7);
   CHECK(u.cache_read_tokens == 0);
   CHECK(u.output_tokens == 3);
 }
 
 TEST_CASE("bedrock-converse: the stream filter splices two hops, read_blob withheld, blocks renumbered, usage summed at the end") {
-  auto f = converse().make_stream_filter("read_blob");
+  auto f = converse().wire().make_stream_filter("read_blob");
   sse::event_parser parser;
   std::string out;
   auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { out += f->on_event(e); }); };
@@ -284,7 +284,7 @@ TEST_CASE("bedrock-converse: the stream filter splices two hops, read_blob withh
   REQUIRE(hop.calls.size() == 1);
   CHECK(hop.calls[0].id == "rb_1");
   CHECK(hop.calls[0].arguments == "{\"handle\":\"h\"}");
-  CHECK(converse().find_blob_calls(hop.response, "read_blob").blob_calls.size() == 1);
+  CHECK(converse().wire().find_blob_calls(hop.response, "read_blob").blob_calls.size() == 1);
   CHECK(hop.response["output"]["message"]["content"][0] == J({{"text", "Looking"}}));
   CHECK(out.find("read_blob") == std::string::npos);
   CHECK(out.find("messageStop") == std::string::npos);
@@ -320,7 +320,7 @@ TEST_CASE("bedrock-converse: the stream filter splices two hops, read_blob withh
 }
 
 TEST_CASE("bedrock-converse: the client's own toolUse blocks are held to the end of the turn, once, numbered after the text") {
-  auto f = converse().make_stream_filter("read_blob");
+  auto f = converse().wire().make_stream_filter("read_blob");
   sse::event_parser parser;
   std::string out;
   auto feed = [&](const std::string& s) { parser.feed(s, [&](const sse::event& e) { out += f->on_event(e); }); };
@@ -355,7 +355,7 @@ TEST_CASE("bedrock-converse: a stream assembles into the answer Converse returns
       event("contentBlockStop", {{"contentBlockIndex", 2}}) +
       event("messageStop", {{"stopReason", "tool_use"}}) +
       event("metadata", {{"usage", {{"inputTokens", 5}, {"outputTokens", 42}, {"totalTokens", 47}}}, {"metrics", {{"latencyMs", 9}}}});
-  auto r = converse().assemble_stream(s);
+  auto r = converse().wire().assemble_stream(s);
   REQUIRE(r);
   const auto& content = (*r)["output"]["message"]["content"];
   CHECK((*r)["output"]["message"]["role"] == "assistant");
@@ -365,15 +365,15 @@ TEST_CASE("bedrock-converse: a stream assembles into the answer Converse returns
   CHECK((*r)["stopReason"] == "tool_use");
   CHECK((*r)["usage"]["outputTokens"] == 42);
   CHECK((*r)["metrics"]["latencyMs"] == 9);
-  CHECK(converse().usage_from_response(*r).input_tokens == 5);
+  CHECK(converse().wire().usage_from_response(*r).input_tokens == 5);
 
-  auto error = converse().assemble_stream(s.substr(0, s.find("event: contentBlockStop")) +
+  auto error = converse().wire().assemble_stream(s.substr(0, s.find("event: contentBlockStop")) +
                                           event("throttlingException", {{"message", "slow down"}}));
   REQUIRE(error);
   CHECK((*error)["__type"] == "throttlingException");
   CHECK((*error)["message"] == "slow down");
-  CHECK_FALSE(converse().assemble_stream(event("ping", {{"x", 1}})));
-  CHECK_NOTHROW(converse().assemble_stream(event("contentBlockDelta", {{"contentBlockIndex", 1e300}, {"delta", 5}})));
+  CHECK_FALSE(converse().wire().assemble_stream(event("ping", {{"x", 1}})));
+  CHECK_NOTHROW(converse().wire().assemble_stream(event("contentBlockDelta", {{"contentBlockIndex", 1e300}, {"delta", 5}})));
 }
 
 TEST_CASE("bedrock-converse: a bare request body is read as Converse's, a Gemini body with a toolConfig is not") {
@@ -381,7 +381,7 @@ TEST_CASE("bedrock-converse: a bare request body is read as Converse's, a Gemini
   REQUIRE(t.requests.size() == 1);
   CHECK(t.requests[0].api == &converse());
   const auto plain = J::parse(R"({"system":[{"text":"s"}],"messages":[{"role":"user","content":[{"text":"q"}]}]})");
-  CHECK(converse().request_affinity(plain) > dialect_named("messages")->request_affinity(plain));
+  CHECK(converse().request_affinity(plain) > endpoint_named("messages")->request_affinity(plain));
   const auto gemini = J::parse(R"({"contents":[{"role":"user","parts":[{"text":"q"}]}],"toolConfig":{"functionCallingConfig":{"mode":"NONE"}}})");
   CHECK(converse().request_affinity(gemini) == 0);
   const auto anthropic = J::parse(R"({"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"q"}]}]})");

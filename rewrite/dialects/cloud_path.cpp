@@ -1,4 +1,4 @@
-#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+#include "rewrite/dialects/cloud_path.hpp"
 
 namespace gistproxy::rewrite::cloud_path {
 namespace {

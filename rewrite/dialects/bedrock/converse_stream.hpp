@@ -1,6 +1,6 @@
 // Bedrock ConverseStream: the filter that splices page-in hops into one client
 // stream, and the assembly of a stream into the answer Converse returns
-// unstreamed (recordings). Only this API's dialect uses them.
+// unstreamed (recordings). Only this API's wire format uses them.
 //
 // ConverseStream answers in binary AWS event-stream messages; the proxy's
 // bridge hands each one to the filter as an SSE event whose name is the
@@ -21,7 +21,7 @@
 
 namespace gistproxy::rewrite {
 
-std::unique_ptr<stream_filter> make_converse_stream_filter(const dialect& converse, std::string tool_name);
+std::unique_ptr<stream_filter> make_converse_stream_filter(const wire_format& converse, std::string tool_name);
 std::optional<nlohmann::json> assemble_converse_stream(std::string_view sse_text);
 
 }  // namespace gistproxy::rewrite

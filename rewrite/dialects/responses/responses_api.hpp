@@ -1,29 +1,22 @@
 // OpenAI Responses: POST …/responses, tool outputs are function_call_output input items.
+// Its wire format, and OpenAI's endpoint for it (Azure's: azure/).
 #pragma once
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class responses_dialect final : public dialect {
+class responses_wire final : public wire_format {
  public:
-  std::string_view name() const override { return "responses"; }
-  bool serves_path(std::string_view path) const override;
-  std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override;
-  int request_affinity(const nlohmann::json& body) const override;
   // previous_response_id: the provider holds the conversation.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools", "instructions"}, .conversation = "input", .provider_state = "previous_response_id", .cache_marker = {}};
   }
-  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
-  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
   std::string_view operation_name() const override { return "chat"; }
-  std::string_view provider_name() const override { return "openai"; }
+  nlohmann::json echoed_members(std::string_view client_body) const override;
   std::optional<request_facts> inspect(json::document body) const override;
   bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
-  nlohmann::json echoed_members(std::string_view client_body) const override;
   void remove_blob_calls(nlohmann::json& response, std::string_view tool_name) const override;
   response_calls find_blob_calls(const nlohmann::json& response, std::string_view tool_name) const override;
   std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
@@ -31,6 +24,19 @@ class responses_dialect final : public dialect {
                                                    bool last_hop) const override;
   token_usage usage_from_fields(const usage_fields& usage) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
+  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
+  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
+};
+
+class responses_endpoint final : public endpoint {
+ public:
+  using endpoint::endpoint;
+  std::string_view name() const override { return "responses"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override;
+  std::string_view provider_name() const override { return "openai"; }
+  int request_affinity(const nlohmann::json& body) const override;
 };
 
 }  // namespace gistproxy::rewrite

@@ -1,7 +1,8 @@
-#include "rewrite/dialects/bedrock/bedrock_messages_dialect.hpp"
+#include "rewrite/dialects/bedrock/bedrock_messages.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/dialects/cloud_path.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/request_target.hpp"
@@ -40,31 +41,31 @@ std::string bedrock_model_of(std::string_view path) {
   return cloud_path::model_id(cloud_path::segment_after(path, model_prefix));
 }
 
-bool bedrock_messages_dialect::serves_path(std::string_view path) const {
+bool bedrock_invoke_endpoint::serves_path(std::string_view path) const {
   const auto verb = verb_of(path);
   return verb == invoke || verb == invoke_stream;
 }
 
-std::string bedrock_messages_dialect::request_path(std::string_view model) const {
+std::string bedrock_invoke_endpoint::request_path(std::string_view model) const {
   return std::string(model_prefix) + cloud_path::percent_encoded(model.empty() ? std::string_view("model") : model) +
          std::string(invoke);
 }
 
-std::optional<request_facts> bedrock_messages_dialect::inspect(json::document body) const {
+std::optional<request_facts> bedrock_messages_wire::inspect(json::document body) const {
   // InvokeModel serves every vendor's models, each with its own body: only
   // Anthropic's say anthropic_version.
   if (!has_anthropic_version(body)) return std::nullopt;
-  return hosted_.inspect(body);
+  return messages_wire::inspect(body);
 }
 
-void bedrock_messages_dialect::inspect_target(std::string_view target, request_facts& facts) const {
+void bedrock_invoke_endpoint::inspect_target(std::string_view target, request_facts& facts) const {
   const auto path = path_of(target);
   facts.model = bedrock_model_of(path);
   facts.stream = verb_of(path) == invoke_stream;
 }
 
 // Claude on Bedrock says so in its body: anthropic_version "bedrock-…".
-int bedrock_messages_dialect::request_affinity(const nlohmann::json& body) const {
+int bedrock_invoke_endpoint::request_affinity(const nlohmann::json& body) const {
   return checked::string_at(body, "anthropic_version").starts_with("bedrock-") ? 4 : 0;
 }
 

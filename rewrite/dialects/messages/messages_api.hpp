@@ -1,27 +1,22 @@
 // Anthropic Messages: POST …/messages, tool outputs are tool_result content blocks.
+// Its wire format (Bedrock InvokeModel's variant: bedrock/), and Anthropic's
+// endpoint for it (Vertex AI's: vertex/, Bedrock's: bedrock/).
 #pragma once
 
-#include "rewrite/dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class messages_dialect final : public dialect {
+class messages_wire : public wire_format {
  public:
-  std::string_view name() const override { return "messages"; }
-  bool serves_path(std::string_view path) const override;
-  std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override;
   // Anthropic: reads 0.1x, writes 1.25x the input price.
   double usual_cache_read_ratio() const override { return 0.1 / 1.25; }
-  int request_affinity(const nlohmann::json& body) const override;
   // Anthropic caches tools, then system, then messages.
   prefix_layout cache_prefix() const override {
     return {.head = {"tools", "system"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cache_control"};
   }
-  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
-  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
   std::string_view operation_name() const override { return "chat"; }
-  std::string_view provider_name() const override { return "anthropic"; }
+  std::string image_replacement(std::string_view text) const override;
   std::optional<request_facts> inspect(json::document body) const override;
   bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;
@@ -30,9 +25,21 @@ class messages_dialect final : public dialect {
   std::optional<std::string> continue_conversation(std::string_view body, const nlohmann::json& response,
                                                    std::string_view tool_name, const std::vector<call_result>& results,
                                                    bool last_hop) const override;
-  std::string image_replacement(std::string_view text) const override;
   token_usage usage_from_fields(const usage_fields& usage) const override;
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
+  std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
+  std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
+};
+
+class messages_endpoint final : public endpoint {
+ public:
+  using endpoint::endpoint;
+  std::string_view name() const override { return "messages"; }
+  bool serves_path(std::string_view path) const override;
+  std::string request_path(std::string_view model) const override;
+  upstream_family upstream() const override;
+  std::string_view provider_name() const override { return "anthropic"; }
+  int request_affinity(const nlohmann::json& body) const override;
 };
 
 }  // namespace gistproxy::rewrite

@@ -10,15 +10,16 @@
 // serves, for prices. The query string is forwarded byte for byte.
 #pragma once
 
-#include "rewrite/dialects/hosted/hosted_dialect.hpp"
+#include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
 
-class azure_dialect final : public hosted_dialect {
+// An endpoint over OpenAI's wire formats: Azure's paths, keys and upstream.
+class azure_endpoint final : public endpoint {
  public:
   // `operation` is the hosted API's path tail: "chat/completions" or "responses".
-  azure_dialect(const dialect& hosted, std::string_view name, std::string_view operation)
-      : hosted_dialect(hosted), name_(name), operation_(operation) {}
+  azure_endpoint(const wire_format& wire, std::string_view name, std::string_view operation)
+      : endpoint(wire), name_(name), operation_(operation) {}
   std::string_view name() const override { return name_; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
@@ -26,6 +27,8 @@ class azure_dialect final : public hosted_dialect {
   credential_fields credentials() const override { return {{"api-key", "authorization"}, {}}; }
   std::string_view provider_name() const override { return "azure.ai.openai"; }
   void inspect_target(std::string_view target, request_facts& facts) const override;
+  // A bare body cannot be told from one sent to OpenAI.
+  int request_affinity(const nlohmann::json&) const override { return 0; }
 
  private:
   std::string_view name_, operation_;

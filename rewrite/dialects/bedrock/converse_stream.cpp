@@ -7,7 +7,7 @@
 // Text and reasoning blocks have no contentBlockStart: a block's first event
 // may be its first delta. Every payload may carry a "p" padding member,
 // which is kept as it came.
-#include "rewrite/dialects/converse/converse_stream.hpp"
+#include "rewrite/dialects/bedrock/converse_stream.hpp"
 
 #include <map>
 
@@ -62,7 +62,7 @@ struct block_parts {
 
 class converse_stream final : public stream_filter {
  public:
-  converse_stream(const dialect& d, std::string tool) : dialect_(d), tool_(std::move(tool)) {}
+  converse_stream(const wire_format& d, std::string tool) : wire_(d), tool_(std::move(tool)) {}
 
   std::string on_event(const sse::event& e) override {
     if (e.comment_only) return std::string(e.raw);
@@ -131,7 +131,7 @@ class converse_stream final : public stream_filter {
     return out;
   }
 
-  token_usage usage() const override { return dialect_.usage_from_fields(usage_fields_of(usage_sum_)); }
+  token_usage usage() const override { return wire_.usage_from_fields(usage_fields_of(usage_sum_)); }
 
   // An event-stream has no comment or ping message, and an event type the
   // SDKs do not know is not something to send them: no keep-alive.
@@ -183,7 +183,7 @@ class converse_stream final : public stream_filter {
     return sse_event(name, checked::dump(data));
   }
 
-  const dialect& dialect_;
+  const wire_format& wire_;
   std::string tool_;
   bool started_ = false, ended_turn_ = false;
   std::map<std::int64_t, block_state> blocks_;  // this hop's, by the upstream's index
@@ -233,7 +233,7 @@ std::optional<njson> assemble_converse_events(const std::vector<std::pair<std::s
 
 }  // namespace
 
-std::unique_ptr<stream_filter> make_converse_stream_filter(const dialect& converse, std::string tool_name) {
+std::unique_ptr<stream_filter> make_converse_stream_filter(const wire_format& converse, std::string tool_name) {
   return std::make_unique<converse_stream>(converse, std::move(tool_name));
 }
 

@@ -1,0 +1,58 @@
+#include "rewrite/wire_format.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "rewrite/json/checked.hpp"
+#include "rewrite/json/scanner.hpp"
+#include "rewrite/json/tree.hpp"
+
+namespace gistproxy::rewrite {
+
+std::string wire_format::image_replacement(std::string_view text) const {
+  std::string out = "\"";
+  json::escape_into(out, text);
+  out += '"';
+  return out;
+}
+
+token_usage wire_format::usage_from_response(std::string_view body) const {
+  // Responses can be large (long completions); find "usage" with the scanner
+  // and read only that small object's numbers.
+  json::cursor c(body);
+  std::optional<json::range> usage;
+  if (c.peek() != json::kind::object) return {};
+  bool ok = c.object([&](std::string_view key, json::cursor& v) {
+                auto r = v.skip_value();
+                if (r && key == usage_member()) usage = r;
+                return r.has_value();
+              }).has_value();
+  if (!ok || !usage) return {};
+  auto fields = read_usage_fields(body.substr(usage->begin, usage->size()));
+  if (!fields) return {};
+  return usage_from_fields(*fields);
+}
+
+token_usage wire_format::usage_from_response(const nlohmann::json& body) const {
+  return usage_from_fields(usage_fields_of(checked::member(body, usage_member())));
+}
+
+nlohmann::json wire_format::echoed_members(std::string_view) const { return nlohmann::json::object(); }
+
+bool restore_echoed(nlohmann::json& response, const nlohmann::json& echoed) {
+  if (!response.is_object() || !echoed.is_object()) return false;
+  bool changed = false;
+  for (const auto& [key, value] : echoed.items()) {
+    auto it = response.find(key);
+    if (it == response.end() || *it == value) continue;
+    *it = value;
+    changed = true;
+  }
+  return changed;
+}
+
+wire_format::insertion wire_format::tools_insertion(std::string_view, const request_scan& scan,
+                                                    std::string_view definition) const {
+  return {scan.object_end, ",\"tools\":[" + std::string(definition) + "]"};
+}
+
+}  // namespace gistproxy::rewrite
