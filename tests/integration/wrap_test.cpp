@@ -17,23 +17,31 @@ using namespace gistproxy::testing;
 namespace {
 
 // The stand-in agent: one chat turn whose model pages a needle back, a
-// credential of its own, then /metrics through the admin URL wrap exports;
-// with "wait", it writes its pid and blocks on a slow streamed answer.
+// credential of its own, then /metrics through the admin URL wrap exports.
+// "wait": first writes its pid and blocks on a streamed answer that never
+// comes; Ctrl-C ends it. "resume": the same, but Ctrl-C only interrupts that
+// turn (as Claude Code's does) and the agent goes on with the next one.
 constexpr const char* agent_script = R"(
 import json, os, sys, time, urllib.request
-base, out = os.environ["MY_BASE_URL"], sys.argv[1]
+base, out, mode = os.environ["MY_BASE_URL"], sys.argv[1], sys.argv[2]
 open(out + ".base", "w").write(base)
-if sys.argv[2] == "wait":
-    open(out + ".pid", "w").write(str(os.getpid()))
 hay = "".join(f"config line {i}: key_{i}=value_{i*31%977}\n" + ("config line 2500: NEEDLE secret_port=48213\n" if i == 2500 else "") for i in range(5000))
-ask = "slow second hop" if sys.argv[2] == "wait" else "find the needle"
-body = {"model": "gpt-4o", "stream": sys.argv[2] == "wait", "messages": [{"role": "user", "content": ask},
-        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": hay}],
-        "tools": [{"type": "function", "function": {"name": "cat"}}]}
-req = urllib.request.Request(base + "/v1/chat/completions", data=json.dumps(body).encode(),
-                             headers={"content-type": "application/json", "authorization": "Bearer sk-chained-secret-4242"})
-answer = urllib.request.urlopen(req).read().decode()
+def turn(ask, stream):
+    body = {"model": "gpt-4o", "stream": stream, "messages": [{"role": "user", "content": ask},
+            {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "cat", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": hay}],
+            "tools": [{"type": "function", "function": {"name": "cat"}}]}
+    req = urllib.request.Request(base + "/v1/chat/completions", data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json", "authorization": "Bearer sk-chained-secret-4242"})
+    return urllib.request.urlopen(req).read().decode()
+if mode in ("wait", "resume"):
+    open(out + ".pid", "w").write(str(os.getpid()))
+    try:
+        turn("hang second hop", True)
+    except KeyboardInterrupt:
+        if mode == "wait":
+            raise
+answer = turn("find the needle", False)
 open(out + ".answer", "w").write(answer)
 open(out + ".metrics", "w").write(urllib.request.urlopen(os.environ["GISTPROXY_ADMIN_URL"] + "/metrics").read().decode())
 sys.exit(int(sys.argv[3]))
@@ -130,6 +138,22 @@ TEST_CASE("Ctrl-C during a streamed answer ends the agent and the proxy and leav
   CHECK(refuses(slurp(run.out.string() + ".base")));
   for (const auto& f : std::filesystem::recursive_directory_iterator(run.cache))
     CHECK(f.path().filename().string().find(".tmp.") == std::string::npos);
+}
+
+// The proxy is in a process group of its own: were it in the terminal's, the
+// Ctrl-C that only interrupts the agent's turn would drain it under the agent.
+TEST_CASE("Ctrl-C reaches the agent and not the proxy: an agent that goes on is still served", "[wrap]") {
+  mock_upstream upstream;
+  auto run = start_wrap(upstream, "resume", 0, true);
+  const auto pid_file = run.out.string() + ".pid";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(pid_file).empty() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(!slurp(pid_file).empty());
+  ::kill(-run.wrap->pid(), SIGINT);
+  CHECK(run.wrap->wait(std::chrono::seconds(60)) == 0);
+  INFO(run.wrap->output());
+  CHECK(slurp(run.out.string() + ".answer").find("NEEDLE secret_port=48213") != std::string::npos);
 }
 
 TEST_CASE("two wraps at once each get a proxy of their own", "[wrap]") {
