@@ -27,6 +27,17 @@ metric_catalogue::metric_catalogue(registry& r)
                                 "header_list (a stream's header list over the limit), protocol (malformed frames), "
                                 "body_budget (a stream refused while the connection's bodies in flight are over budget).",
                                 {"reason"})),
+      tls_handshakes(r.add_counter("gistproxy_tls_handshakes_total",
+                                   "TLS handshakes on the client listener, by result: ok, timeout (not finished "
+                                   "within --client-timeout), client_certificate (missing or not from "
+                                   "--tls-client-ca), failed (any other refusal).",
+                                   {"result"})),
+      tls_reloads(r.add_counter("gistproxy_tls_reloads_total",
+                                "Reloads of the client listener's certificate (SIGHUP or a file change), by result "
+                                "(ok; refused: the identity in use kept serving).",
+                                {"result"})),
+      tls_certificate_expiry(r.add_gauge("gistproxy_tls_certificate_expiry_timestamp_seconds",
+                                         "When the client listener's certificate expires (Unix seconds; 0 without TLS).")),
       errors(r.add_counter("gistproxy_errors_total", "Failed requests by error source, type and group.",
                            {"source", "type", "group"})),
       upstream_connections(r.add_counter("gistproxy_upstream_connections_total",

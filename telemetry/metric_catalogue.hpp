@@ -22,6 +22,11 @@ struct metric_catalogue {
   // refused by reason (rapid_reset, flood, header_list, protocol, body_budget).
   family<counter>& h2_streams;
   family<counter>& h2_refusals;
+  // TLS on the client listener: handshakes by result, certificate reloads
+  // by result, and the served certificate's expiry.
+  family<counter>& tls_handshakes;
+  family<counter>& tls_reloads;
+  family<gauge>& tls_certificate_expiry;
   // Errors by source (downstream, upstream, internal) and type (e.g. upstream_timeout).
   family<counter>& errors;
   // Upstream connections by result: new, reused, retried (stale keep-alive).

@@ -135,7 +135,8 @@ void log_listening(telemetry::logger& log, const server& srv, const services& sv
   log.log(telemetry::log_level::warn, "listening",
           "\"listen\":\"" + ep.address().to_string() + ":" + std::to_string(ep.port()) + "\",\"admin\":\"" +
               admin.address().to_string() + ":" + std::to_string(admin.port()) + "\",\"upstream\":\"" +
-              svc.upstreams.front().url.host_header() + "\",\"threads\":" + std::to_string(threads));
+              svc.upstreams.front().url.host_header() + "\",\"threads\":" + std::to_string(threads) +
+              ",\"tls\":" + (svc.client_tls ? "true" : "false"));
 }
 
 int run(const config& cfg, telemetry::logger& log) {
@@ -163,6 +164,10 @@ int run(const config& cfg, telemetry::logger& log) {
   if (cfg.turn_memory_bytes) svc.turns = &turns;
   live_feed live(metrics, [&clock] { return clock.now_unix_nano() / 1'000'000; });
   svc.live = &live;
+  std::unique_ptr<listener_tls> client_tls;  // throws, saying which file is wrong, before anything listens
+  if (!cfg.tls_cert.empty())
+    client_tls = std::make_unique<listener_tls>(tls_files{cfg.tls_cert, cfg.tls_key, cfg.tls_client_ca});
+  svc.client_tls = client_tls.get();
 
   asio::thread_pool store_pool(cfg.store_threads);  // blocking store work runs here, not on I/O threads
   // Half the store threads at most for any one tenant: the rest stay free for the others.

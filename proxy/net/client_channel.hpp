@@ -1,5 +1,5 @@
 // The client side of one exchange, whatever carries it: a byte stream that
-// the writer frames as HTTP/1.x (socket_channel), or a transport that frames
+// the writer frames as HTTP/1.x (stream_channel), or a transport that frames
 // each response itself (an HTTP/2 stream: message_channel). The exchange's
 // phases see only this, so they run unchanged over either.
 #pragma once
@@ -42,16 +42,20 @@ class client_channel {
   virtual executor get_executor() = 0;
 };
 
-// The client's TCP socket; each write must finish within `timeout`.
-class socket_channel final : public client_channel {
+// A byte stream to the client (its TCP socket, or TLS over it: Stream) that
+// HTTP/1.x is framed on; each write must finish within `timeout`. The
+// deadline and the departure watch work on the TCP socket underneath.
+template <class Stream>
+class stream_channel final : public client_channel {
  public:
-  socket_channel(tcp_socket& socket, socket_deadline& deadline, std::chrono::milliseconds timeout)
-      : socket_(socket), deadline_(deadline), timeout_(timeout) {}
+  stream_channel(Stream& stream, tcp_socket& socket, socket_deadline& deadline, std::chrono::milliseconds timeout)
+      : stream_(stream), socket_(socket), deadline_(deadline), timeout_(timeout) {}
   awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override;
   void watch(client_watch& watch) override { watch.peek(socket_); }
   executor get_executor() override { return socket_.get_executor(); }
 
  private:
+  Stream& stream_;
   tcp_socket& socket_;
   socket_deadline& deadline_;
   std::chrono::milliseconds timeout_;

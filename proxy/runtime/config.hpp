@@ -30,6 +30,11 @@ struct config {
   // Host names the live view answers for besides loopback names and admin_listen's host ("*": any).
   std::vector<std::string> admin_allowed_hosts;
   unsigned admin_max_connections = 64;  // a new connection past it closes the least recently active
+  // TLS on the client listener (all empty: cleartext): PEM certificate chain,
+  // its key, and the CAs client certificates must chain to (empty: none asked).
+  std::string tls_cert, tls_key, tls_client_ca;
+  // How often the TLS files are looked at for a change (0: only on SIGHUP).
+  std::chrono::milliseconds tls_reload_interval{1000};
   // The default upstream family's base URL (requests no endpoint serves go there too).
   std::string upstream = "https://api.openai.com";
   // --NAME-upstream of the other families (anthropic, ...), where given; an

@@ -10,6 +10,16 @@ std::vector<option> listener_options() {
   return {
       {"listen", "HOST:PORT", "client listener (default 127.0.0.1:8080; port 0 picks one)",
        [](config& c, const std::string& v) { return c.listen = v, true; }},
+      {"tls-cert", "FILE", "serve the client listener over TLS with this PEM certificate chain (with --tls-key); "
+                           "ALPN offers h2 and http/1.1; reloaded on SIGHUP or when the files change",
+       [](config& c, const std::string& v) { return c.tls_cert = v, !v.empty(); }},
+      {"tls-key", "FILE", "the PEM private key of --tls-cert (unencrypted)",
+       [](config& c, const std::string& v) { return c.tls_key = v, !v.empty(); }},
+      {"tls-client-ca", "FILE", "with --tls-cert: require client certificates that chain to these PEM CAs",
+       [](config& c, const std::string& v) { return c.tls_client_ca = v, !v.empty(); }},
+      {"tls-reload-interval", "DURATION", "look at the TLS files this often and reload them when changed; 0: only "
+                                          "on SIGHUP (default 1s)",
+       [](config& c, const std::string& v) { return set_duration(c.tls_reload_interval, v); }},
       {"threads", "N", "I/O threads (default: one per core available)",
        [](config& c, const std::string& v) { return set_uint(c.threads, v, 0, 1023); }},
       {"max-body", "BYTES", "largest request body accepted, else 413 (default 64MiB)",
@@ -58,6 +68,9 @@ bool parse_host_list(std::vector<std::string>& out, const std::string& v) {
 }
 
 std::optional<std::string> listeners_problem(const config& c) {
+  if (c.tls_cert.empty() != c.tls_key.empty()) return std::string("--tls-cert and --tls-key go together");
+  if (!c.tls_client_ca.empty() && c.tls_cert.empty())
+    return std::string("--tls-client-ca needs --tls-cert and --tls-key");
   // The live view shows which conversations run and what they page: off
   // loopback, only to whoever holds the token.
   if (!is_loopback_listen(c.admin_listen) && c.admin_token.empty())

@@ -13,6 +13,7 @@
 #include "proxy/aws/aws_signing.hpp"
 #include "proxy/live/live_feed.hpp"
 #include "proxy/net/http_url.hpp"
+#include "proxy/net/listener_tls.hpp"
 #include "proxy/net/upstream_pool.hpp"
 #include "proxy/runtime/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
@@ -54,6 +55,7 @@ struct services {
   rewrite::turn_memory* turns = nullptr;        // each conversation's last turn (--turn-memory; null: off)
   const aws_signer* aws = nullptr;              // --sign-bedrock: signs credential-less Bedrock requests
   live_feed* live = nullptr;                    // the admin listener's live view (null: off)
+  listener_tls* client_tls = nullptr;           // --tls-cert: the client listener speaks TLS (null: cleartext)
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };

@@ -1,5 +1,8 @@
 #include "proxy/sessions/client_session.hpp"
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 #include <optional>
@@ -8,6 +11,7 @@
 #include "proxy/service/service_exchange.hpp"
 #include "proxy/sessions/h2_session.hpp"
 #include "proxy/net/request_target.hpp"
+#include "proxy/net/tls_stream.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
 
 namespace gistproxy::proxy {
@@ -34,23 +38,38 @@ constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 // HTTP/2 preface or cannot be; they stay there for whichever protocol reads
 // them (Beast parses what the buffer holds before reading: no copy, and no
 // extra read for an HTTP/1.1 request). Nullopt: the client left or idled.
-awaitable<std::optional<bool>> starts_with_h2_preface(tcp_socket& socket, beast::flat_buffer& buffer,
+template <class Stream>
+awaitable<std::optional<bool>> starts_with_h2_preface(Stream& stream, beast::flat_buffer& buffer,
                                                       socket_deadline& deadline) {
   for (;;) {
     const std::string_view have(static_cast<const char*>(buffer.data().data()), buffer.size());
     const std::size_t n = std::min(have.size(), h2_preface.size());
     if (have.substr(0, n) != h2_preface.substr(0, n)) co_return false;
     if (n == h2_preface.size()) co_return true;
-    auto [ec, got] = co_await socket.async_read_some(buffer.prepare(request_read_buffer), use_nothrow);
+    auto [ec, got] = co_await stream.async_read_some(buffer.prepare(request_read_buffer), use_nothrow);
     if (deadline.verdict(ec)) co_return std::nullopt;
     buffer.commit(got);
   }
 }
 
-// Errors that just mean the client is gone or idle: close quietly.
+// How a TLS handshake ended, for gistproxy_tls_handshakes_total.
+const char* handshake_result(const error_code& ec) {
+  if (!ec) return "ok";
+  if (ec == beast::error::timeout) return "timeout";
+  if (ec.category() == asio::error::get_ssl_category()) {
+    const auto reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+    if (reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE || reason == SSL_R_CERTIFICATE_VERIFY_FAILED)
+      return "client_certificate";
+  }
+  return "failed";
+}
+
+// Errors that just mean the client is gone or idle: close quietly. Over
+// TLS a client that closes without close_notify (most do) is a truncation.
 bool is_benign(const error_code& ec) {
   return ec == http::error::end_of_stream || ec == asio::error::eof || ec == asio::error::connection_reset ||
-         ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor || ec == asio::error::broken_pipe;
+         ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor || ec == asio::error::broken_pipe ||
+         ec == asio::ssl::error::stream_truncated;
 }
 
 // The error answered when reading a request's headers or body fails.
@@ -80,7 +99,8 @@ awaitable<void> lingering_close(tcp_socket& socket, socket_deadline& deadline) {
 // Reads exactly `length` body bytes (some may already be in `buffer`) into
 // `body`, growing it geometrically as data arrives, never ahead of it by more
 // than one read. The caller sets the deadline.
-awaitable<error_code> read_declared_body(tcp_socket& stream, beast::flat_buffer& buffer, std::string& body,
+template <class Stream>
+awaitable<error_code> read_declared_body(Stream& stream, beast::flat_buffer& buffer, std::string& body,
                                          std::uint64_t length) {
   const std::size_t have = std::min<std::size_t>(buffer.size(), length);
   body.reserve(std::min<std::uint64_t>(length, std::max(have, first_body_reservation)));
@@ -198,11 +218,12 @@ head_verdict screen_head(request_parser& parser) {
 // string, which grows only as bytes arrive: a client declaring 64 MiB and
 // sending nothing costs nothing. False when the client stalled (answered)
 // or went away.
-awaitable<bool> read_large_body(const config& cfg, exchange& ex, request_parser& parser, tcp_socket& socket,
+template <class Stream>
+awaitable<bool> read_large_body(const config& cfg, exchange& ex, request_parser& parser, Stream& stream,
                                 beast::flat_buffer& buffer, socket_deadline& deadline, std::uint64_t length,
                                 std::string& body) {
   deadline.set(cfg.client_timeout);  // one deadline for the whole body
-  if (auto rec = deadline.verdict(co_await read_declared_body(socket, buffer, body, length))) {
+  if (auto rec = deadline.verdict(co_await read_declared_body(stream, buffer, body, length))) {
     if (rec == beast::error::timeout) {  // the client stalled mid-body
       // A named error, not a temporary in the co_await expression: GCC 12
       // destroys such temporaries twice (a double free, GCC bug 100611).
@@ -214,30 +235,15 @@ awaitable<bool> read_large_body(const config& cfg, exchange& ex, request_parser&
   co_return true;
 }
 
-}  // namespace
-
-awaitable<void> serve_client(shard& sh, tcp_socket socket) {
+// The HTTP/1.x requests of one connection, read from `stream` (`buffer`
+// holds its first bytes), one exchange each while the connection is kept.
+template <class Stream>
+awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                            beast::flat_buffer& buffer, session_handle& handle) {
   auto& svc = sh.svc();
   const auto& cfg = svc.cfg;
-  error_code ignored;
-  socket.set_option(tcp::no_delay(true), ignored);
-  socket_deadline deadline(sh.deadlines(), socket);
-  beast::flat_buffer buffer;
-  session_registration registration(sh, &socket);
   connection_memo memo;
-  socket_channel channel(socket, deadline, cfg.client_timeout);
-  auto& handle = *registration.handle;
-
-  buffer.reserve(request_read_buffer);
-  deadline.set(cfg.idle_timeout);
-  const auto h2 = co_await starts_with_h2_preface(socket, buffer, deadline);
-  if (h2 && *h2) co_await serve_h2(sh, socket, deadline, buffer, handle);
-  if (!h2 || *h2) {
-    socket.shutdown(tcp_socket::shutdown_send, ignored);
-    socket.close(ignored);
-    co_return;
-  }
-
+  stream_channel<Stream> channel(stream, socket, deadline, cfg.client_timeout);
   while (!svc.draining) {
     handle.busy = false;
     request_parser parser;
@@ -245,7 +251,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
     parser.header_limit(header_limit);
     if (buffer.capacity() < request_read_buffer) buffer.reserve(request_read_buffer);
     deadline.set(cfg.idle_timeout);
-    auto [header_ec, n] = co_await http::async_read_header(socket, buffer, parser, use_nothrow);
+    auto [header_ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     const error_code ec = deadline.verdict(header_ec);
     handle.busy = true;
     exchange ex(sh, channel, memo);
@@ -261,14 +267,14 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
       co_return;
     }
     if (!head.interim.empty()) {
-      auto [wec, wn] = co_await asio::async_write(socket, asio::buffer(head.interim), use_nothrow);
+      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(head.interim), use_nothrow);
       if (wec) break;
       if (head.answered) continue;
     }
     std::optional<std::string> large_body_read;
     std::optional<http::request_header<>> header_as_received;
     if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
-      if (!co_await read_large_body(cfg, ex, parser, socket, buffer, deadline, *length, large_body_read.emplace())) break;
+      if (!co_await read_large_body(cfg, ex, parser, stream, buffer, deadline, *length, large_body_read.emplace())) break;
     } else {
       // Chunked and small bodies go through Beast's parser. Beast adds a
       // chunked body's trailer fields to the header, each after any field of
@@ -280,7 +286,7 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
         header_as_received = parser.get().base();
       }
       deadline.set(cfg.client_timeout);
-      auto [body_ec, bn] = co_await http::async_read(socket, buffer, parser, use_nothrow);
+      auto [body_ec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
       if (const error_code bec = deadline.verdict(body_ec)) {
         if (is_benign(bec)) break;
         auto failure = read_error(bec, "body", cfg.max_body_bytes);
@@ -305,7 +311,58 @@ awaitable<void> serve_client(shard& sh, tcp_socket socket) {
       break;
     }
   }
+}
+
+// The TLS handshake, bounded by --client-timeout and counted by result.
+awaitable<bool> handshake(shard& sh, tls_stream& stream, socket_deadline& deadline) {
+  deadline.set(sh.svc().cfg.client_timeout);
+  auto [handshake_ec] = co_await stream.async_handshake(asio::ssl::stream_base::server, use_nothrow);
+  const error_code ec = deadline.verdict(handshake_ec);
+  deadline.disarm();
+  sh.svc().metrics.tls_handshakes.labels({handshake_result(ec)}).inc();
+  co_return !ec;
+}
+
+// A connection's first bytes decide its protocol: the HTTP/2 preface hands
+// it to an HTTP/2 session (h2c, or h2 over TLS), anything else is HTTP/1.x.
+template <class Stream>
+awaitable<void> serve_connection(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                                 session_handle& handle) {
+  beast::flat_buffer buffer;
+  buffer.reserve(request_read_buffer);
+  deadline.set(sh.svc().cfg.idle_timeout);
+  const auto h2 = co_await starts_with_h2_preface(stream, buffer, deadline);
+  if (!h2) co_return;
+  if (*h2) co_await serve_h2(sh, stream, socket, deadline, buffer, handle);
+  else co_await serve_http1(sh, stream, socket, deadline, buffer, handle);
+}
+
+}  // namespace
+
+awaitable<void> serve_client(shard& sh, tcp_socket socket) {
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  socket_deadline deadline(sh.deadlines(), socket);
+  session_registration registration(sh, &socket);
+  co_await serve_connection(sh, socket, socket, deadline, *registration.handle);
   socket.shutdown(tcp_socket::shutdown_send, ignored);
+  socket.close(ignored);
+}
+
+awaitable<void> serve_tls_client(shard& sh, tcp_socket accepted, std::shared_ptr<asio::ssl::context> tls) {
+  tls_stream stream(std::move(accepted), *tls);
+  auto& socket = stream.next_layer();
+  error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  socket_deadline deadline(sh.deadlines(), socket);
+  session_registration registration(sh, &socket);
+  if (co_await handshake(sh, stream, deadline)) {
+    co_await serve_connection(sh, stream, socket, deadline, *registration.handle);
+    // close_notify, so the client can tell our end from a truncation; a
+    // client that does not answer it is not waited for long.
+    auto bounded = deadline.arm(std::chrono::seconds(2));
+    co_await stream.async_shutdown(use_nothrow);
+  }
   socket.close(ignored);
 }
 

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "proxy/exchange/exchange.hpp"
+#include "proxy/net/tls_stream.hpp"
 #include "proxy/service/service_exchange.hpp"
 #include "proxy/sessions/h2_stream.hpp"
 
@@ -24,10 +25,14 @@ h2_limits limits_of(const config& cfg) {
 
 // One connection's state, shared by its reader, its writer and its streams'
 // coroutines (each holds it, so it outlives the last of them).
-class h2_session final : public h2_events, public h2_link, public std::enable_shared_from_this<h2_session> {
+// Frames go over `Stream` (the TCP socket, or TLS over it); the deadlines,
+// cancellation and closing act on the TCP socket underneath.
+template <class Stream>
+class h2_session final : public h2_events, public h2_link, public std::enable_shared_from_this<h2_session<Stream>> {
  public:
-  h2_session(shard& sh, tcp_socket& socket, socket_deadline& write_deadline, session_handle& handle)
-      : sh_(sh), svc_(sh.svc()), socket_(socket), write_deadline_(write_deadline), read_deadline_(sh.deadlines(), socket),
+  h2_session(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& write_deadline, session_handle& handle)
+      : sh_(sh), svc_(sh.svc()), stream_(stream), socket_(socket), write_deadline_(write_deadline),
+        read_deadline_(sh.deadlines(), socket),
         handle_(handle), conn_(*this, limits_of(sh.svc().cfg)), wake_(socket.get_executor()),
         done_(socket.get_executor()) {}
 
@@ -53,14 +58,17 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
   bool feed(std::string_view bytes);
   void start_ready();
   // Each coroutine holds the session, so it outlives the last of them.
-  static awaitable<void> serve_stream(std::shared_ptr<h2_session> self, h2_request r);
-  static awaitable<void> write_loop(std::shared_ptr<h2_session> self);
+  static awaitable<void> serve_stream(std::shared_ptr<h2_session<Stream>> self, h2_request r);
+  static awaitable<void> write_loop(std::shared_ptr<h2_session<Stream>> self);
   awaitable<void> respond(h2_stream& stream, h2_request& r);
   awaitable<void> wait_done();
   void stream_finished();
 
+  using std::enable_shared_from_this<h2_session<Stream>>::shared_from_this;
+
   shard& sh_;
   services& svc_;
+  Stream& stream_;
   tcp_socket& socket_;
   socket_deadline& write_deadline_;
   socket_deadline read_deadline_;  // the idle timeout, while no stream runs
@@ -74,14 +82,16 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
   bool ending_ = false, writer_done_ = false;
 };
 
-bool h2_session::feed(std::string_view bytes) {
+template <class Stream>
+bool h2_session<Stream>::feed(std::string_view bytes) {
   const bool ok = conn_.receive(bytes);
   start_ready();
   output_ready();
   return ok;
 }
 
-void h2_session::start_ready() {
+template <class Stream>
+void h2_session<Stream>::start_ready() {
   for (auto& r : ready_) {
     svc_.metrics.h2_streams.get().inc();
     ++running_;  // counted now: the session waits for it even before it first runs
@@ -91,7 +101,8 @@ void h2_session::start_ready() {
   ready_.clear();
 }
 
-awaitable<void> h2_session::run(beast::flat_buffer& buffer) {
+template <class Stream>
+awaitable<void> h2_session<Stream>::run(beast::flat_buffer& buffer) {
   asio::co_spawn(socket_.get_executor(), write_loop(shared_from_this()), asio::detached);
   const auto first = buffer.data();
   bool ok = feed(std::string_view(static_cast<const char*>(first.data()), first.size()));
@@ -100,7 +111,7 @@ awaitable<void> h2_session::run(beast::flat_buffer& buffer) {
   std::vector<char> in(read_size);
   while (ok) {
     if (running_ == 0) read_deadline_.set(svc_.cfg.idle_timeout);
-    auto [ec, n] = co_await socket_.async_read_some(asio::buffer(in), use_nothrow);
+    auto [ec, n] = co_await stream_.async_read_some(asio::buffer(in), use_nothrow);
     read_deadline_.disarm();
     if (ec || (svc_.draining && running_ == 0)) break;
     ok = feed(std::string_view(in.data(), n));
@@ -113,7 +124,8 @@ awaitable<void> h2_session::run(beast::flat_buffer& buffer) {
   co_await wait_done();
 }
 
-awaitable<void> h2_session::wait_done() {
+template <class Stream>
+awaitable<void> h2_session<Stream>::wait_done() {
   while (running_ > 0) {
     done_.expires_at(asio::steady_timer::time_point::max());
     co_await done_.async_wait(use_nothrow);
@@ -125,7 +137,8 @@ awaitable<void> h2_session::wait_done() {
   }
 }
 
-awaitable<void> h2_session::write_loop(std::shared_ptr<h2_session> self) {
+template <class Stream>
+awaitable<void> h2_session<Stream>::write_loop(std::shared_ptr<h2_session<Stream>> self) {
   auto& s = *self;
   std::string out;
   for (;;) {
@@ -137,7 +150,7 @@ awaitable<void> h2_session::write_loop(std::shared_ptr<h2_session> self) {
       continue;
     }
     auto bounded = s.write_deadline_.arm(s.svc_.cfg.client_timeout);
-    auto [ec, n] = co_await asio::async_write(s.socket_, asio::buffer(out), use_nothrow);
+    auto [ec, n] = co_await asio::async_write(s.stream_, asio::buffer(out), use_nothrow);
     error_code ignored;
     if (ec) {
       s.socket_.close(ignored);  // the reader ends, and with it every stream
@@ -150,7 +163,8 @@ awaitable<void> h2_session::write_loop(std::shared_ptr<h2_session> self) {
   s.done_.cancel();
 }
 
-awaitable<void> h2_session::serve_stream(std::shared_ptr<h2_session> self, h2_request r) {
+template <class Stream>
+awaitable<void> h2_session<Stream>::serve_stream(std::shared_ptr<h2_session<Stream>> self, h2_request r) {
   auto& s = *self;
   h2_stream stream(s, r.stream, s.socket_.get_executor(), s.svc_.cfg.client_timeout);
   s.streams_[r.stream] = &stream;
@@ -171,7 +185,8 @@ awaitable<void> h2_session::serve_stream(std::shared_ptr<h2_session> self, h2_re
 }
 
 // The same drivers as an HTTP/1.1 request's (client_session.cpp).
-awaitable<void> h2_session::respond(h2_stream& stream, h2_request& r) {
+template <class Stream>
+awaitable<void> h2_session<Stream>::respond(h2_stream& stream, h2_request& r) {
   connection_memo memo;  // per stream: streams run concurrently
   if (r.refusal) {
     proxy_error refusal = std::move(*r.refusal);  // named: see client_session.cpp on GCC bug 100611
@@ -187,7 +202,8 @@ awaitable<void> h2_session::respond(h2_stream& stream, h2_request& r) {
   }
 }
 
-void h2_session::stream_finished() {
+template <class Stream>
+void h2_session<Stream>::stream_finished() {
   if (--running_ > 0) return;
   handle_.busy = false;
   done_.cancel();
@@ -203,10 +219,16 @@ void h2_session::stream_finished() {
 
 }  // namespace
 
-awaitable<void> serve_h2(shard& sh, tcp_socket& socket, socket_deadline& deadline, beast::flat_buffer& buffer,
-                         session_handle& handle) {
-  auto session = std::make_shared<h2_session>(sh, socket, deadline, handle);
+template <class Stream>
+awaitable<void> serve_h2(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                         beast::flat_buffer& buffer, session_handle& handle) {
+  auto session = std::make_shared<h2_session<Stream>>(sh, stream, socket, deadline, handle);
   co_await session->run(buffer);
 }
+
+template awaitable<void> serve_h2(shard&, tcp_socket&, tcp_socket&, socket_deadline&, beast::flat_buffer&,
+                                  session_handle&);
+template awaitable<void> serve_h2(shard&, tls_stream&, tcp_socket&, socket_deadline&, beast::flat_buffer&,
+                                  session_handle&);
 
 }  // namespace gistproxy::proxy

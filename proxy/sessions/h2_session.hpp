@@ -11,9 +11,12 @@
 
 namespace gistproxy::proxy {
 
-// `buffer` holds the bytes read so far (the preface at least); `handle` is
-// the connection's entry in the shard's session list (busy while streams run).
-awaitable<void> serve_h2(shard& sh, tcp_socket& socket, socket_deadline& deadline, beast::flat_buffer& buffer,
-                         session_handle& handle);
+// Frames are read from and written to `stream` (the TCP socket, or TLS over
+// it), whose TCP socket is `socket`. `buffer` holds the bytes read so far
+// (the preface at least); `handle` is the connection's entry in the shard's
+// session list (busy while streams run).
+template <class Stream>
+awaitable<void> serve_h2(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                         beast::flat_buffer& buffer, session_handle& handle);
 
 }  // namespace gistproxy::proxy

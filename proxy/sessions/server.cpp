@@ -16,6 +16,7 @@
 #include "proxy/sessions/accept_backoff.hpp"
 #include "proxy/sessions/admin_server.hpp"
 #include "proxy/sessions/client_session.hpp"
+#include "proxy/sessions/tls_reload.hpp"
 #include "proxy/runtime/recorder.hpp"
 
 namespace gistproxy::proxy {
@@ -99,7 +100,11 @@ awaitable<void> server::accept_loop() {
     }
     backoff.reset();
     svc_.live_connections.fetch_add(1);  // released by the session when it ends
-    asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
+    if (svc_.client_tls)  // the identity current now: a reload later does not touch this connection
+      asio::co_spawn(target.io(), serve_tls_client(target, std::move(socket), svc_.client_tls->current()),
+                     asio::detached);
+    else
+      asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
   }
 }
 
@@ -120,15 +125,18 @@ void server::run() {
   asio::co_spawn(main_io, accept_loop(), asio::detached);
   asio::co_spawn(main_io, run_admin(svc_, *admin_acceptor_), asio::detached);
 
-  // SIGHUP (a closed terminal, logrotate's postrotate) never stops the
-  // proxy: it reopens the --record file at its path. Set before anything
-  // else so no request in flight can meet the default (fatal) disposition.
+  // SIGHUP (a closed terminal, logrotate's postrotate, a renewed
+  // certificate) never stops the proxy: it reopens the --record file at its
+  // path and reloads the listener's certificate. Set before anything else so
+  // no request in flight can meet the default (fatal) disposition.
+  tls_reload certificates(svc_, main_io);
   asio::signal_set hangups(main_io, SIGHUP);
   std::function<void()> await_hangup = [&] {
     hangups.async_wait([&](error_code ec, int) {
       if (ec) return;
-      svc_.log.log(telemetry::log_level::info, "SIGHUP: reopening the record file");
+      svc_.log.log(telemetry::log_level::info, "SIGHUP: reopening the record file, reloading the certificate");
       if (svc_.recorder) svc_.recorder->reopen();
+      certificates.reload("SIGHUP");
       await_hangup();
     });
   };
@@ -147,6 +155,7 @@ void server::run() {
       }
       error_code ignored;
       admin_acceptor_->close(ignored);
+      certificates.stop();
       for (auto& g : guards) g.reset();
       for (auto& s : shards_) s->io().stop();
     });
