@@ -35,6 +35,8 @@ struct h2_connection::incoming {
   std::string method, path, authority;
   http::request<http::string_body> request;
   std::size_t header_bytes = 0;
+  h2_connection::clock::time_point began;
+  bool headers_done = false;  // the header block is complete: a response may be sent
   bool delivered = false;
   std::optional<proxy_error> refusal;
 };
@@ -45,7 +47,8 @@ struct h2_callbacks {
 
   static int begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
     if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
-      self(user).incoming_[frame->hd.stream_id] = std::make_unique<h2_connection::incoming>();
+      (self(user).incoming_[frame->hd.stream_id] = std::make_unique<h2_connection::incoming>())->began =
+          self(user).now_;
     return 0;
   }
 
@@ -105,6 +108,8 @@ struct h2_callbacks {
   static int frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
     auto& c = self(user);
     if (frame->hd.type == NGHTTP2_RST_STREAM) c.count_reset(c.now_);
+    if (frame->hd.type == NGHTTP2_HEADERS)
+      if (auto it = c.incoming_.find(frame->hd.stream_id); it != c.incoming_.end()) it->second->headers_done = true;
     if ((frame->hd.type != NGHTTP2_HEADERS && frame->hd.type != NGHTTP2_DATA) ||
         !(frame->hd.flags & NGHTTP2_FLAG_END_STREAM))
       return 0;
@@ -198,6 +203,7 @@ bool h2_connection::receive(std::string_view bytes, clock::time_point now) {
     nghttp2_session_terminate_session(session_, NGHTTP2_PROTOCOL_ERROR);
     return false;
   }
+  answer_late_requests();
   // nghttp2 stops reading once it ended the connection (a GOAWAY is queued).
   return !calm_ && nghttp2_session_want_read(session_);
 }
@@ -263,6 +269,17 @@ void h2_connection::reset(std::int32_t stream, std::uint32_t code) {
 }
 
 void h2_connection::shutdown() { nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR); }
+
+// At most max_concurrent_streams entries: walked on each read.
+void h2_connection::answer_late_requests() {
+  for (auto& [stream, in] : incoming_) {
+    if (in->delivered || !in->headers_done || now_ - in->began < limits_.request_time) continue;
+    in->refusal = proxy_error{error_kind::request_timeout, "request body not received in time"};
+    release(*in);
+    in->request.body().clear();
+    deliver(stream, *in);  // the rest of it is dropped
+  }
+}
 
 void h2_connection::release(const incoming& in) { receiving_ -= std::min<std::uint64_t>(receiving_, in.request.body().size()); }
 

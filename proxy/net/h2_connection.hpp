@@ -38,6 +38,12 @@ struct h2_limits {
   // past it a stream is refused (REFUSED_STREAM), so 100 streams cannot
   // each hold a body of max_body while they upload.
   std::uint64_t max_receiving = 256u << 20;
+  // A request must arrive whole within this of its first frame (the
+  // HTTP/1.1 path's --client-timeout): a stream still short of it when the
+  // client next sends anything is answered 408, so a client trickling many
+  // bodies cannot hold its streams for ever. (A client that goes quiet meets
+  // the connection's idle timeout.)
+  std::chrono::milliseconds request_time{60'000};
   std::uint32_t initial_window = 1u << 20;  // per stream: a request body of a few MB in a few round trips
   // Rapid reset (CVE-2023-44487): more client resets than this within
   // `reset_window` ends the connection with GOAWAY ENHANCE_YOUR_CALM.
@@ -107,6 +113,7 @@ class h2_connection {
   void deliver(std::int32_t stream, incoming& in);
   void release(const incoming& in);  // its body no longer counts as arriving
   void count_reset(clock::time_point now);
+  void answer_late_requests();
 
   h2_events& events_;
   h2_limits limits_;

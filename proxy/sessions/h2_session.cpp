@@ -19,6 +19,7 @@ constexpr std::size_t read_size = 64 * 1024;
 h2_limits limits_of(const config& cfg) {
   h2_limits l;
   l.max_body = cfg.max_body_bytes;
+  l.request_time = cfg.client_timeout;
   l.max_receiving = std::max<std::uint64_t>(l.max_receiving, 4 * cfg.max_body_bytes);
   return l;
 }

@@ -51,13 +51,14 @@ struct pair_of_sessions {
                      v.size(), NGHTTP2_NV_FLAG_NONE});
     return nghttp2_submit_request(client, nullptr, nva.data(), nva.size(), nullptr, nullptr);
   }
-  // Moves bytes both ways until neither side has anything to say.
-  void exchange() {
+  // Moves bytes both ways until neither side has anything to say; the
+  // server reads them at `now`.
+  void exchange(h2_connection::clock::time_point now = h2_connection::clock::now()) {
     for (int round = 0; round < 16; ++round) {
       std::string to_server;
       const std::uint8_t* p = nullptr;
       for (ssize_t n; (n = nghttp2_session_mem_send(client, &p)) > 0;) to_server.append(reinterpret_cast<const char*>(p), n);
-      if (!to_server.empty()) server.receive(to_server);
+      if (!to_server.empty()) server.receive(to_server, now);
       std::string to_client;
       server.take_output(to_client);
       if (!to_client.empty())
@@ -176,4 +177,52 @@ TEST_CASE("h2 bodies arriving on one connection share a budget: past it a stream
   CHECK(s.events.requests[0].request.body() == part);
   const std::pair<std::int32_t, std::uint32_t> refused{second, NGHTTP2_REFUSED_STREAM};
   CHECK(std::find(s.events.closed.begin(), s.events.closed.end(), refused) != s.events.closed.end());
+}
+
+TEST_CASE("an h2 request still short of its body after the request time is answered 408 on the next read") {
+  h2_limits limits;
+  limits.request_time = std::chrono::seconds(60);
+  pair_of_sessions s(limits);
+  // A body that trickles: the provider gives what the test allows, never the end.
+  static std::size_t allowance = 0;
+  allowance = 0;
+  nghttp2_data_provider trickle{};
+  trickle.read_callback = [](nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length, std::uint32_t*,
+                             nghttp2_data_source*, void*) -> ssize_t {
+    if (allowance == 0) return NGHTTP2_ERR_DEFERRED;
+    const std::size_t n = std::min(length, allowance);
+    std::memset(buf, 'x', n);
+    allowance -= n;
+    return ssize_t(n);
+  };
+  auto submit = [&] {
+    std::string m = ":method", post = "POST", p = ":path", path = "/v1/x", sc = ":scheme", http_s = "http",
+                au = ":authority", host = "a";
+    nghttp2_nv nva[] = {{reinterpret_cast<std::uint8_t*>(m.data()), reinterpret_cast<std::uint8_t*>(post.data()), m.size(), post.size(), 0},
+                        {reinterpret_cast<std::uint8_t*>(p.data()), reinterpret_cast<std::uint8_t*>(path.data()), p.size(), path.size(), 0},
+                        {reinterpret_cast<std::uint8_t*>(sc.data()), reinterpret_cast<std::uint8_t*>(http_s.data()), sc.size(), http_s.size(), 0},
+                        {reinterpret_cast<std::uint8_t*>(au.data()), reinterpret_cast<std::uint8_t*>(host.data()), au.size(), host.size(), 0}};
+    return nghttp2_submit_request(s.client, nullptr, nva, 4, &trickle, nullptr);
+  };
+  auto trickle_at = [&](std::int32_t stream, h2_connection::clock::time_point at) {
+    allowance = 10;
+    nghttp2_session_resume_data(s.client, stream);
+    s.exchange(at);
+  };
+  const auto t0 = h2_connection::clock::time_point{} + std::chrono::hours(1);
+  const auto slow = submit();
+  s.exchange(t0);
+  const auto later = submit();
+  s.exchange(t0 + std::chrono::seconds(50));
+  trickle_at(slow, t0 + std::chrono::seconds(59));
+  CHECK(s.events.requests.empty());  // within its time: still arriving
+  trickle_at(slow, t0 + std::chrono::seconds(61));
+  REQUIRE(s.events.requests.size() == 1);
+  CHECK(s.events.requests[0].stream == slow);
+  REQUIRE(s.events.requests[0].refusal);
+  CHECK(s.events.requests[0].refusal->kind == error_kind::request_timeout);
+  CHECK(s.events.requests[0].request.body().empty());
+  // The stream that began later has time left; its next bytes are kept.
+  trickle_at(later, t0 + std::chrono::seconds(100));
+  CHECK(s.events.requests.size() == 1);
 }
