@@ -174,4 +174,68 @@ TEST_CASE("wrap --print-env says each agent's settings without running anything"
   auto codex = run_command({gistproxy_binary(), "wrap", "--print-env", "--base-url", "http://127.0.0.1:9", "codex"});
   CHECK(codex.output.find("model_providers.gistproxy.base_url=\"http://127.0.0.1:9/v1\"") != std::string::npos);
   CHECK(run_command({gistproxy_binary(), "wrap", "--print-env", "nosuchagent"}).exit_code == 2);
+  // Cline's base URL is in its own settings: said, not written; its session kept in-process.
+  auto cline = run_command({gistproxy_binary(), "wrap", "--print-env", "cline"});
+  CHECK(cline.exit_code == 0);
+  CHECK(cline.output.find("export CLINE_SESSION_BACKEND_MODE='local'") != std::string::npos);
+  CHECK(cline.output.find("export CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS='150000'") != std::string::npos);
+  CHECK(cline.output.find("cline auth -p openai-compatible -b http://127.0.0.1:8080/v1") != std::string::npos);
+}
+
+// `wrap claude` itself (a stand-in named claude first on PATH): the
+// ANTHROPIC_BASE_URL it was pre-pointed at becomes the proxy's Anthropic
+// upstream, the agent's key reaches that upstream, and neither the proxy's
+// log, the recording nor wrap's own output holds it.
+TEST_CASE("wrap claude chains a pre-set ANTHROPIC_BASE_URL and never logs its credential", "[wrap]") {
+  mock_upstream upstream;
+  const auto bin = temp_path("wrap-bin"), out = temp_path("wrap-claude"), cache = temp_path("wrap-cache");
+  const auto record = temp_path("wrap-record.jsonl");
+  std::filesystem::create_directories(bin);
+  const auto claude = bin / "claude";
+  std::ofstream(claude) << R"(#!/usr/bin/env python3
+import json, os, sys, urllib.request
+base = os.environ["ANTHROPIC_BASE_URL"]
+open(sys.argv[1] + ".base", "w").write(base)
+hay = "".join(f"config line {i}: key_{i}=value_{i*31%977}\n" + ("config line 2500: NEEDLE secret_port=48213\n" if i == 2500 else "") for i in range(5000))
+body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": [{"name": "cat", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "find the needle"},
+                     {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "cat", "input": {}}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": hay}]}]}
+req = urllib.request.Request(base + "/v1/messages", data=json.dumps(body).encode(),
+                             headers={"content-type": "application/json", "anthropic-version": "2023-06-01",
+                                      "x-api-key": os.environ["ANTHROPIC_API_KEY"]})
+open(sys.argv[1] + ".answer", "w").write(urllib.request.urlopen(req).read().decode())
+)";
+  std::filesystem::permissions(claude, std::filesystem::perms::owner_all);
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    if (std::strncmp(*e, "XDG_CACHE_HOME=", 15) != 0 && std::strncmp(*e, "PATH=", 5) != 0 && std::strncmp(*e, "ANTHROPIC_", 10) != 0)
+      env.emplace_back(*e);
+  const char* path = std::getenv("PATH");
+  env.push_back("PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin"));
+  env.push_back("ANTHROPIC_BASE_URL=" + upstream.url());  // pre-set: wrap must chain it
+  env.push_back("ANTHROPIC_API_KEY=sk-ant-chained-secret-9d41");
+  env.push_back("XDG_CACHE_HOME=" + cache.string());
+  child_process wrap({gistproxy_binary(), "wrap", "--record", record.string(), "claude", out.string()}, env);
+  REQUIRE(wrap.wait(std::chrono::seconds(60)) == 0);
+  const auto said = wrap.output();
+  INFO(said);
+  CHECK(slurp(out.string() + ".base") != upstream.url());  // pointed at the proxy
+  CHECK(slurp(out.string() + ".answer").find("NEEDLE secret_port=48213") != std::string::npos);
+  // The chained upstream got every request, with the agent's own key.
+  const auto headers = upstream.llm_headers();
+  REQUIRE(headers.size() == 2);  // the turn and its page-in hop
+  for (const auto& h : headers) CHECK((h.count("x-api-key") && h.at("x-api-key") == "sk-ant-chained-secret-9d41"));
+  CHECK(upstream.llm_bodies()[0].find("read_blob") != std::string::npos);
+  // Never in wrap's output, the proxy's log or the recording.
+  CHECK(said.find("sk-ant-chained") == std::string::npos);
+  CHECK(slurp(record).find("sk-ant-chained") == std::string::npos);
+  CHECK(!slurp(record).empty());
+  std::size_t logs = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(cache))
+    if (f.is_regular_file() && f.path().extension() == ".log") {
+      ++logs;
+      CHECK(slurp(f.path()).find("sk-ant-chained") == std::string::npos);
+    }
+  CHECK(logs == 1);
 }
