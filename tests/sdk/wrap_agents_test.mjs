@@ -139,4 +139,19 @@ agentTest("cline", "cline", async () => {
   });
   check(r, key);
   assert.equal(readFileSync(providers(r.home), "utf8"), readFileSync(join(r.home, "providers.before"), "utf8"), "the user's providers.json is untouched");
+  const daemons = hubDaemons(r.home);
+  for (const pid of daemons) process.kill(pid);  // the test's own, were there any
+  assert.deepEqual(daemons, [], "no Cline hub daemon outlives wrap");
 });
+
+// Cline's background hub daemons started with this HOME (Linux /proc).
+function hubDaemons(home) {
+  const found = [];
+  for (const pid of readdirSync("/proc").filter((n) => /^\d+$/.test(n))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--cline-hub-daemon")) continue;
+      if (readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`HOME=${home}`)) found.push(Number(pid));
+    } catch { /* gone, or not ours to read */ }
+  }
+  return found;
+}
