@@ -1,8 +1,11 @@
 #include "proxy/commands/wrap_agents.hpp"
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "proxy/commands/wrap_cline.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -17,7 +20,8 @@ const std::vector<wrap_agent>& agents() {
       {"claude", "claude", "ANTHROPIC_BASE_URL", "--anthropic-upstream"},
       {"codex", "codex", "OPENAI_BASE_URL", "--upstream"},
       {"gemini", "gemini", "GOOGLE_GEMINI_BASE_URL", "--gemini-upstream"},
-      {"opencode", "opencode", "", "--anthropic-upstream"},
+      {"opencode", "opencode", "ANTHROPIC_BASE_URL", "--anthropic-upstream"},
+      {"cline", "cline", "", "--upstream"},  // its base URL is in its settings: wrap_cline.hpp
   };
   return all;
 }
@@ -37,9 +41,26 @@ agent_launch codex_settings(const std::string& base, bool lift) {
   return l;
 }
 
+// GOOGLE_GEMINI_BASE_URL makes Gemini CLI 0.61 take the "gateway" auth type,
+// which its non-interactive mode refuses, where a GEMINI_API_KEY alone chose
+// the API key: a system-defaults file of the run's own chooses that again.
+// Defaults rank below the user's settings, so an auth type chosen there wins.
+void gemini_auth_default(agent_launch& l, const std::string& overlay_dir) {
+  auto set = [](const char* name) { const char* v = std::getenv(name); return v && *v; };
+  if (!set("GEMINI_API_KEY") || set("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") || set("GOOGLE_GENAI_USE_VERTEXAI") || set("GOOGLE_GENAI_USE_GCA")) return;
+  if (overlay_dir.empty()) {
+    l.notes.push_back(R"(Gemini CLI with GEMINI_API_KEY: "security": {"auth": {"selectedType": "gemini-api-key"}} in ~/.gemini/settings.json)");
+    return;
+  }
+  const auto path = overlay_dir + "/gemini-system-defaults.json";
+  std::ofstream(path) << R"({"security": {"auth": {"selectedType": "gemini-api-key"}}})" << "\n";
+  l.env["GEMINI_CLI_SYSTEM_DEFAULTS_PATH"] = path;
+}
+
 agent_launch gemini_settings(const std::string& base, bool lift, const std::string& overlay_dir) {
   agent_launch l;
   l.env["GOOGLE_GEMINI_BASE_URL"] = base;
+  gemini_auth_default(l, overlay_dir);
   if (!lift) return l;
   if (const char* own = std::getenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH"); own && *own) {
     l.notes.push_back("GEMINI_CLI_SYSTEM_SETTINGS_PATH is set: Gemini CLI's output cut left as that file says");
@@ -50,7 +71,8 @@ agent_launch gemini_settings(const std::string& base, bool lift, const std::stri
     return l;
   }
   // System settings override the user's and the project's; a file of our own
-  // for this run holds only the lifted cut.
+  // for this run holds only the lifted cut. Gemini CLI skips one in a folder
+  // under a world-writable one (such as /tmp): the cache folder is not.
   const auto path = overlay_dir + "/gemini-system-settings.json";
   std::ofstream(path) << R"({"tools": {"truncateToolOutputThreshold": 0}})" << "\n";
   l.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = path;
@@ -63,7 +85,8 @@ agent_launch opencode_settings(const std::string& base, bool lift) {
                             {{"anthropic", {{"options", {{"baseURL", base + "/v1"}}}}},
                              {"openai", {{"options", {{"baseURL", base + "/v1"}}}}}}}};
   if (lift) config["tool_output"] = {{"max_lines", 100000}, {"max_bytes", 16777216}};
-  // Merged over the user's opencode.json for this run only.
+  // Merged over the user's opencode.json for this run only. A pre-set
+  // ANTHROPIC_BASE_URL (the Anthropic provider's variable) is chained.
   l.env["OPENCODE_CONFIG_CONTENT"] = config.dump();
   return l;
 }
@@ -87,6 +110,7 @@ agent_launch launch_settings(const wrap_agent& agent, const std::string& base, b
   if (agent.name == "codex") return codex_settings(base, lift_limits);
   if (agent.name == "gemini") return gemini_settings(base, lift_limits, overlay_dir);
   if (agent.name == "opencode") return opencode_settings(base, lift_limits);
+  if (agent.name == "cline") return cline_settings(base, lift_limits, overlay_dir);
   agent_launch l;  // claude, and a command after -- (base_url_env named by the user)
   if (!agent.base_url_env.empty()) l.env[agent.base_url_env] = base;
   if (agent.name == "claude" && lift_limits) {
@@ -97,6 +121,7 @@ agent_launch launch_settings(const wrap_agent& agent, const std::string& base, b
 }
 
 std::optional<std::string> chained_upstream(const wrap_agent& agent, const char* const* environ) {
+  if (agent.name == "cline") return cline_chained_upstream();
   if (agent.base_url_env.empty()) return std::nullopt;
   const auto prefix = agent.base_url_env + "=";
   for (auto e = environ; e && *e; ++e) {

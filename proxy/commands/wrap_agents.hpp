@@ -20,7 +20,7 @@ struct agent_launch {
 };
 
 struct wrap_agent {
-  std::string name;     // as typed: claude, codex, gemini, opencode
+  std::string name;     // as typed: claude, codex, gemini, opencode, cline
   std::string program;  // the command run
   // The variable the agent reads its base URL from; chaining reads it too.
   std::string base_url_env;

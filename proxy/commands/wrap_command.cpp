@@ -26,7 +26,7 @@ constexpr const char* usage =
     "Runs a coding agent behind a private gistproxy on a loopback port, its base URL\n"
     "pointed at it and its own cut of long tool outputs lifted; prints what it saved\n"
     "when the agent exits, and exits with the agent's status. AGENT: claude, codex,\n"
-    "gemini, opencode. A base URL the agent already had becomes the proxy's upstream.\n\n"
+    "gemini, opencode, cline. A base URL the agent already had becomes the proxy's upstream.\n\n"
     "  --print-env            print the settings (shell syntax) instead of running anything\n"
     "  --base-url URL         with --print-env: the proxy's address (default http://127.0.0.1:8080)\n"
     "  --base-url-env NAME    the variable that holds a COMMAND's base URL (after --)\n"
@@ -73,7 +73,7 @@ std::optional<wrap_options> parse(const std::vector<std::string>& args, std::str
     }
   }
   o.command.assign(args.begin() + std::ptrdiff_t(std::min(i, args.size())), args.end());
-  if (o.command.empty()) return error = "name an agent (claude, codex, gemini, opencode) or -- COMMAND", std::nullopt;
+  if (o.command.empty()) return error = "name an agent (claude, codex, gemini, opencode, cline) or -- COMMAND", std::nullopt;
   return o;
 }
 
@@ -81,7 +81,7 @@ std::optional<wrap_options> parse(const std::vector<std::string>& args, std::str
 std::optional<wrap_agent> agent_of(const wrap_options& o, std::string& error) {
   if (!o.base_url_env.empty()) return wrap_agent{"command", o.command[0], o.base_url_env, "--upstream"};
   if (auto a = find_wrap_agent(o.command[0])) return a;
-  error = "unknown agent '" + o.command[0] + "' (claude, codex, gemini, opencode; or --base-url-env NAME -- COMMAND)";
+  error = "unknown agent '" + o.command[0] + "' (claude, codex, gemini, opencode, cline; or --base-url-env NAME -- COMMAND)";
   return std::nullopt;
 }
 

@@ -86,6 +86,29 @@ wrap_run start_wrap(const mock_upstream& upstream, const std::string& mode, int 
   return r;
 }
 
+// The environment of a stand-in agent named like a real one, first on PATH:
+// ours less the variables a test sets itself, plus `extra`.
+std::vector<std::string> stand_in_env(const std::filesystem::path& bin, const std::vector<std::string>& extra) {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view v(*e);
+    if (v.rfind("XDG_CACHE_HOME=", 0) == 0 || v.rfind("PATH=", 0) == 0 || v.rfind("HOME=", 0) == 0 ||
+        v.rfind("ANTHROPIC_", 0) == 0 || v.rfind("CLINE_", 0) == 0)
+      continue;
+    env.emplace_back(v);
+  }
+  const char* path = std::getenv("PATH");
+  env.push_back("PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin"));
+  env.insert(env.end(), extra.begin(), extra.end());
+  return env;
+}
+
+void write_stand_in(const std::filesystem::path& bin, const std::string& name, const std::string& script) {
+  std::filesystem::create_directories(bin);
+  std::ofstream(bin / name) << script;
+  std::filesystem::permissions(bin / name, std::filesystem::perms::owner_all);
+}
+
 bool refuses(const std::string& base) {
   auto port = std::uint16_t(std::stoi(base.substr(base.rfind(':') + 1)));
   return !http_request(port, "GET", "/healthz").ok();
@@ -174,4 +197,104 @@ TEST_CASE("wrap --print-env says each agent's settings without running anything"
   auto codex = run_command({gistproxy_binary(), "wrap", "--print-env", "--base-url", "http://127.0.0.1:9", "codex"});
   CHECK(codex.output.find("model_providers.gistproxy.base_url=\"http://127.0.0.1:9/v1\"") != std::string::npos);
   CHECK(run_command({gistproxy_binary(), "wrap", "--print-env", "nosuchagent"}).exit_code == 2);
+  // Cline's base URL is in its own settings: said, not written; its session kept in-process.
+  auto cline = run_command({gistproxy_binary(), "wrap", "--print-env", "cline"});
+  CHECK(cline.exit_code == 0);
+  CHECK(cline.output.find("export CLINE_SESSION_BACKEND_MODE='local'") != std::string::npos);
+  CHECK(cline.output.find("export CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS='150000'") != std::string::npos);
+  CHECK(cline.output.find("cline auth -p openai-compatible -b http://127.0.0.1:8080/v1") != std::string::npos);
+}
+
+// `wrap claude` itself (a stand-in named claude first on PATH): the
+// ANTHROPIC_BASE_URL it was pre-pointed at becomes the proxy's Anthropic
+// upstream, the agent's key reaches that upstream, and neither the proxy's
+// log, the recording nor wrap's own output holds it.
+TEST_CASE("wrap claude chains a pre-set ANTHROPIC_BASE_URL and never logs its credential", "[wrap]") {
+  mock_upstream upstream;
+  const auto bin = temp_path("wrap-bin"), out = temp_path("wrap-claude"), cache = temp_path("wrap-cache");
+  const auto record = temp_path("wrap-record.jsonl");
+  write_stand_in(bin, "claude", R"(#!/usr/bin/env python3
+import json, os, sys, urllib.request
+base = os.environ["ANTHROPIC_BASE_URL"]
+open(sys.argv[1] + ".base", "w").write(base)
+hay = "".join(f"config line {i}: key_{i}=value_{i*31%977}\n" + ("config line 2500: NEEDLE secret_port=48213\n" if i == 2500 else "") for i in range(5000))
+body = {"model": "claude-sonnet-4-5", "max_tokens": 100, "tools": [{"name": "cat", "input_schema": {"type": "object"}}],
+        "messages": [{"role": "user", "content": "find the needle"},
+                     {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "cat", "input": {}}]},
+                     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": hay}]}]}
+req = urllib.request.Request(base + "/v1/messages", data=json.dumps(body).encode(),
+                             headers={"content-type": "application/json", "anthropic-version": "2023-06-01",
+                                      "x-api-key": os.environ["ANTHROPIC_API_KEY"]})
+open(sys.argv[1] + ".answer", "w").write(urllib.request.urlopen(req).read().decode())
+)");
+  const auto env = stand_in_env(bin, {"ANTHROPIC_BASE_URL=" + upstream.url(),  // pre-set: wrap must chain it
+                                      "ANTHROPIC_API_KEY=sk-ant-chained-secret-9d41", "XDG_CACHE_HOME=" + cache.string()});
+  child_process wrap({gistproxy_binary(), "wrap", "--record", record.string(), "claude", out.string()}, env);
+  REQUIRE(wrap.wait(std::chrono::seconds(60)) == 0);
+  const auto said = wrap.output();
+  INFO(said);
+  CHECK(slurp(out.string() + ".base") != upstream.url());  // pointed at the proxy
+  CHECK(slurp(out.string() + ".answer").find("NEEDLE secret_port=48213") != std::string::npos);
+  // The chained upstream got every request, with the agent's own key.
+  const auto headers = upstream.llm_headers();
+  REQUIRE(headers.size() == 2);  // the turn and its page-in hop
+  for (const auto& h : headers) CHECK((h.count("x-api-key") && h.at("x-api-key") == "sk-ant-chained-secret-9d41"));
+  CHECK(upstream.llm_bodies()[0].find("read_blob") != std::string::npos);
+  // Never in wrap's output, the proxy's log or the recording.
+  CHECK(said.find("sk-ant-chained") == std::string::npos);
+  CHECK(slurp(record).find("sk-ant-chained") == std::string::npos);
+  CHECK(!slurp(record).empty());
+  std::size_t logs = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(cache))
+    if (f.is_regular_file() && f.path().extension() == ".log") {
+      ++logs;
+      CHECK(slurp(f.path()).find("sk-ant-chained") == std::string::npos);
+    }
+  CHECK(logs == 1);
+}
+
+// `wrap cline` (a stand-in named cline that reads its provider the way Cline
+// does): its base URL lives in the user's providers.json, so wrap hands it a
+// copy pointed at the proxy; the URL the user's file held is chained, with
+// its key, and the user's file is left as it was.
+TEST_CASE("wrap cline points a copy of its providers at the proxy and chains the URL they held", "[wrap]") {
+  mock_upstream upstream;
+  const auto bin = temp_path("wrap-bin"), out = temp_path("wrap-cline"), home = temp_path("wrap-home");
+  const auto settings = home / ".cline" / "data" / "settings";
+  std::filesystem::create_directories(settings);
+  const auto user_file = (settings / "providers.json").string();
+  std::ofstream(user_file) << nlohmann::json{
+      {"version", 1}, {"lastUsedProvider", "openai-compatible"},
+      {"providers", {{"openai-compatible", {{"settings", {{"provider", "openai-compatible"}, {"apiKey", "sk-cline-chained-7b20"},
+                                                          {"model", "gpt-4o"}, {"baseUrl", upstream.url() + "/v1"}}}}}}}}.dump(2);
+  const auto before = slurp(user_file);
+  write_stand_in(bin, "cline", R"(#!/usr/bin/env python3
+import json, os, sys, urllib.request
+path = os.environ.get("CLINE_PROVIDER_SETTINGS_PATH", os.path.expanduser("~/.cline/data/settings/providers.json"))
+open(sys.argv[1] + ".path", "w").write(path + "\n" + os.environ.get("CLINE_SESSION_BACKEND_MODE", ""))
+s = json.load(open(path))["providers"]["openai-compatible"]["settings"]
+hay = "".join(f"config line {i}: key_{i}=value_{i*31%977}\n" + ("config line 2500: NEEDLE secret_port=48213\n" if i == 2500 else "") for i in range(5000))
+body = {"model": s["model"], "messages": [{"role": "user", "content": "find the needle"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "run_commands", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": hay}], "tools": [{"type": "function", "function": {"name": "run_commands"}}]}
+req = urllib.request.Request(s["baseUrl"] + "/chat/completions", data=json.dumps(body).encode(),
+                             headers={"content-type": "application/json", "authorization": "Bearer " + s["apiKey"]})
+open(sys.argv[1] + ".answer", "w").write(urllib.request.urlopen(req).read().decode())
+)");
+  const auto cache = temp_path("wrap-cache");
+  child_process wrap({gistproxy_binary(), "wrap", "cline", out.string()},
+                     stand_in_env(bin, {"HOME=" + home.string(), "XDG_CACHE_HOME=" + cache.string()}));
+  REQUIRE(wrap.wait(std::chrono::seconds(60)) == 0);
+  INFO(wrap.output());
+  const auto seen = slurp(out.string() + ".path");
+  CHECK(seen.rfind(cache.string(), 0) == 0);  // a copy in the run's own folder, not the user's file
+  CHECK(seen.find("\nlocal") != std::string::npos);  // the session in-process, not in a hub daemon
+  CHECK(!std::filesystem::exists(seen.substr(0, seen.find('\n'))));  // removed with the run
+  CHECK(slurp(out.string() + ".answer").find("NEEDLE secret_port=48213") != std::string::npos);
+  const auto headers = upstream.llm_headers();
+  REQUIRE(headers.size() == 2);  // through the proxy: the turn and its page-in hop
+  for (const auto& h : headers) CHECK((h.count("authorization") && h.at("authorization") == "Bearer sk-cline-chained-7b20"));
+  CHECK(upstream.llm_bodies()[0].find("read_blob") != std::string::npos);
+  CHECK(slurp(user_file) == before);
+  CHECK(wrap.output().find("sk-cline-chained") == std::string::npos);
 }

@@ -5,7 +5,11 @@
 // a result; then a plain text answer. A later prompt with a plan of its own
 // starts again (a resumed session). Call ids are "toolu_step_P_K" (P counts
 // the plan prompts, K the step), so they stay unique across prompts.
-// Messages, Chat Completions and Responses requests.
+// A step named read_blob without a handle pages back the newest reference
+// gistproxy left in the request (the proxy answers it, the agent never sees
+// it); the last answer then ends "; found: LINE", LINE the first line of
+// that result holding NEEDLE. Messages, Chat Completions, Responses and
+// Gemini requests.
 #pragma once
 
 #include <optional>

@@ -66,3 +66,38 @@ TEST_CASE("mock message ids: each tool-calling answer has its own", "[mock]") {
   CHECK(mock_message_id(text) == "msg_mock");
   CHECK(render_response(llm_api::messages, a, "m")["id"] == mock_message_id(a));
 }
+
+TEST_CASE("agent plan: a read_blob step pages back the newest reference and the answer quotes it", "[mock]") {
+  const std::string steps = R"(agent runs: [{"name":"Bash","arguments":{"command":"cat big"}},{"name":"read_blob","arguments":{"pattern":"NEEDLE"}}])";
+  const std::string offloaded = R"(cat: 90 KB, offloaded; read_blob("00112233445566778899aabbccddeeff") pages it back)";
+  J messages = J::array({user(steps), call("toolu_step_1_0"),
+                         {{"role", "user"}, {"content", J::array({{{"type", "tool_result"}, {"tool_use_id", "toolu_step_1_0"}, {"content", offloaded}}})}}});
+  auto turn = agent_plan_turn(llm_api::messages, {{"messages", messages}});
+  REQUIRE(turn);
+  REQUIRE(turn->calls.size() == 1);
+  CHECK(turn->calls[0].name == "read_blob");
+  CHECK(turn->calls[0].arguments == J{{"pattern", "NEEDLE"}, {"handle", "00112233445566778899aabbccddeeff"}});
+
+  messages.push_back(call("toolu_step_1_1"));
+  messages.push_back({{"role", "user"}, {"content", J::array({{{"type", "tool_result"}, {"tool_use_id", "toolu_step_1_1"},
+                                                                {"content", "[1 match \"NEEDLE\"]\nline 7: NEEDLE port=1\n"}}})}});
+  turn = agent_plan_turn(llm_api::messages, {{"messages", messages}});
+  CHECK(turn->text == "done: ran 2 steps; found: NEEDLE port=1");
+  // Without a reference in the request there is nothing to page back: said, not called.
+  turn = agent_plan_turn(llm_api::messages, {{"messages", J::array({user(steps), call("toolu_step_1_0"), result("toolu_step_1_0")})}});
+  CHECK(turn->calls.empty());
+  CHECK(turn->text.find("no reference") != std::string::npos);
+}
+
+TEST_CASE("agent plan: Gemini prompts and function responses count", "[mock]") {
+  const J contents = J::array({{{"role", "user"}, {"parts", J::array({{{"text", plan}}})}},
+                               {{"role", "model"}, {"parts", J::array({{{"functionCall", {{"id", "toolu_step_1_0"}, {"name", "Read"}, {"args", J::object()}}}}})}},
+                               {{"role", "user"}, {"parts", J::array({{{"functionResponse", {{"id", "toolu_step_1_0"}, {"name", "Read"},
+                                                                                              {"response", {{"output", "big"}}}}}}})}}});
+  auto turn = agent_plan_turn(llm_api::gemini, {{"contents", contents}});
+  REQUIRE(turn);
+  REQUIRE(turn->calls.size() == 1);
+  CHECK(turn->calls[0].name == "Grep");
+  CHECK(turn->calls[0].id == "toolu_step_1_1");
+  CHECK_FALSE(agent_plan_turn(llm_api::gemini, {{"contents", J::array({{{"role", "user"}, {"parts", J::array({{{"text", "hi"}}})}}})}}));
+}

@@ -1,0 +1,112 @@
+#include "proxy/commands/wrap_cline.hpp"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+namespace gistproxy::proxy {
+namespace {
+
+constexpr std::size_t max_settings_bytes = 1 << 20;  // a providers file is a few KB
+constexpr const char* wrapped_provider = "openai-compatible";
+constexpr const char* tool_result_chars = "150000";  // as Claude Code's BASH_MAX_OUTPUT_LENGTH
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+// Where Cline reads its providers, as it resolves it: CLINE_PROVIDER_SETTINGS_PATH,
+// else CLINE_DATA_DIR/settings, else (CLINE_DIR or ~/.cline)/data/settings.
+std::string providers_path() {
+  if (auto p = env_or_empty("CLINE_PROVIDER_SETTINGS_PATH"); !p.empty()) return p;
+  auto data = env_or_empty("CLINE_DATA_DIR");
+  if (data.empty()) {
+    auto dir = env_or_empty("CLINE_DIR");
+    if (dir.empty()) dir = env_or_empty("HOME") + "/.cline";
+    data = dir + "/data";
+  }
+  return data + "/settings/providers.json";
+}
+
+// The user's providers file; an empty object when missing or unreadable.
+nlohmann::json read_providers() {
+  std::ifstream in(providers_path(), std::ios::binary);
+  std::string text;
+  text.reserve(4096);
+  for (std::istreambuf_iterator<char> it(in), end; it != end && text.size() <= max_settings_bytes; ++it) text.push_back(*it);
+  if (text.size() > max_settings_bytes) return nlohmann::json::object();
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  return j.is_object() ? j : nlohmann::json::object();
+}
+
+// The settings object of the provider Cline will use, if it is the wrapped kind.
+nlohmann::json* wrapped_settings(nlohmann::json& providers) {
+  const auto last = providers.value("lastUsedProvider", nlohmann::json());
+  if (!last.is_string() || last.get<std::string>() != wrapped_provider) return nullptr;
+  auto list = providers.find("providers");
+  if (list == providers.end() || !list->is_object()) return nullptr;
+  auto entry = list->find(wrapped_provider);
+  if (entry == list->end() || !entry->is_object()) return nullptr;
+  auto settings = entry->find("settings");
+  if (settings == entry->end() || !settings->is_object()) return nullptr;
+  return &*settings;
+}
+
+std::string how_to(const std::string& base) {
+  return "point Cline at the proxy: cline auth -p openai-compatible -b " + base + "/v1 -k KEY -m MODEL";
+}
+
+}  // namespace
+
+agent_launch cline_settings(const std::string& base, bool lift_limits, const std::string& overlay_dir) {
+  agent_launch l;
+  // A session may otherwise run in Cline's background hub, a process of its
+  // own that reads the user's providers and outlives wrap.
+  l.env["CLINE_SESSION_BACKEND_MODE"] = "local";
+  if (lift_limits) {
+    // Cline keeps 8,000 characters of each tool result in the request; its
+    // shell tool has already cut the middle of longer output at 48,000.
+    l.env["CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS"] = tool_result_chars;
+    l.notes.push_back("Cline's shell tool cuts command output to 48,000 characters; that cut cannot be lifted");
+  }
+  auto providers = read_providers();
+  auto* settings = wrapped_settings(providers);
+  if (!settings) {
+    l.notes.push_back(std::string("Cline's last-used provider is not ") + wrapped_provider + ": left as it is; " + how_to(base));
+    return l;
+  }
+  if (overlay_dir.empty()) {  // --print-env writes nothing
+    l.notes.push_back(how_to(base));
+    return l;
+  }
+  (*settings)["baseUrl"] = base + "/v1";
+  // The copy holds the user's API key: readable by the user alone, in the
+  // run's own folder, removed with it.
+  const auto path = overlay_dir + "/cline-providers.json";
+  {
+    std::ofstream out(path, std::ios::trunc);
+    ::chmod(path.c_str(), S_IRUSR | S_IWUSR);
+    out << providers.dump(2) << "\n";
+  }
+  l.env["CLINE_PROVIDER_SETTINGS_PATH"] = path;
+  return l;
+}
+
+std::optional<std::string> cline_chained_upstream() {
+  auto providers = read_providers();
+  const auto* settings = wrapped_settings(providers);
+  if (!settings) return std::nullopt;
+  const auto url = settings->value("baseUrl", nlohmann::json());
+  if (!url.is_string()) return std::nullopt;
+  auto s = url.get<std::string>();
+  while (!s.empty() && s.back() == '/') s.pop_back();
+  if (s.size() > 3 && s.compare(s.size() - 3, 3, "/v1") == 0) s.resize(s.size() - 3);
+  if (s.empty()) return std::nullopt;
+  return s;
+}
+
+}  // namespace gistproxy::proxy
