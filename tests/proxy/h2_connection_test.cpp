@@ -44,12 +44,16 @@ struct pair_of_sessions {
   }
   ~pair_of_sessions() { nghttp2_session_del(client); }
 
-  std::int32_t request(std::vector<std::pair<std::string, std::string>> fields) {
+  // `body` (null: none) provides the request body; nghttp2 copies the fields.
+  std::int32_t request(std::vector<std::pair<std::string, std::string>> fields, nghttp2_data_provider* body = nullptr) {
     std::vector<nghttp2_nv> nva;
     for (auto& [n, v] : fields)
       nva.push_back({reinterpret_cast<std::uint8_t*>(n.data()), reinterpret_cast<std::uint8_t*>(v.data()), n.size(),
                      v.size(), NGHTTP2_NV_FLAG_NONE});
-    return nghttp2_submit_request(client, nullptr, nva.data(), nva.size(), nullptr, nullptr);
+    return nghttp2_submit_request(client, nullptr, nva.data(), nva.size(), body, nullptr);
+  }
+  std::int32_t post(nghttp2_data_provider* body) {
+    return request({{":method", "POST"}, {":path", "/v1/x"}, {":scheme", "http"}, {":authority", "a"}}, body);
   }
   // Moves bytes both ways until neither side has anything to say; the
   // server reads them at `now`.
@@ -102,13 +106,7 @@ TEST_CASE("an h2 request body over the limit is refused 413 at once and the rest
     if (sent == body.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
     return ssize_t(n);
   };
-  std::string m = ":method", post = "POST", p = ":path", path = "/v1/x", sc = ":scheme", http_s = "http",
-              au = ":authority", host = "a";
-  nghttp2_nv nva[] = {{reinterpret_cast<std::uint8_t*>(m.data()), reinterpret_cast<std::uint8_t*>(post.data()), m.size(), post.size(), 0},
-                      {reinterpret_cast<std::uint8_t*>(p.data()), reinterpret_cast<std::uint8_t*>(path.data()), p.size(), path.size(), 0},
-                      {reinterpret_cast<std::uint8_t*>(sc.data()), reinterpret_cast<std::uint8_t*>(http_s.data()), sc.size(), http_s.size(), 0},
-                      {reinterpret_cast<std::uint8_t*>(au.data()), reinterpret_cast<std::uint8_t*>(host.data()), au.size(), host.size(), 0}};
-  nghttp2_submit_request(s.client, nullptr, nva, 4, &prd, nullptr);
+  s.post(&prd);
   s.exchange();
   REQUIRE(s.events.requests.size() == 1);
   REQUIRE(s.events.requests[0].refusal);
@@ -195,15 +193,7 @@ TEST_CASE("an h2 request still short of its body after the request time is answe
     allowance -= n;
     return ssize_t(n);
   };
-  auto submit = [&] {
-    std::string m = ":method", post = "POST", p = ":path", path = "/v1/x", sc = ":scheme", http_s = "http",
-                au = ":authority", host = "a";
-    nghttp2_nv nva[] = {{reinterpret_cast<std::uint8_t*>(m.data()), reinterpret_cast<std::uint8_t*>(post.data()), m.size(), post.size(), 0},
-                        {reinterpret_cast<std::uint8_t*>(p.data()), reinterpret_cast<std::uint8_t*>(path.data()), p.size(), path.size(), 0},
-                        {reinterpret_cast<std::uint8_t*>(sc.data()), reinterpret_cast<std::uint8_t*>(http_s.data()), sc.size(), http_s.size(), 0},
-                        {reinterpret_cast<std::uint8_t*>(au.data()), reinterpret_cast<std::uint8_t*>(host.data()), au.size(), host.size(), 0}};
-    return nghttp2_submit_request(s.client, nullptr, nva, 4, &trickle, nullptr);
-  };
+  auto submit = [&] { return s.post(&trickle); };
   auto trickle_at = [&](std::int32_t stream, h2_connection::clock::time_point at) {
     allowance = 10;
     nghttp2_session_resume_data(s.client, stream);
