@@ -75,6 +75,7 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
   socket_deadline read_deadline_;  // the idle timeout, while no stream runs
   session_handle& handle_;
   h2_connection conn_;
+  connection_memo memo_;  // the last tenant, trace and price looked up, for every stream
   asio::steady_timer wake_;  // the writer's: output is ready or the session ends
   asio::steady_timer done_;  // the reader's, at the end: a stream or the writer finished
   std::vector<h2_request> ready_;
@@ -188,7 +189,10 @@ awaitable<void> h2_session<Stream>::serve_stream(std::shared_ptr<h2_session<Stre
 // The same drivers as an HTTP/1.1 request's (client_session.cpp).
 template <class Stream>
 awaitable<void> h2_session<Stream>::respond(h2_stream& stream, h2_request& r) {
-  connection_memo memo;  // per stream: streams run concurrently
+  // The connection's, as on HTTP/1.1 (its streams mostly share a key and a
+  // conversation): every use of it runs between two suspensions, on this
+  // connection's one thread, so concurrent streams never see it half-set.
+  auto& memo = memo_;
   if (r.refusal) {
     proxy_error refusal = std::move(*r.refusal);  // named: see client_session.cpp on GCC bug 100611
     exchange ex(sh_, stream, memo);
