@@ -25,7 +25,9 @@ struct h2_client_callbacks {
     return 0;
   }
   static int frame(nghttp2_session*, const nghttp2_frame* f, void* u) {
-    if (f->hd.type == NGHTTP2_GOAWAY) self(u).goaway = f->goaway.error_code;
+    if (f->hd.type != NGHTTP2_GOAWAY) return 0;
+    self(u).goaway = f->goaway.error_code;
+    self(u).goaway_last_stream = f->goaway.last_stream_id;
     return 0;
   }
   static int close(nghttp2_session*, std::int32_t stream, std::uint32_t code, void* u) {
