@@ -110,7 +110,8 @@ TEST_CASE("h2c: many streams on one connection complete while one stalled by a c
   }
   // A response whose last piece waited for the window and then went out is
   // a clean end, not a client that left.
-  const std::string bytes_answers = R"(gistproxy_requests_total{api="other",status="200",group="treated"} 20)";
+  const std::string bytes_answers =
+      R"(gistproxy_requests_total{api="other",status="200",group="treated",protocol="HTTP/2"} 20)";
   auto metrics = metrics_with(s.proxy.admin_port(), {bytes_answers});
   CHECK(metrics.find(bytes_answers) != std::string::npos);
   CHECK(metrics.find("client_disconnected") == std::string::npos);
