@@ -117,8 +117,11 @@ bool h2_client::flush() {
 bool h2_client::pump_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[65536];
+  bool can_send = true;
   while (!done() && !ended) {
-    if (!flush()) ended = true;
+    // A send the server refused (it closed on a flood) still leaves what it
+    // said before, its GOAWAY, to read: only a read ends the pump.
+    if (can_send && !flush()) can_send = false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd p{fd_, POLLIN, 0};
