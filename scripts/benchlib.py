@@ -70,8 +70,9 @@ def require(build):
             raise SystemExit(f"bench: {tool} is missing (run make build; scripts/install-deps installs nginx-light)")
 
 
-def nginx(tmp, name, body, cpu, workers=1, connections=4096):
-    """nginx with `body` inside its server block, on a free port."""
+def nginx(tmp, name, body, cpu, workers=1, connections=4096, http2=False):
+    """nginx with `body` inside its server block, on a free port; `http2`: the port speaks h2c
+    with prior knowledge (nginx's `listen ... http2` without ssl) instead of HTTP/1.1."""
     port = free_port()
     prefix = os.path.join(tmp, name)
     os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
@@ -90,7 +91,7 @@ http {{
   client_max_body_size 64m; client_body_buffer_size 16m;
   keepalive_requests 1000000;
   server {{
-    listen 127.0.0.1:{port} backlog=4096;
+    listen 127.0.0.1:{port} backlog=4096{" http2" if http2 else ""};
     {body}
   }}
 }}
@@ -100,11 +101,34 @@ http {{
     return port
 
 
+def nginx_proxy(tmp, name, upstream, cpu, http2=False):
+    """nginx as the baseline reverse proxy: keep-alive upstream, the request buffered (as
+    gistproxy reads it whole), the answer streamed."""
+    return nginx(tmp, name, f"""
+    location / {{ proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";
+                  proxy_buffering off; proxy_request_buffering on; }}
+  }}
+  upstream backend {{ server 127.0.0.1:{upstream}; keepalive 256;""", cpu=cpu, http2=http2)
+
+
 def nginx_worker_pids(tmp, name):
     with open(os.path.join(tmp, name, "nginx.pid")) as f:
         master = int(f.read().strip())
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True).stdout
     return [master] + [int(x) for x in out.split()]
+
+
+def schedstat_ns(pids):
+    """CPU time of every thread of these processes, in nanoseconds."""
+    total = 0
+    for pid in pids:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (FileNotFoundError, ProcessLookupError):
+                pass  # a thread that ended: its time is in the process's other counters no more
+    return total
 
 
 def gistproxy(build, upstream, store, threads=1, cpu=0, extra=()):

@@ -29,13 +29,21 @@ const rewrite::model_price* price_of(services& svc, request_context& ctx) {
   return memo.price ? &*memo.price : nullptr;
 }
 
+// The client's protocol, as the access log and the request metric name it
+// (the h2 session marks its requests version 20).
+std::string_view protocol_of(const client_request& r) {
+  const unsigned version = r.version();
+  return version >= 20 ? "HTTP/2" : version == 10 ? "HTTP/1.0" : "HTTP/1.1";
+}
+
 void count(services& svc, request_context& ctx, const std::string& status, std::chrono::nanoseconds total) {
   auto& m = svc.metrics;
   const auto api = ctx.in.api;
   const auto& reply = ctx.out.reply();
   const auto& usage = ctx.upstream.usage;
   const auto group = rewrite::group_label(ctx.in.group);
-  exchange_stats::finished_request finished{status, group, total, ctx.upstream.wait, ctx.in.bytes_in, reply.bytes_out, {}, {}};
+  exchange_stats::finished_request finished{status, group, protocol_of(ctx.in.request), total, ctx.upstream.wait,
+                                            ctx.in.bytes_in, reply.bytes_out, {}, {}};
   if (reply.error) {
     finished.error_source = source_name(reply.error->source());
     finished.error_type = reply.error->type();
@@ -69,9 +77,7 @@ void log_access(services& svc, const request_context& ctx, int status, const std
   const auto& reply = ctx.out.reply();
   telemetry::access_record r;
   r.method = std::string(ctx.in.request.method_string());
-  // The h2 session marks its requests version 20.
-  const unsigned version = ctx.in.request.version();
-  r.protocol = version >= 20 ? "HTTP/2" : version == 10 ? "HTTP/1.0" : "HTTP/1.1";
+  r.protocol = protocol_of(ctx.in.request);
   r.path = path_of(ctx.in.request);
   r.api = std::string(ctx.in.api);
   if (ctx.in.facts) r.model = ctx.in.facts->model;

@@ -26,7 +26,7 @@ double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double
 }  // namespace
 
 void exchange_stats::request_finished(const finished_request& r) {
-  metrics_.requests.labels({api_, r.status, r.group}).inc();
+  metrics_.requests.labels({api_, r.status, r.group, r.protocol}).inc();
   metrics_.request_duration.labels({api_, r.group}).observe(seconds(r.total));
   metrics_.upstream_duration.labels({api_, r.group}).observe(seconds(r.upstream_wait));
   metrics_.proxy_overhead.labels({api_, r.group}).observe(seconds(std::max(r.total - r.upstream_wait, std::chrono::nanoseconds(0))));

@@ -86,9 +86,9 @@ class exchange_stats {
   // One offloaded output.
   void offloads(const std::vector<rewrite::offload_record>& records);  // one turn's
   // One finished request: its count by status, durations, bytes and error,
-  // by api and experiment group.
+  // by api and experiment group (the count by protocol too).
   struct finished_request {
-    std::string_view status, group;
+    std::string_view status, group, protocol;
     std::chrono::nanoseconds total{}, upstream_wait{};
     std::uint64_t bytes_in = 0, bytes_out = 0;
     std::string_view error_source, error_type;  // empty: the request did not fail

@@ -35,7 +35,7 @@ telemetry::live::totals live_feed::read_totals() const {
   telemetry::live::totals t;
   auto& m = metrics_;
   // Label orders as declared in metric_catalogue.cpp.
-  m.requests.for_each([&](const auto& l, const auto& c) {  // api, status, group
+  m.requests.for_each([&](const auto& l, const auto& c) {  // api, status, group, protocol
     t.requests += c.value();
     t.groups[std::string(label(l, 2))].requests += c.value();
   });

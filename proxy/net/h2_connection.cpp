@@ -46,9 +46,15 @@ struct h2_callbacks {
   static h2_connection& self(void* user) { return *static_cast<h2_connection*>(user); }
 
   static int begin_headers(nghttp2_session*, const nghttp2_frame* frame, void* user) {
-    if (frame->hd.type == NGHTTP2_HEADERS && frame->headers.cat == NGHTTP2_HCAT_REQUEST)
-      (self(user).incoming_[frame->hd.stream_id] = std::make_unique<h2_connection::incoming>())->began =
-          self(user).now_;
+    auto& c = self(user);
+    if (frame->hd.type != NGHTTP2_HEADERS || frame->headers.cat != NGHTTP2_HCAT_REQUEST) return 0;
+    // Opened after the draining GOAWAY was queued, before it went out (nghttp2
+    // ignores such streams only once it is sent): refused, never assembled.
+    if (c.last_taken_ && frame->hd.stream_id > *c.last_taken_) {
+      nghttp2_submit_rst_stream(c.session_, NGHTTP2_FLAG_NONE, frame->hd.stream_id, NGHTTP2_REFUSED_STREAM);
+      return 0;
+    }
+    (c.incoming_[frame->hd.stream_id] = std::make_unique<h2_connection::incoming>())->began = c.now_;
     return 0;
   }
 
@@ -268,7 +274,11 @@ void h2_connection::reset(std::int32_t stream, std::uint32_t code) {
   nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream, code);
 }
 
-void h2_connection::shutdown() { nghttp2_session_terminate_session(session_, NGHTTP2_NO_ERROR); }
+void h2_connection::drain() {
+  if (last_taken_) return;
+  last_taken_ = nghttp2_session_get_last_proc_stream_id(session_);
+  nghttp2_submit_goaway(session_, NGHTTP2_FLAG_NONE, *last_taken_, NGHTTP2_NO_ERROR, nullptr, 0);
+}
 
 // At most max_concurrent_streams entries: walked on each read.
 void h2_connection::answer_late_requests() {

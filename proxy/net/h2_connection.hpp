@@ -99,8 +99,11 @@ class h2_connection {
   // Bytes of the stream's response still buffered here.
   std::size_t buffered(std::int32_t stream) const;
   void reset(std::int32_t stream, std::uint32_t code);
-  // Ends the connection gracefully: no new streams, the open ones finish.
-  void shutdown();
+  // Ends the connection gracefully (the proxy drains): GOAWAY naming the last stream
+  // taken, so the client opens no new one here; one it opened meanwhile is
+  // refused (REFUSED_STREAM: never processed, safe to retry elsewhere). The
+  // open streams finish; finished() is true once they have.
+  void drain();
 
  private:
   struct incoming;
@@ -125,6 +128,7 @@ class h2_connection {
   clock::time_point now_{};
   bool calm_ = false;     // GOAWAY ENHANCE_YOUR_CALM queued
   bool counted_ = false;  // this connection's refusal was told: one per connection
+  std::optional<std::int32_t> last_taken_;  // set by drain(): streams above it are refused
 };
 
 }  // namespace gistproxy::proxy

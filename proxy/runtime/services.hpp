@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <functional>
 #include <list>
 #include <memory>
 
@@ -64,6 +65,10 @@ struct services {
 struct session_handle {
   tcp_socket* socket = nullptr;
   bool busy = false;
+  // Set by a session that ends itself on a drain, busy or not (HTTP/2:
+  // GOAWAY, its open streams finish); called instead of closing it, maybe
+  // more than once.
+  std::function<void()> drain = nullptr;
 };
 
 // One I/O thread: its io_context, its upstream pools and its sessions. All

@@ -29,7 +29,8 @@ upstream_pool* shard::pool_for(std::string_view family) {
 
 void shard::close_idle() {
   for (auto& s : sessions_) {
-    if (!s.busy && s.socket) {
+    if (s.drain) s.drain();
+    else if (!s.busy && s.socket) {
       error_code ignored;
       s.socket->shutdown(tcp_socket::shutdown_both, ignored);
       s.socket->close(ignored);

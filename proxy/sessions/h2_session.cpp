@@ -64,8 +64,10 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
   awaitable<void> respond(h2_stream& stream, h2_request& r);
   awaitable<void> wait_done();
   void stream_finished();
+  void drain();
 
   using std::enable_shared_from_this<h2_session<Stream>>::shared_from_this;
+  using std::enable_shared_from_this<h2_session<Stream>>::weak_from_this;
 
   shard& sh_;
   services& svc_;
@@ -75,6 +77,7 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
   socket_deadline read_deadline_;  // the idle timeout, while no stream runs
   session_handle& handle_;
   h2_connection conn_;
+  connection_memo memo_;  // the last tenant, trace and price looked up, for every stream
   asio::steady_timer wake_;  // the writer's: output is ready or the session ends
   asio::steady_timer done_;  // the reader's, at the end: a stream or the writer finished
   std::vector<h2_request> ready_;
@@ -105,6 +108,9 @@ void h2_session<Stream>::start_ready() {
 template <class Stream>
 awaitable<void> h2_session<Stream>::run(beast::flat_buffer& buffer) {
   asio::co_spawn(socket_.get_executor(), write_loop(shared_from_this()), asio::detached);
+  handle_.drain = [weak = weak_from_this()] {
+    if (auto self = weak.lock()) self->drain();
+  };
   const auto first = buffer.data();
   bool ok = feed(std::string_view(static_cast<const char*>(first.data()), first.size()));
   buffer.consume(buffer.size());
@@ -114,13 +120,14 @@ awaitable<void> h2_session<Stream>::run(beast::flat_buffer& buffer) {
     if (running_ == 0) read_deadline_.set(svc_.cfg.idle_timeout);
     auto [ec, n] = co_await stream_.async_read_some(asio::buffer(in), use_nothrow);
     read_deadline_.disarm();
-    if (ec || (svc_.draining && running_ == 0)) break;
+    if (ec) break;  // a drain ends the connection by GOAWAY (drain()), once its streams have
     ok = feed(std::string_view(in.data(), n));
   }
   // The client left, broke the protocol or flooded (the GOAWAY is queued),
   // or the proxy drains: every stream still running is cancelled (its
   // upstream hop too), then what is queued goes out and the connection closes.
   ending_ = true;
+  handle_.drain = nullptr;
   for (auto& [id, stream] : streams_) stream->closed(false);
   co_await wait_done();
 }
@@ -142,9 +149,13 @@ template <class Stream>
 awaitable<void> h2_session<Stream>::write_loop(std::shared_ptr<h2_session<Stream>> self) {
   auto& s = *self;
   std::string out;
+  error_code ignored;
   for (;;) {
     out.clear();
     if (!s.conn_.take_output(out)) {
+      // Neither side has more to say (a drain's GOAWAY went out and its streams
+      // ended, or the client's GOAWAY): the reader stops too.
+      if (s.conn_.finished()) s.socket_.cancel(ignored);
       if (s.ending_ && s.running_ == 0) break;
       s.wake_.expires_at(asio::steady_timer::time_point::max());
       co_await s.wake_.async_wait(use_nothrow);
@@ -152,7 +163,6 @@ awaitable<void> h2_session<Stream>::write_loop(std::shared_ptr<h2_session<Stream
     }
     auto bounded = s.write_deadline_.arm(s.svc_.cfg.client_timeout);
     auto [ec, n] = co_await asio::async_write(s.stream_, asio::buffer(out), use_nothrow);
-    error_code ignored;
     if (ec) {
       s.socket_.close(ignored);  // the reader ends, and with it every stream
       break;
@@ -188,7 +198,10 @@ awaitable<void> h2_session<Stream>::serve_stream(std::shared_ptr<h2_session<Stre
 // The same drivers as an HTTP/1.1 request's (client_session.cpp).
 template <class Stream>
 awaitable<void> h2_session<Stream>::respond(h2_stream& stream, h2_request& r) {
-  connection_memo memo;  // per stream: streams run concurrently
+  // The connection's, as on HTTP/1.1 (its streams mostly share a key and a
+  // conversation): every use of it runs between two suspensions, on this
+  // connection's one thread, so concurrent streams never see it half-set.
+  auto& memo = memo_;
   if (r.refusal) {
     proxy_error refusal = std::move(*r.refusal);  // named: see client_session.cpp on GCC bug 100611
     exchange ex(sh_, stream, memo);
@@ -209,13 +222,17 @@ void h2_session<Stream>::stream_finished() {
   handle_.busy = false;
   done_.cancel();
   if (!ending_) read_deadline_.set(svc_.cfg.idle_timeout);  // idle from now: the pending read is bounded again
-  if (svc_.draining && !ending_) {
-    conn_.shutdown();  // GOAWAY: no new streams
-    output_ready();
-    error_code ignored;
-    socket_.cancel(ignored);  // the reader stops
-  }
+  if (svc_.draining && !ending_) drain();
   if (ending_) output_ready();  // the writer may stop now
+}
+
+// The proxy drains: GOAWAY, and the connection ends once its streams have
+// (the writer sees it finished); new streams are refused meanwhile.
+template <class Stream>
+void h2_session<Stream>::drain() {
+  if (ending_) return;
+  conn_.drain();
+  output_ready();
 }
 
 }  // namespace

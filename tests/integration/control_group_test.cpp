@@ -71,7 +71,7 @@ TEST_CASE("control group: its conversations reach the upstream byte for byte, wi
       ++labelled;
     }
   CHECK(labelled >= 2);  // the request span and its upstream hop's client span
-  const std::string line = R"(gistproxy_requests_total{api="chat",status="200",group="control"} 1)";
+  const std::string line = R"(gistproxy_requests_total{api="chat",status="200",group="control",protocol="HTTP/1.1"} 1)";
   auto metrics = metrics_with(proxy.admin_port(), {line});
   CHECK(metrics.find(line) != std::string::npos);
   CHECK(metrics.find(R"(gistproxy_input_tokens_total{api="chat",group="control"} 100)") != std::string::npos);

@@ -3,6 +3,7 @@
 // hostile clients (rapid reset, malformed frames). Each stream is one
 // exchange through the same phases as an HTTP/1.1 request.
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <fstream>
 
 #include "tests/integration/harness.hpp"
@@ -109,7 +110,8 @@ TEST_CASE("h2c: many streams on one connection complete while one stalled by a c
   }
   // A response whose last piece waited for the window and then went out is
   // a clean end, not a client that left.
-  const std::string bytes_answers = R"(gistproxy_requests_total{api="other",status="200",group="treated"} 20)";
+  const std::string bytes_answers =
+      R"(gistproxy_requests_total{api="other",status="200",group="treated",protocol="HTTP/2"} 20)";
   auto metrics = metrics_with(s.proxy.admin_port(), {bytes_answers});
   CHECK(metrics.find(bytes_answers) != std::string::npos);
   CHECK(metrics.find("client_disconnected") == std::string::npos);
@@ -236,4 +238,37 @@ TEST_CASE("h2c: while a streamed page-in hop waits, keep-alive events flow on th
   const std::string bytes_series = R"(gistproxy_response_bytes_total{api="messages",group="treated"})";
   auto metrics = metrics_with(proxy.admin_port(), {bytes_series + " " + std::to_string(r.body.size())});
   CHECK(series_value(metrics, bytes_series) == double(r.body.size()));
+}
+
+TEST_CASE("h2c: a drain sends GOAWAY, lets the streams in flight finish, refuses new ones and the process exits") {
+  mock_upstream upstream;
+  // A drain time far above the test's wait for the exit: an exit in time is
+  // the drain finishing, not its deadline.
+  proxy_process proxy{{"--upstream", upstream.url(), "--drain-timeout", "120s"}};
+  h2_client c(proxy.port(), 0);  // windows shut: the answers wait in the proxy until the test opens them
+  const auto bytes = c.submit("GET", "/bytes?n=100000", "");
+  const auto events = c.submit("GET", "/sse?events=20&size=100&delay_ms=0", "");
+  c.send_queued();
+  c.open_window(0, 1 << 30);
+  REQUIRE(c.pump_until([&] { return upstream.requests_served() == 2; }));  // both in flight
+  REQUIRE(::kill(proxy.pid(), SIGTERM) == 0);
+  REQUIRE(c.pump_until([&] { return c.goaway.has_value(); }));
+  CHECK(*c.goaway == 0);                       // NO_ERROR: a graceful end
+  CHECK(c.goaway_last_stream == events);       // both streams taken, none after them
+  CHECK_FALSE(c.responses[bytes].closed);
+  CHECK_FALSE(c.responses[events].closed);
+  // A client that opens a stream anyway (written by hand: nghttp2's client
+  // will not after a GOAWAY) is not served: GET / never reaches the upstream.
+  const std::string get_root("\x82\x86\x84", 3);  // :method GET, :scheme http, :path / (HPACK static table)
+  c.send_raw(std::string{0, 0, 3, 0x1, 0x5, 0, 0, 0, char(events + 2)} + get_root);
+  c.open_window(bytes, 1 << 20);
+  c.open_window(events, 1 << 20);
+  REQUIRE(c.pump_until([&] { return c.responses[bytes].closed && c.responses[events].closed; }));
+  CHECK(c.responses[bytes].error_code == 0);
+  CHECK(c.responses[bytes].body.size() == 100000);
+  CHECK(c.responses[events].error_code == 0);
+  CHECK(c.responses[events].body.find("\"i\":19") != std::string::npos);
+  REQUIRE(c.pump_until([&] { return c.ended; }));  // the proxy closes the connection once they are done
+  CHECK(upstream.requests_served() == 2);
+  CHECK(proxy.stop() == 0);  // exited by itself (stop waits 10 s, the drain could take 120)
 }

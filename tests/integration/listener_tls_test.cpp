@@ -178,7 +178,8 @@ TEST_CASE("a TLS client that closes without close_notify between requests is no 
   auto metrics = metrics_with(s.proxy->admin_port(), {"gistproxy_active_connections 0"});
   REQUIRE(metrics.find("gistproxy_active_connections 0") != std::string::npos);
   CHECK(s.proxy->log().find(R"("status":400)") == std::string::npos);
-  CHECK(series_value(metrics, R"(gistproxy_requests_total{api="chat",status="200",group="treated"})") == 1);
+  CHECK(series_value(metrics, R"(gistproxy_requests_total{api="chat",status="200",group="treated",protocol="HTTP/1.1"})") ==
+        1);
 }
 
 TEST_CASE("an expired certificate or another certificate's key is refused at start and at a reload") {

@@ -96,16 +96,19 @@ TEST_CASE("/metrics is valid Prometheus text and counts requests, and health end
   for (int i = 0; i < 3; ++i) http_request(proxy.port(), "POST", "/v1/chat/completions", R"({"model":"m","messages":[]})");
   http_request(proxy.port(), "POST", "/v1/messages", R"({"model":"m","messages":[]})");
   http_request(proxy.port(), "GET", "/nowhere");  // mock: 404
-  metrics_with(proxy.admin_port(), {"gistproxy_requests_total{api=\"other\",status=\"404\",group=\"treated\"} 1",
-                                    "gistproxy_requests_total{api=\"messages\",status=\"200\",group=\"treated\"} 1",
+  auto requests = [](const std::string& api, const std::string& status, int n) {
+    return "gistproxy_requests_total{api=\"" + api + "\",status=\"" + status +
+           "\",group=\"treated\",protocol=\"HTTP/1.1\"} " + std::to_string(n);
+  };
+  metrics_with(proxy.admin_port(), {requests("other", "404", 1), requests("messages", "200", 1),
                                     "gistproxy_proxy_overhead_seconds_count{api=\"chat\",group=\"treated\"} 3"});
   auto metrics = http_request(proxy.admin_port(), "GET", "/metrics");
   REQUIRE(metrics.status == 200);
   CHECK(metrics.headers["content-type"].rfind("text/plain; version=0.0.4", 0) == 0);
   CHECK(prometheus_text_problem(metrics.body) == "");
-  CHECK(metrics.body.find("gistproxy_requests_total{api=\"chat\",status=\"200\",group=\"treated\"} 3") != std::string::npos);
-  CHECK(metrics.body.find("gistproxy_requests_total{api=\"messages\",status=\"200\",group=\"treated\"} 1") != std::string::npos);
-  CHECK(metrics.body.find("gistproxy_requests_total{api=\"other\",status=\"404\",group=\"treated\"} 1") != std::string::npos);
+  CHECK(metrics.body.find(requests("chat", "200", 3)) != std::string::npos);
+  CHECK(metrics.body.find(requests("messages", "200", 1)) != std::string::npos);
+  CHECK(metrics.body.find(requests("other", "404", 1)) != std::string::npos);
   CHECK(metrics.body.find("gistproxy_proxy_overhead_seconds_count{api=\"chat\",group=\"treated\"} 3") != std::string::npos);
   CHECK(http_request(proxy.admin_port(), "GET", "/healthz").status == 200);
   CHECK(http_request(proxy.admin_port(), "GET", "/readyz").status == 200);

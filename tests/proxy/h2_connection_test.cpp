@@ -216,3 +216,26 @@ TEST_CASE("an h2 request still short of its body after the request time is answe
   trickle_at(later, t0 + std::chrono::seconds(100));
   CHECK(s.events.requests.size() == 1);
 }
+
+TEST_CASE("a draining h2 connection refuses a stream opened before its GOAWAY went out and ends after the open one") {
+  pair_of_sessions s;
+  auto get = [&] { return s.request({{":method", "GET"}, {":path", "/"}, {":scheme", "http"}, {":authority", "a"}}); };
+  const auto open = get();
+  s.exchange();
+  REQUIRE(s.events.requests.size() == 1);
+  s.server.drain();
+  // The client's next stream reaches the proxy before the GOAWAY leaves it.
+  const auto late = get();
+  const std::uint8_t* p = nullptr;
+  std::string to_server;
+  for (ssize_t n; (n = nghttp2_session_mem_send(s.client, &p)) > 0;) to_server.append(reinterpret_cast<const char*>(p), n);
+  REQUIRE(s.server.receive(to_server));
+  s.exchange();
+  CHECK(s.events.requests.size() == 1);  // never assembled, never served
+  const std::pair<std::int32_t, std::uint32_t> refused{late, NGHTTP2_REFUSED_STREAM};
+  CHECK(std::find(s.events.closed.begin(), s.events.closed.end(), refused) != s.events.closed.end());
+  CHECK_FALSE(s.server.finished());  // the open stream still runs
+  REQUIRE(s.server.respond(open, 200, {}, true));
+  s.exchange();
+  CHECK(s.server.finished());
+}

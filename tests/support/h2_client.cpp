@@ -25,7 +25,9 @@ struct h2_client_callbacks {
     return 0;
   }
   static int frame(nghttp2_session*, const nghttp2_frame* f, void* u) {
-    if (f->hd.type == NGHTTP2_GOAWAY) self(u).goaway = f->goaway.error_code;
+    if (f->hd.type != NGHTTP2_GOAWAY) return 0;
+    self(u).goaway = f->goaway.error_code;
+    self(u).goaway_last_stream = f->goaway.last_stream_id;
     return 0;
   }
   static int close(nghttp2_session*, std::int32_t stream, std::uint32_t code, void* u) {
@@ -115,8 +117,11 @@ bool h2_client::flush() {
 bool h2_client::pump_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[65536];
+  bool can_send = true;
   while (!done() && !ended) {
-    if (!flush()) ended = true;
+    // A send the server refused (it closed on a flood) still leaves what it
+    // said before, its GOAWAY, to read: only a read ends the pump.
+    if (can_send && !flush()) can_send = false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
     pollfd p{fd_, POLLIN, 0};

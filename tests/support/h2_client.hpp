@@ -48,6 +48,7 @@ class h2_client {
 
   std::map<std::int32_t, response> responses;
   std::optional<std::uint32_t> goaway;  // the server's GOAWAY error code
+  std::int32_t goaway_last_stream = -1;   // and the last stream it names as taken
   bool ended = false;                   // the server closed the connection
 
  private:
