@@ -126,14 +126,16 @@ std::optional<std::string> chained_upstream(const wrap_agent& agent, const char*
   const auto prefix = agent.base_url_env + "=";
   for (auto e = environ; e && *e; ++e) {
     if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) continue;
-    std::string url = *e + prefix.size();
-    while (!url.empty() && url.back() == '/') url.pop_back();
-    // OpenAI-style base URLs end in /v1, which the client's own paths repeat.
-    if (agent.name == "codex" && url.size() > 3 && url.compare(url.size() - 3, 3, "/v1") == 0) url.resize(url.size() - 3);
-    if (url.empty()) return std::nullopt;
-    return url;
+    return upstream_of_base_url(*e + prefix.size(), agent.name == "codex");
   }
   return std::nullopt;
+}
+
+std::optional<std::string> upstream_of_base_url(std::string url, bool openai_style) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (openai_style && url.ends_with("/v1")) url.resize(url.size() - 3);
+  if (url.empty()) return std::nullopt;
+  return url;
 }
 
 }  // namespace gistproxy::proxy

@@ -43,5 +43,9 @@ agent_launch launch_settings(const wrap_agent& agent, const std::string& base, b
 // had it, without the path suffix the agent adds itself (Codex's "/v1").
 // nullopt when the agent was not pointed anywhere.
 std::optional<std::string> chained_upstream(const wrap_agent& agent, const char* const* environ);
+// A base URL an agent was pointed at, as the proxy's upstream: without
+// trailing slashes and, for `openai_style` ones, without the "/v1" the
+// client's own paths repeat; nullopt when nothing is left.
+std::optional<std::string> upstream_of_base_url(std::string url, bool openai_style);
 
 }  // namespace gistproxy::proxy

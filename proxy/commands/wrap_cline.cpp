@@ -102,11 +102,7 @@ std::optional<std::string> cline_chained_upstream() {
   if (!settings) return std::nullopt;
   const auto url = settings->value("baseUrl", nlohmann::json());
   if (!url.is_string()) return std::nullopt;
-  auto s = url.get<std::string>();
-  while (!s.empty() && s.back() == '/') s.pop_back();
-  if (s.size() > 3 && s.compare(s.size() - 3, 3, "/v1") == 0) s.resize(s.size() - 3);
-  if (s.empty()) return std::nullopt;
-  return s;
+  return upstream_of_base_url(url.get<std::string>(), true);
 }
 
 }  // namespace gistproxy::proxy
