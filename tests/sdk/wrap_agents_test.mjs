@@ -10,13 +10,23 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join } from "node:path";
 import { startMock, stopProcess } from "./harness.mjs";
 
-// Under the build tree, not /tmp: Gemini CLI skips a settings file below a
-// world-writable folder, and wrap's overlay goes under XDG_CACHE_HOME.
-const dir = mkdtempSync(join(process.cwd(), "wrap-agents-"));
+// Gemini CLI skips a settings file below a folder writable by group or
+// others (/tmp), and wrap's overlay goes under XDG_CACHE_HOME: the test's
+// folder is under the build tree when no folder above it is such, else
+// (a checkout under /tmp) under the user's home.
+function underNoSharedFolder(path) {
+  for (let p = path; ; p = dirname(p)) {
+    if (statSync(p).mode & 0o022) return false;
+    if (dirname(p) === p) return true;
+  }
+}
+const base = underNoSharedFolder(process.cwd()) ? process.cwd() : homedir();
+const dir = mkdtempSync(join(base, "gistproxy-wrap-agents-"));
 const bin = join(process.cwd(), "node_modules/.bin");
 const needle = /NEEDLE secret_port=48213/;
 let mock;
