@@ -174,7 +174,7 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     if (!wec) {
       // Skip interim 1xx responses (we never send Expect, but an upstream may still).
       do {
-        head_ = std::make_unique<http::response_parser<http::empty_body>>();
+        head_ = std::make_unique<checked_response_parser<http::empty_body>>();
         head_->body_limit(boost::none);
         head_->header_limit(64 * 1024);
         if (method == http::verb::head) head_->skip(true);
@@ -271,7 +271,7 @@ void upstream_hop::release_if_clean(bool clean) {
 }
 
 awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& failure) {
-  whole_ = std::make_unique<http::response_parser<http::string_body>>(std::move(*head_));
+  whole_ = std::make_unique<checked_response_parser<http::string_body>>(std::move(*head_));
   whole_->body_limit(max_whole_answer);
   conn_->deadline.set(svc_.cfg.stream_idle_timeout);  // for the whole body
   if (!whole_->is_done()) {
@@ -332,7 +332,7 @@ upstream_answer::piece upstream_hop::corrupt_answer() {
 
 awaitable<upstream_answer::piece> upstream_hop::read_raw_piece() {
   if (!stream_) {
-    stream_ = std::make_unique<http::response_parser<http::buffer_body>>(std::move(*head_));
+    stream_ = std::make_unique<checked_response_parser<http::buffer_body>>(std::move(*head_));
     buffer_.reset(new char[relay_buffer_size]);  // default-initialised: no memset
   }
   piece out;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proxy/exchange/request_context.hpp"
+#include "proxy/net/checked_parser.hpp"
 #include "proxy/net/upstream_pool.hpp"
 #include "proxy/runtime/services.hpp"
 #include "rewrite/content_decoder.hpp"
@@ -101,9 +102,9 @@ class upstream_hop final : public upstream_answer {
   telemetry::span span_;
   bool ended_ = false;
   std::unique_ptr<upstream_connection> conn_;
-  std::unique_ptr<http::response_parser<http::empty_body>> head_;  // Beast parsers do not move
-  std::unique_ptr<http::response_parser<http::string_body>> whole_;
-  std::unique_ptr<http::response_parser<http::buffer_body>> stream_;
+  std::unique_ptr<checked_response_parser<http::empty_body>> head_;  // Beast parsers do not move
+  std::unique_ptr<checked_response_parser<http::string_body>> whole_;
+  std::unique_ptr<checked_response_parser<http::buffer_body>> stream_;
   // Not zero-filled: an open stream's memory is only the pages its events touch.
   std::unique_ptr<char[]> buffer_;
   std::optional<std::uint64_t> length_;

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "proxy/net/beast.hpp"
+#include "proxy/net/checked_parser.hpp"
 #include "proxy/net/egress_proxy.hpp"
 #include "proxy/net/proxy_error.hpp"
 
@@ -52,7 +53,7 @@ asio::awaitable<std::optional<proxy_error>, typename Stream::executor_type> conn
   const std::string request = connect_request(via, host, port);
   auto [wec, written] = co_await asio::async_write(stream, asio::buffer(request), nothrow);
   if (const auto ec = verdict(wec)) co_return tunnel_failure(via, ec);
-  http::response_parser<http::empty_body> answer;
+  checked_response_parser<http::empty_body> answer;
   answer.header_limit(std::uint32_t(connect_answer_limit));
   auto [rec, read] = co_await http::async_read_header(stream, buffer, answer, nothrow);
   if (const auto ec = verdict(rec)) co_return tunnel_failure(via, ec);

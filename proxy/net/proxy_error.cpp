@@ -10,6 +10,7 @@ int proxy_error::status() const {
     case error_kind::credential_mismatch: return 400;
     case error_kind::request_timeout: return 408;
     case error_kind::body_too_large: return 413;
+    case error_kind::headers_too_large: return 431;
     case error_kind::not_found: return 404;
     case error_kind::method_not_allowed: return 405;
     case error_kind::unauthorized: return 401;
@@ -36,6 +37,7 @@ std::string_view proxy_error::type() const {
     case error_kind::credential_mismatch: return "credential_mismatch";
     case error_kind::request_timeout: return "request_timeout";
     case error_kind::body_too_large: return "body_too_large";
+    case error_kind::headers_too_large: return "headers_too_large";
     case error_kind::not_found: return "not_found";
     case error_kind::method_not_allowed: return "method_not_allowed";
     case error_kind::unauthorized: return "unauthorized";
@@ -62,6 +64,7 @@ error_source proxy_error::source() const {
     case error_kind::credential_mismatch:
     case error_kind::request_timeout:
     case error_kind::body_too_large:
+    case error_kind::headers_too_large:
     case error_kind::not_found:
     case error_kind::method_not_allowed:
     case error_kind::unauthorized:

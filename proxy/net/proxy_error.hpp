@@ -15,6 +15,7 @@ enum class error_kind {
   credential_mismatch,   // 400: a provider's credential on another provider's path (never forwarded)
   request_timeout,       // 408: the client was too slow sending its request
   body_too_large,        // 413: over --max-body
+  headers_too_large,     // 431: the header block or one field over its limit
   not_found,             // 404: the offload service's unknown API, or a blob this tenant does not have
   method_not_allowed,    // 405: the offload service's paths take only the methods they serve
   unauthorized,          // 401: the offload service without an API key (unless --offload-service-anonymous)

@@ -12,6 +12,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "proxy/net/beast.hpp"
+#include "proxy/net/checked_parser.hpp"
 #include "proxy/net/egress_tunnel.hpp"
 
 namespace gistproxy::store::s3 {
@@ -206,7 +207,7 @@ asio::awaitable<void> exchange(Stream& stream, beast::tcp_stream& lowest, beast:
     out.error = wec == beast::error::timeout ? "timed out" : "write: " + wec.message();
     co_return;
   }
-  http::response_parser<http::string_body> parser;
+  proxy::checked_response_parser<http::string_body> parser;
   parser.body_limit(max_body);
   if (req.method() == http::verb::head) parser.skip(true);
   auto [rec, rn] = co_await http::async_read(stream, buffer, parser, nothrow);
