@@ -26,9 +26,17 @@ metric_catalogue::metric_catalogue(registry& r)
       h2_refusals(r.add_counter("gistproxy_h2_refusals_total",
                                 "HTTP/2 connections ended or streams reset to bound a hostile client, by reason: "
                                 "rapid_reset (GOAWAY ENHANCE_YOUR_CALM), flood (SETTINGS, PING or CONTINUATION), "
-                                "header_list (a stream's header list over the limit), protocol (malformed frames), "
-                                "body_budget (a stream refused while the connection's bodies in flight are over budget).",
+                                "header_list (a stream's header list over the limit), field_size (one field over "
+                                "65,533 bytes, cookie crumbs joined), protocol (malformed frames), body_budget (a "
+                                "stream refused while the connection's bodies in flight are over budget), "
+                                "stream_limit (a stream refused while the connection's streams, with the work of "
+                                "reset ones still running, are at the limit).",
                                 {"reason"})),
+      session_failures(r.add_counter("gistproxy_session_failures_total",
+                                     "Failures that escaped a connection's work (a bug, or memory ran out) and ended "
+                                     "that connection or stream only, by transport (http1, h2, admin, any) and where "
+                                     "(session, stream, writer, callback, event_loop).",
+                                     {"transport", "where"})),
       tls_handshakes(r.add_counter("gistproxy_tls_handshakes_total",
                                    "TLS handshakes on the client listener, by result: ok, timeout (not finished "
                                    "within --client-timeout), client_certificate (missing or not from "

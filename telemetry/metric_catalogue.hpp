@@ -22,6 +22,8 @@ struct metric_catalogue {
   // refused by reason (rapid_reset, flood, header_list, protocol, body_budget).
   family<counter>& h2_streams;
   family<counter>& h2_refusals;
+  // Failures that escaped a connection's work, by transport and where.
+  family<counter>& session_failures;
   // TLS on the client listener: handshakes by result, certificate reloads
   // by result, and the served certificate's expiry.
   family<counter>& tls_handshakes;

@@ -20,6 +20,11 @@ void client_watch::left(state& s) {
   }
 }
 
+void client_watch::guard(upstream_connection* c) {
+  state_->upstream = c;
+  if (state_->gone) left(*state_);
+}
+
 std::function<void()> client_watch::departure() {
   return [s = state_] {
     if (s->active) left(*s);

@@ -29,8 +29,11 @@ class client_watch {
   // does nothing once this watch is destroyed.
   std::function<void()> departure();
 
-  // The upstream connection to close if the client leaves (nullptr: none yet).
-  void guard(upstream_connection* c) { state_->upstream = c; }
+  // The upstream connection to close if the client leaves (nullptr: none
+  // yet). A client that left while the connection was being made (an h2
+  // stream reset during the connect) has it closed at once: its request
+  // never waits upstream.
+  void guard(upstream_connection* c);
   bool client_gone() const { return state_->gone; }
 
  private:

@@ -7,7 +7,9 @@
 #include "proxy/live/live_page.hpp"
 #include "proxy/sessions/accept_backoff.hpp"
 #include "proxy/net/admin_auth.hpp"
+#include "proxy/net/checked_parser.hpp"
 #include "proxy/sessions/admin_connections.hpp"
+#include "proxy/sessions/session_guard.hpp"
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
@@ -106,7 +108,7 @@ awaitable<void> admin_session(services& svc, std::shared_ptr<admin_connections> 
   if (open->open(self)) svc.metrics.accept_paused.labels({"admin_limit"}).inc();
   beast::flat_buffer buffer;
   for (;;) {
-    http::request_parser<http::string_body> parser;
+    checked_request_parser<http::string_body> parser;
     parser.body_limit(64 * 1024);
     stream.expires_after(std::chrono::seconds(30));
     auto [ec, n] = co_await http::async_read(stream, buffer, parser, use_nothrow);
@@ -149,7 +151,8 @@ awaitable<void> run_admin(services& svc, tcp_acceptor& acceptor) {
       continue;
     }
     backoff.reset();
-    asio::co_spawn(acceptor.get_executor(), admin_session(svc, open, std::move(socket)), asio::detached);
+    asio::co_spawn(acceptor.get_executor(), admin_session(svc, open, std::move(socket)),
+                   counted_failure{&svc, "admin", "session"});
   }
 }
 

@@ -8,8 +8,10 @@
 #include <optional>
 
 #include "proxy/exchange/exchange.hpp"
+#include "proxy/net/checked_parser.hpp"
 #include "proxy/service/service_exchange.hpp"
 #include "proxy/sessions/h2_session.hpp"
+#include "proxy/sessions/session_guard.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
@@ -18,6 +20,10 @@ namespace gistproxy::proxy {
 namespace {
 
 constexpr std::size_t header_limit = 256 * 1024;
+// Beast checks its header limit only when it needs more bytes, so a head
+// can pass it by part of a read: Beast's is set this much higher and
+// gistproxy's own, exact, is checked on the bytes the head took.
+constexpr std::size_t header_limit_slack = 16 * 1024;
 constexpr std::size_t large_body = 16 * 1024;
 constexpr std::size_t large_read_buffer = 256 * 1024;
 // A declared body gets this much address space before any of it arrives
@@ -74,6 +80,10 @@ bool is_benign(const error_code& ec) {
 
 // The error answered when reading a request's headers or body fails.
 proxy_error read_error(const error_code& ec, std::string_view part, std::uint64_t max_body) {
+  if (ec == http::error::header_limit)
+    return {error_kind::headers_too_large, "request " + std::string(part) + " over the limit of " +
+                                               std::to_string(header_limit) + " bytes, or one field over " +
+                                               std::to_string(max_field_bytes) + " bytes"};
   if (ec == http::error::body_limit)
     return {error_kind::body_too_large, "request body exceeds the limit of " + std::to_string(max_body) + " bytes"};
   if (ec == beast::error::timeout) return {error_kind::request_timeout, "request " + std::string(part) + " not received in time"};
@@ -120,10 +130,13 @@ awaitable<error_code> read_declared_body(Stream& stream, beast::flat_buffer& buf
   co_return error_code{};
 }
 
+// Every field checked against Beast's own storage limit (checked_parser.hpp).
+using request_parser = checked_request_parser<http::string_body>;
+
 // RFC 9112 §6.3: a request whose Transfer-Encoding does not end in chunked
 // has no reliable length (400), and Transfer-Encoding with Content-Length is
 // refused rather than guessed at.
-std::optional<proxy_error> unsupported_framing(const http::request_parser<http::string_body>& parser) {
+std::optional<proxy_error> unsupported_framing(const request_parser& parser) {
   const auto& h = parser.get();
   auto te = h.find(http::field::transfer_encoding);
   if (te == h.end()) return std::nullopt;
@@ -141,7 +154,7 @@ std::optional<proxy_error> unsupported_framing(const http::request_parser<http::
 
 // The request line and Host, checked before anything is forwarded; the
 // target is rewritten to the origin-form path gistproxy forwards.
-std::optional<proxy_error> unacceptable_target(http::request_parser<http::string_body>& parser, bool& asterisk) {
+std::optional<proxy_error> unacceptable_target(request_parser& parser, bool& asterisk) {
   auto& h = parser.get();
   auto host = h.find(http::field::host);
   if (auto problem = host_field_problem(h.version(), h.count(http::field::host),
@@ -174,8 +187,6 @@ struct session_registration {
     owner.svc().live_connections.fetch_sub(1);
   }
 };
-
-using request_parser = http::request_parser<http::string_body>;
 
 // Answers a refused request and closes the connection, lingering so the
 // client reads the answer instead of a reset.
@@ -248,11 +259,11 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     handle.busy = false;
     request_parser parser;
     parser.body_limit(cfg.max_body_bytes);
-    parser.header_limit(header_limit);
+    parser.header_limit(header_limit + header_limit_slack);
     if (buffer.capacity() < request_read_buffer) buffer.reserve(request_read_buffer);
     deadline.set(cfg.idle_timeout);
-    auto [header_ec, n] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
-    const error_code ec = deadline.verdict(header_ec);
+    auto [header_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
+    const error_code ec = deadline.verdict(!header_ec && head_bytes > header_limit ? http::error::header_limit : header_ec);
     handle.busy = true;
     exchange ex(sh, channel, memo);
     if (ec) {
@@ -333,8 +344,15 @@ awaitable<void> serve_connection(shard& sh, Stream& stream, tcp_socket& socket, 
   deadline.set(sh.svc().cfg.idle_timeout);
   const auto h2 = co_await starts_with_h2_preface(stream, buffer, deadline);
   if (!h2) co_return;
-  if (*h2) co_await serve_h2(sh, stream, socket, deadline, buffer, handle);
-  else co_await serve_http1(sh, stream, socket, deadline, buffer, handle);
+  // The session guard: whatever escapes ends this connection only (the
+  // caller closes it), counted and logged. (An HTTP/2 session never lets
+  // one out while its streams still use the socket: h2_session.cpp.)
+  try {
+    if (*h2) co_await serve_h2(sh, stream, socket, deadline, buffer, handle);
+    else co_await serve_http1(sh, stream, socket, deadline, buffer, handle);
+  } catch (...) {
+    count_session_failure(sh.svc(), *h2 ? "h2" : "http1", "session", std::current_exception());
+  }
 }
 
 }  // namespace

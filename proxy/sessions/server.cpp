@@ -16,6 +16,7 @@
 #include "proxy/sessions/accept_backoff.hpp"
 #include "proxy/sessions/admin_server.hpp"
 #include "proxy/sessions/client_session.hpp"
+#include "proxy/sessions/session_guard.hpp"
 #include "proxy/sessions/tls_reload.hpp"
 #include "proxy/runtime/recorder.hpp"
 
@@ -102,9 +103,9 @@ awaitable<void> server::accept_loop() {
     svc_.live_connections.fetch_add(1);  // released by the session when it ends
     if (svc_.client_tls)  // the identity current now: a reload later does not touch this connection
       asio::co_spawn(target.io(), serve_tls_client(target, std::move(socket), svc_.client_tls->current()),
-                     asio::detached);
+                     counted_failure{&svc_, "any", "session"});
     else
-      asio::co_spawn(target.io(), serve_client(target, std::move(socket)), asio::detached);
+      asio::co_spawn(target.io(), serve_client(target, std::move(socket)), counted_failure{&svc_, "any", "session"});
   }
 }
 
@@ -168,8 +169,9 @@ void server::run() {
   });
 
   std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < shards_.size(); ++i) threads.emplace_back([s = shards_[i].get()] { s->io().run(); });
-  main_io.run();
+  for (std::size_t i = 1; i < shards_.size(); ++i)
+    threads.emplace_back([this, s = shards_[i].get()] { run_guarded(svc_, s->io()); });
+  run_guarded(svc_, main_io);
   for (auto& t : threads) t.join();
 }
 

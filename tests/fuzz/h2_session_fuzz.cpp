@@ -26,6 +26,7 @@ class answering_events final : public h2_events {
   void stream_closed(std::int32_t, std::uint32_t) override {}
   void drained(std::int32_t) override {}
   void refused(h2_refusal) override {}
+  void callback_failed() noexcept override {}
   std::vector<h2_request> ready;
 
  private:
