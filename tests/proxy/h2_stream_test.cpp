@@ -30,6 +30,7 @@ struct session_double final : h2_link, h2_events {
     if (stream) stream->drained();
   }
   void refused(h2_refusal) override {}
+  void callback_failed() noexcept override {}
 };
 
 // A client whose streams start with a shut window.

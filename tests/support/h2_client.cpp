@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -47,13 +48,14 @@ struct h2_client_callbacks {
   }
 };
 
-h2_client::h2_client(std::uint16_t port, std::uint32_t initial_window) {
+h2_client::h2_client(std::uint16_t port, std::uint32_t initial_window, const std::string& tls_ca) {
   fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) throw std::runtime_error("h2_client: connect failed");
+  if (!tls_ca.empty()) start_tls(tls_ca);
   nghttp2_session_callbacks* cb = nullptr;
   nghttp2_session_callbacks_new(&cb);
   nghttp2_session_callbacks_set_on_header_callback(cb, h2_client_callbacks::header);
@@ -74,7 +76,43 @@ h2_client::h2_client(std::uint16_t port, std::uint32_t initial_window) {
 
 h2_client::~h2_client() {
   nghttp2_session_del(session_);
+  if (tls_) SSL_free(tls_);
+  if (tls_ctx_) SSL_CTX_free(tls_ctx_);
   if (fd_ >= 0) ::close(fd_);
+}
+
+void h2_client::start_tls(const std::string& ca) {
+  tls_ctx_ = SSL_CTX_new(TLS_client_method());
+  if (!tls_ctx_ || SSL_CTX_load_verify_locations(tls_ctx_, ca.c_str(), nullptr) != 1)
+    throw std::runtime_error("h2_client: cannot load " + ca);
+  SSL_CTX_set_verify(tls_ctx_, SSL_VERIFY_PEER, nullptr);
+  tls_ = SSL_new(tls_ctx_);
+  SSL_set_fd(tls_, fd_);
+  SSL_set_tlsext_host_name(tls_, "localhost");
+  SSL_set1_host(tls_, "localhost");
+  static const unsigned char h2[] = {2, 'h', '2'};
+  SSL_set_alpn_protos(tls_, h2, sizeof h2);
+  if (SSL_connect(tls_) != 1) throw std::runtime_error("h2_client: TLS handshake failed");
+  const unsigned char* chosen = nullptr;
+  unsigned length = 0;
+  SSL_get0_alpn_selected(tls_, &chosen, &length);
+  if (std::string_view(reinterpret_cast<const char*>(chosen), length) != "h2")
+    throw std::runtime_error("h2_client: the server did not choose h2");
+}
+
+bool h2_client::write_all(const void* data, std::size_t n) {
+  if (tls_) return SSL_write(tls_, data, int(n)) == int(n);
+  for (std::size_t at = 0; at < n;) {
+    const auto sent = ::send(fd_, static_cast<const char*>(data) + at, n - at, MSG_NOSIGNAL);
+    if (sent <= 0) return false;
+    at += std::size_t(sent);
+  }
+  return true;
+}
+
+long h2_client::read_some(char* buf, std::size_t n) {
+  if (tls_) return SSL_read(tls_, buf, int(n));
+  return ::recv(fd_, buf, n, 0);
 }
 
 std::int32_t h2_client::submit(const std::string& method, const std::string& path, const std::string& body,
@@ -102,7 +140,7 @@ void h2_client::open_window(std::int32_t stream, std::int32_t increment) {
 void h2_client::reset(std::int32_t stream) { nghttp2_submit_rst_stream(session_, NGHTTP2_FLAG_NONE, stream, NGHTTP2_CANCEL); }
 
 void h2_client::send_raw(const std::string& bytes) {
-  if (::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL) < 0) ended = true;
+  if (!write_all(bytes.data(), bytes.size())) ended = true;
 }
 
 bool h2_client::flush() {
@@ -110,7 +148,7 @@ bool h2_client::flush() {
     const std::uint8_t* data = nullptr;
     const auto n = nghttp2_session_mem_send(session_, &data);
     if (n <= 0) return n == 0;
-    if (::send(fd_, data, std::size_t(n), MSG_NOSIGNAL) != n) return false;
+    if (!write_all(data, std::size_t(n))) return false;
   }
 }
 
@@ -124,9 +162,9 @@ bool h2_client::pump_until(const std::function<bool()>& done, std::chrono::milli
     if (can_send && !flush()) can_send = false;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) break;
-    pollfd p{fd_, POLLIN, 0};
-    if (::poll(&p, 1, int(std::min<long long>(left.count(), 100))) <= 0) continue;
-    const auto n = ::recv(fd_, buf, sizeof buf, 0);
+    pollfd p{fd_, POLLIN, 0};  // TLS may hold decrypted bytes the socket no longer shows
+    if (!(tls_ && SSL_pending(tls_) > 0) && ::poll(&p, 1, int(std::min<long long>(left.count(), 100))) <= 0) continue;
+    const auto n = read_some(buf, sizeof buf);
     if (n <= 0) {
       ended = true;
       break;

@@ -14,6 +14,8 @@
 #include <vector>
 
 struct nghttp2_session;
+struct ssl_ctx_st;
+struct ssl_st;
 
 namespace gistproxy::testing {
 
@@ -27,8 +29,9 @@ class h2_client {
   };
 
   // `initial_window`: the window each stream starts with (0: nothing flows
-  // until open_window).
-  explicit h2_client(std::uint16_t port, std::uint32_t initial_window = 65535);
+  // until open_window). `tls_ca` set: h2 over TLS (ALPN h2, the server
+  // named localhost, its certificate from that CA), else h2c.
+  explicit h2_client(std::uint16_t port, std::uint32_t initial_window = 65535, const std::string& tls_ca = {});
   ~h2_client();
   h2_client(const h2_client&) = delete;
   h2_client& operator=(const h2_client&) = delete;
@@ -54,7 +57,12 @@ class h2_client {
  private:
   friend struct h2_client_callbacks;
   bool flush();
+  void start_tls(const std::string& ca);
+  bool write_all(const void* data, std::size_t n);
+  long read_some(char* buf, std::size_t n);
   int fd_ = -1;
+  ssl_ctx_st* tls_ctx_ = nullptr;
+  ssl_st* tls_ = nullptr;
   nghttp2_session* session_ = nullptr;
   std::map<std::int32_t, std::pair<std::string, std::size_t>> uploads_;
 };

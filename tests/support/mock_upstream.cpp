@@ -70,7 +70,7 @@ struct mock_upstream::impl {
   tcp::acceptor acceptor{io};
   std::unique_ptr<asio::ssl::context> tls;
   std::vector<std::thread> threads;
-  std::atomic<std::uint64_t> accepted{0}, served{0}, cancelled{0};
+  std::atomic<std::uint64_t> accepted{0}, served{0}, cancelled{0}, hanging{0}, max_hanging{0};
   std::mutex otlp_mutex;
   std::vector<std::string> otlp;
   std::vector<std::string> llm;
@@ -330,9 +330,13 @@ struct mock_upstream::impl {
       co_return false;
     }
     if (path == "/hang") {
-      // Wait until the proxy closes the connection, and count that.
+      // Wait until the proxy closes the connection, and count that; the
+      // requests hanging now, and their peak, tell a test what is in flight.
+      const auto now = ++hanging;
+      for (auto peak = max_hanging.load(); now > peak && !max_hanging.compare_exchange_weak(peak, now);) {}
       char byte;
       auto [ec, n] = co_await s.async_read_some(asio::buffer(&byte, 1), nothrow);
+      --hanging;
       if (ec) cancelled++;
       co_return false;
     }
@@ -367,6 +371,7 @@ struct mock_upstream::impl {
     for (;;) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(1ull << 30);
+      parser.header_limit(options.header_limit);
       auto [ec, n] = co_await http::async_read(s, buffer, parser, nothrow);
       if (ec) co_return;
       auto req = parser.release();
@@ -429,6 +434,8 @@ std::string mock_upstream::url() const {
 std::uint64_t mock_upstream::connections_accepted() const { return impl_->accepted; }
 std::uint64_t mock_upstream::requests_served() const { return impl_->served; }
 std::uint64_t mock_upstream::hangs_cancelled() const { return impl_->cancelled; }
+std::uint64_t mock_upstream::hangs_open() const { return impl_->hanging; }
+std::uint64_t mock_upstream::hangs_peak() const { return impl_->max_hanging; }
 std::vector<std::string> mock_upstream::llm_bodies() const {
   std::lock_guard lock(impl_->otlp_mutex);
   return impl_->llm;

@@ -35,6 +35,9 @@ struct mock_upstream_options {
   std::string tls_cert_file;  // PEM; TLS when set
   std::string tls_key_file;
   unsigned threads = 1;
+  // The largest request head it reads (Beast's default, as a front end's
+  // would refuse); tests of the proxy's own header limits raise it.
+  std::uint32_t header_limit = 8 * 1024;
   // As the real APIs do: LLM answers (JSON and SSE) are compressed in the
   // coding the request's Accept-Encoding prefers (br, zstd, gzip, deflate).
   bool compress = true;
@@ -51,6 +54,8 @@ class mock_upstream {
   std::uint64_t connections_accepted() const;
   std::uint64_t requests_served() const;
   std::uint64_t hangs_cancelled() const;  // /hang connections the peer closed
+  std::uint64_t hangs_open() const;       // /hang requests waiting now
+  std::uint64_t hangs_peak() const;       // the most /hang requests that ever waited at once
   std::vector<std::string> otlp_posts() const;  // bodies received on /v1/traces
   // Request bodies the LLM routes (chat/completions, responses, messages) received, in order.
   std::vector<std::string> llm_bodies() const;

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <cctype>
 #include <regex>
+#include <cstdlib>
 #include <stdexcept>
 #include <string_view>
 
@@ -16,7 +17,12 @@ extern char** environ;
 
 namespace gistproxy::testing {
 
-const char* gistproxy_binary() { return GISTPROXY_BINARY; }
+// GISTPROXY_TEST_BINARY runs the tests against another build (an earlier
+// commit's binary: a new test is checked to fail on the code before its fix).
+const char* gistproxy_binary() {
+  const char* other = std::getenv("GISTPROXY_TEST_BINARY");
+  return other && *other ? other : GISTPROXY_BINARY;
+}
 
 namespace {
 std::atomic<int> instances{0};

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <sstream>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -90,18 +91,24 @@ std::string tls_client::negotiated_alpn() const {
 }
 
 http_result tls_client::request(const std::string& method, const std::string& target, const std::string& body) {
-  auto& i = *impl_;
-  http_result out;
-  if (!i.error.empty()) return out.error = "no connection: " + i.error, out;
   http::request<http::string_body> req(http::string_to_verb(method), target, 11);
   req.set(http::field::host, "localhost");
   req.set(http::field::content_type, "application/json");
   req.set(http::field::authorization, "Bearer sk-test");
   req.body() = body;
   req.prepare_payload();
+  std::ostringstream bytes;
+  bytes << req;
+  return raw_request(bytes.str());
+}
+
+http_result tls_client::raw_request(const std::string& bytes) {
+  auto& i = *impl_;
+  http_result out;
+  if (!i.error.empty()) return out.error = "no connection: " + i.error, out;
   http::response<http::string_body> res;
   out.error = "no answer in time";
-  http::async_write(*i.stream, req, [&](beast::error_code e, std::size_t) {
+  asio::async_write(*i.stream, asio::buffer(bytes), [&](beast::error_code e, std::size_t) {
     if (e) return void(out.error = "write: " + e.message());
     http::async_read(*i.stream, i.buffer, res, [&](beast::error_code r, std::size_t) {
       out.error = r ? "read: " + r.message() : "";

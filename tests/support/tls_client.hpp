@@ -30,6 +30,8 @@ class tls_client {
   std::string peer_common_name() const;
   std::string negotiated_alpn() const;
   http_result request(const std::string& method, const std::string& target, const std::string& body = {});
+  // A request written as given (any size of field), its answer read.
+  http_result raw_request(const std::string& bytes);
 
  private:
   struct impl;
