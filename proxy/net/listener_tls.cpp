@@ -60,7 +60,10 @@ std::string openssl_errors() {
   throw std::runtime_error(what + ": " + openssl_errors());
 }
 
-int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned inlen, void*) {
+// Called by OpenSSL (C): noexcept, as every callback handed to a C library
+// (choose_alpn only compares bytes).
+int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned inlen,
+                void*) noexcept {
   static constexpr unsigned char h2[] = {'h', '2'};
   static constexpr unsigned char http1[] = {'h', 't', 't', 'p', '/', '1', '.', '1'};
   switch (choose_alpn(std::string_view(reinterpret_cast<const char*>(in), inlen))) {
@@ -73,7 +76,7 @@ int select_alpn(SSL*, const unsigned char** out, unsigned char* outlen, const un
 
 // A passphrase-protected key would make OpenSSL prompt on the terminal; a
 // proxy has none to prompt on, so it is refused instead.
-int no_passphrase(char*, int, int, void*) { return 0; }
+int no_passphrase(char*, int, int, void*) noexcept { return 0; }
 
 std::int64_t unix_seconds(const ASN1_TIME* t) {
   std::tm tm{};

@@ -131,12 +131,12 @@ awaitable<void> h2_session<Stream>::run(beast::flat_buffer& buffer) {
   handle_.drain = [weak = weak_from_this()] {
     if (auto self = weak.lock()) self->drain();
   };
-  const auto first = buffer.data();
-  bool ok = feed(std::string_view(static_cast<const char*>(first.data()), first.size()));
-  buffer.consume(buffer.size());
-  buffer.shrink_to_fit();
-  std::vector<char> in(read_size);
   try {
+    const auto first = buffer.data();
+    bool ok = feed(std::string_view(static_cast<const char*>(first.data()), first.size()));
+    buffer.consume(buffer.size());
+    buffer.shrink_to_fit();
+    std::vector<char> in(read_size);
     while (ok) {
       if (running_ == 0) read_deadline_.set(svc_.cfg.idle_timeout);
       auto [ec, n] = co_await stream_.async_read_some(asio::buffer(in), use_nothrow);
