@@ -32,7 +32,7 @@ std::string window_overflow(std::int32_t stream) {  // 2^31-1 on top of an open 
 
 }  // namespace
 
-TEST_CASE("an h2 field at 65,533 bytes is assembled; one byte more is a 431 on its stream alone") {
+TEST_CASE("an h2 field at 65,533 bytes is assembled, one byte more is a 431 on its stream alone") {
   pair_of_sessions s;
   const auto at_limit = s.request(get_with({{"x-big", std::string(max_field_bytes, 'a')}}));
   const auto over = s.request(get_with({{"x-big", std::string(max_field_bytes + 1, 'a')}}));
@@ -122,7 +122,7 @@ TEST_CASE("h2 streams opened past the advertised limit are refused one by one wh
   for (int i = 0; i < 4; ++i) CHECK(s.server.respond(ids[i], 200, {}, true));
 }
 
-TEST_CASE("resets a client provokes (MadeYouReset) count toward the flood limit; gistproxy's own do not") {
+TEST_CASE("resets a client provokes (MadeYouReset) count toward the flood limit, gistproxy's own do not") {
   h2_limits limits;
   limits.max_resets = 8;
   SECTION("WINDOW_UPDATE overflows: nghttp2 resets each stream, the ninth reset ends the connection") {

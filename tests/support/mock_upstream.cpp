@@ -329,15 +329,12 @@ struct mock_upstream::impl {
       co_await sleep_ms(s, 50);
       co_return false;
     }
-    if (path == "/hang") {
-      // Wait until the proxy closes the connection, and count that; the
-      // requests hanging now, and their peak, tell a test what is in flight.
-      const auto now = ++hanging;
-      for (auto peak = max_hanging.load(); now > peak && !max_hanging.compare_exchange_weak(peak, now);) {}
+    if (path == "/hang") {  // waits until the proxy closes; counted (what waits now, its peak, the closes)
+      for (auto now = ++hanging, peak = max_hanging.load(); now > peak && !max_hanging.compare_exchange_weak(peak, now);) {}
       char byte;
       auto [ec, n] = co_await s.async_read_some(asio::buffer(&byte, 1), nothrow);
       --hanging;
-      if (ec) cancelled++;
+      cancelled += ec ? 1 : 0;
       co_return false;
     }
     if (path == "/v1/traces") {
@@ -436,18 +433,13 @@ std::uint64_t mock_upstream::requests_served() const { return impl_->served; }
 std::uint64_t mock_upstream::hangs_cancelled() const { return impl_->cancelled; }
 std::uint64_t mock_upstream::hangs_open() const { return impl_->hanging; }
 std::uint64_t mock_upstream::hangs_peak() const { return impl_->max_hanging; }
-std::vector<std::string> mock_upstream::llm_bodies() const {
-  std::lock_guard lock(impl_->otlp_mutex);
-  return impl_->llm;
-}
+template <class T>  // a copy taken under the lock the serving threads write under
+static T locked_copy(std::mutex& m, const T& value) { std::lock_guard lock(m); return value; }
+std::vector<std::string> mock_upstream::llm_bodies() const { return locked_copy(impl_->otlp_mutex, impl_->llm); }
 std::vector<std::map<std::string, std::string>> mock_upstream::llm_headers() const {
-  std::lock_guard lock(impl_->otlp_mutex);
-  return impl_->llm_heads;
+  return locked_copy(impl_->otlp_mutex, impl_->llm_heads);
 }
-std::vector<std::string> mock_upstream::otlp_posts() const {
-  std::lock_guard lock(impl_->otlp_mutex);
-  return impl_->otlp;
-}
+std::vector<std::string> mock_upstream::otlp_posts() const { return locked_copy(impl_->otlp_mutex, impl_->otlp); }
 void mock_upstream::fail_next_otlp_posts(int n) {
   std::lock_guard lock(impl_->otlp_mutex);
   impl_->otlp_failures = n;

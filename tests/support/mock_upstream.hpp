@@ -35,12 +35,12 @@ struct mock_upstream_options {
   std::string tls_cert_file;  // PEM; TLS when set
   std::string tls_key_file;
   unsigned threads = 1;
-  // The largest request head it reads (Beast's default, as a front end's
-  // would refuse); tests of the proxy's own header limits raise it.
-  std::uint32_t header_limit = 8 * 1024;
   // As the real APIs do: LLM answers (JSON and SSE) are compressed in the
   // coding the request's Accept-Encoding prefers (br, zstd, gzip, deflate).
   bool compress = true;
+  // The largest request head it reads (Beast's default, as a front end's
+  // would refuse); tests of the proxy's own header limits raise it.
+  std::uint32_t header_limit = 8 * 1024;
 };
 
 class mock_upstream {
