@@ -279,6 +279,27 @@ TEST_CASE("clouds: with --sign-bedrock, a request without credentials is signed 
   CHECK(all.find("proxy-secret-never-logged") == std::string::npos);
 }
 
+TEST_CASE("clouds: with --sign-bedrock, a /model/ID path without an operation goes unsigned, never as gistproxy") {
+  // Closed after each answer: the second request may come from another I/O thread's pool.
+  raw_upstream upstream({{raw_upstream::response(R"({"message":"UnknownOperationException"})", "application/json", 404), true}});
+  proxy_process proxy({"--bedrock-upstream", upstream.url(), "--sign-bedrock", "on", "--bedrock-region", "eu-west-1"},
+                      {"AWS_ACCESS_KEY_ID=AKIDPROXY", "AWS_SECRET_ACCESS_KEY=proxy-secret-never-logged"});
+  const std::string count = R"({"input":{"converse":{"messages":[{"role":"user","content":[{"text":"hi"}]}]}}})";
+  auto unmodelled = http_request(proxy.port(), "POST", "/model/count-tokens", count, {{"Content-Type", "application/json"}});
+  CHECK(unmodelled.status == 404);  // AWS's own answer, relayed
+  auto modelled = http_request(proxy.port(), "POST", "/model/m/count-tokens", count, {{"Content-Type", "application/json"}});
+  CHECK(modelled.status == 404);
+  const auto heads = upstream.heads();
+  REQUIRE(heads.size() == 2);
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  CHECK(lower(heads[0]).find("\r\nauthorization:") == std::string::npos);  // was: signed as AKIDPROXY
+  CHECK(lower(heads[0]).find("x-amz-date") == std::string::npos);
+  CHECK(heads[1].find("AWS4-HMAC-SHA256 Credential=AKIDPROXY/") != std::string::npos);
+}
+
 TEST_CASE("clouds: gistproxy refuses to start with --sign-bedrock but no AWS credentials") {
   child_process p({gistproxy_binary(), "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0",
                    "--store", temp_path("store").string(), "--sign-bedrock", "on"},
