@@ -194,6 +194,30 @@ TEST_CASE("clouds: an InvokeModel stream's unknown frames reach the client as se
   CHECK(events.find("all done") != std::string::npos);
 }
 
+TEST_CASE("clouds: an InvokeModel frame cut across reads after an unknown frame reaches the client whole, at every hop") {
+  const std::string odd = es::encode(event_message("futureEvent", R"({"note":"newer than the proxy"})"));
+  auto cut = [&](const std::vector<std::string>& turn) {
+    raw_answer a{invoke_stream(turn, odd)};
+    // The unknown frame and the start of the next in one read, the next frame's
+    // middle in another (its prelude cut too), its end in a third.
+    const auto next = a.bytes.find(odd) + odd.size();
+    a.pause_before = {next - 10, next + 5, next + 60};
+    return a;
+  };
+  raw_upstream upstream({cut(read_blob_turn), cut(text_turn)});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
+  const auto body = request_for("bedrock-messages", "hello", "a short output").dump();
+  auto res = http_request(proxy.port(), "POST", path_for("bedrock-messages", true), body, key_header("bedrock-messages"));
+  REQUIRE(res.status == 200);
+  CHECK(upstream.requests() == 2);
+  const auto types = message_types(res.body);  // every frame decodes, both CRCs checked, none left over
+  CHECK(std::count(types.begin(), types.end(), "event") == std::ptrdiff_t(types.size()));
+  const auto events = gistproxy::rewrite::eventstream_as_sse(res.body, gistproxy::rewrite::stream_transport::eventstream_wrapped);
+  CHECK(events.find("content_block_start") != std::string::npos);
+  CHECK(events.find("read_blob") == std::string::npos);
+  CHECK(events.find("all done") != std::string::npos);
+}
+
 TEST_CASE("clouds: a later hop answering JSON to a Bedrock stream ends it in an exception, never spliced in raw") {
   const std::string json = R"({"id":"msg_2","type":"message","role":"assistant","content":[{"type":"text",)"
                            R"("text":"RAW JSON"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}})";
