@@ -48,7 +48,26 @@ bool presigned(std::string_view target) {
 
 bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::string_view::npos; }
 
+// The Bedrock operations gistproxy reads (InvokeModel and its stream,
+// Converse and its stream, CountTokens): the only ones its identity signs.
+constexpr std::string_view signed_operations[] = {"invoke", "invoke-with-response-stream", "converse",
+                                                  "converse-stream", "count-tokens"};
+
 }  // namespace
+
+bool signs_operation(std::string_view path) {
+  constexpr std::string_view model = "/model/";
+  const auto at = path.find(model);
+  const auto last = path.rfind('/');
+  if (at == std::string_view::npos || last < at + model.size()) return false;
+  // A model id (anything but slashes) between /model/ and the operation.
+  const auto id = path.substr(at + model.size(), last - at - model.size());
+  if (id.find_first_not_of('/') == std::string_view::npos) return false;
+  const auto operation = path.substr(last + 1);
+  for (auto known : signed_operations)
+    if (operation == known) return true;
+  return false;
+}
 
 aws::header_list aws_signer::sign(std::string_view method, std::string_view host_header, std::string_view target,
                                         std::string_view body, std::string_view service, long long unix_seconds) const {
@@ -81,8 +100,12 @@ aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool c
   if (r.count(http::field::authorization) > 1) return aws_auth::ambiguous;
   if (presigned(std::string_view(r.target()))) return aws_auth::client_signed;
   auto it = r.find(http::field::authorization);
+  // gistproxy lends its identity to the operations it reads, and only with
+  // a model named: any other path (/model/ID alone, an operation it does not
+  // model) goes unsigned, as without gistproxy, and AWS answers it.
   if (it == r.end() || blank(std::string_view(it->value())))
-    return can_sign ? aws_auth::proxy_signs : aws_auth::anonymous;
+    return can_sign && signs_operation(rewrite::path_of(std::string_view(r.target()))) ? aws_auth::proxy_signs
+                                                                                        : aws_auth::anonymous;
   const auto value = std::string_view(it->value());
   if (starts_with_nocase(value, sigv4_scheme)) return aws_auth::client_signed;
   // A Bearer API key, or a scheme nobody here knows: not a signature over

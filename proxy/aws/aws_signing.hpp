@@ -10,8 +10,10 @@
 //   client_signed  the client signed it (SigV4 header or presigned query):
 //                  forwarded byte for byte, never rewritten, never re-signed
 //                  with another identity (rewrite_failures{reason="signed_body"}).
-//   anonymous      no credentials, nothing to sign with: forwarded as is
-//                  (the endpoint answers 403, as it would without gistproxy).
+//   anonymous      no credentials, nothing to sign with, or a path that is
+//                  none of the operations gistproxy signs (signs_operation):
+//                  forwarded as is (the endpoint answers 403, as it would
+//                  without gistproxy).
 //   ambiguous      more than one Authorization field: refused (400), never
 //                  forwarded, since no one can say whose request it is.
 // A blank Authorization counts as none and is never forwarded (proxy_signs,
@@ -53,6 +55,12 @@ class aws_signer {
   aws::credentials creds_;
   std::string region_;
 };
+
+// Whether gistproxy's own identity may sign a request for this path:
+// /model/{modelId}/OP (under any prefix) with a model id and OP one of the
+// operations it reads: invoke, invoke-with-response-stream, converse,
+// converse-stream, count-tokens. Not /model/ID alone, nor /model/count-tokens.
+bool signs_operation(std::string_view path);
 
 // The mode of a request of `d` (not_aws when d's family does not sign).
 aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool can_sign);

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "proxy/commands/input_files.hpp"
+
 namespace gistproxy::proxy {
 namespace {
 
@@ -24,7 +26,7 @@ struct fd_guard {
 // `relative`'s directories opened one after another from `root`, each
 // without following a symbolic link; the last one's descriptor, or -1.
 int open_directory_beneath(const std::string& root, const std::string& relative, std::string& error) {
-  int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  int fd = open_any_length(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return error = std::strerror(errno), -1;
   for (std::size_t at = 0; at < relative.size();) {
     auto slash = relative.find('/', at);
@@ -63,10 +65,20 @@ bool path_order(const walked_entry& a, const walked_entry& b) {
 
 }  // namespace
 
-std::optional<directory_listing> list_directory(const std::string& root, std::string& error) {
+bool names_directory(const std::string& path) {
+  fd_guard fd{open_any_length(path, O_PATH | O_CLOEXEC)};
   struct stat st {};
-  if (::stat(root.c_str(), &st) != 0) return error = std::strerror(errno), std::nullopt;
-  if (!S_ISDIR(st.st_mode)) return error = "not a directory", std::nullopt;
+  return fd.fd >= 0 && ::fstat(fd.fd, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::optional<directory_listing> list_directory(const std::string& root, std::string& error) {
+  {
+    fd_guard top{open_any_length(root, O_PATH | O_CLOEXEC)};
+    struct stat st {};
+    if (top.fd < 0 || ::fstat(top.fd, &st) != 0) return error = std::strerror(errno), std::nullopt;
+    if (!S_ISDIR(st.st_mode)) return error = "not a directory", std::nullopt;
+    if (on_kernel_pseudo_filesystem(top.fd)) return error = kernel_pseudo_directory, std::nullopt;
+  }
   directory_listing out;
   std::vector<std::pair<std::string, std::size_t>> pending = {{"", 0}};  // directories to read, and their depth
   std::size_t listed = 0;
@@ -85,6 +97,11 @@ std::optional<directory_listing> list_directory(const std::string& root, std::st
       continue;
     }
     guard.fd = -1;  // closedir closes it
+    if (on_kernel_pseudo_filesystem(::dirfd(stream))) {  // /proc mounted inside the tree
+      out.skipped.push_back({dir, kernel_pseudo_directory});
+      ::closedir(stream);
+      continue;
+    }
     errno = 0;
     while (const dirent* e = ::readdir(stream)) {
       if (e->d_name[0] == '.') continue;  // ".", "..", and dot files (editors' and agents' own state)

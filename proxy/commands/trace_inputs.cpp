@@ -1,16 +1,14 @@
 #include "proxy/commands/trace_inputs.hpp"
 
 #include <algorithm>
-#include <filesystem>
 #include <stdexcept>
 
 #include "proxy/commands/directory_walk.hpp"
 #include "proxy/commands/input_files.hpp"
+#include "telemetry/number_format.hpp"
 
 namespace gistproxy::proxy {
 namespace {
-
-namespace fs = std::filesystem;
 
 // One file's trace, or an exception whose first word classifies it.
 struct file_error : std::runtime_error {
@@ -50,14 +48,13 @@ void count_skipped(trace_walk& w, const std::string& why, const std::string& rel
 }  // namespace
 
 trace_walk walk_trace(const std::string& arg, const std::string& format, const trace_part_sink& feed,
-                      const std::function<void(const std::string& file)>& on_file) {
+                      const std::function<void(const std::string& file)>& on_file, walk_limits limits) {
   trace_walk w;
-  std::error_code ec;
-  w.directory = fs::is_directory(arg, ec);
+  w.directory = names_directory(arg);  // of any length: PATH_MAX bounds a system call, not a path
   if (!w.directory) {
     // A FIFO named here is read (`replay <(zcat rollout.gz)`); its file_error is the argument's error.
     std::string error;
-    auto t = trace_of(read_input_file(arg, max_input_bytes, error, input_kinds::regular_or_fifo), error, format);
+    auto t = trace_of(read_input_file(arg, limits.per_file, error, input_kinds::regular_or_fifo), error, format);
     merge(w, t, "");
     feed(t);
     if (on_file) on_file(arg);
@@ -67,7 +64,9 @@ trace_walk walk_trace(const std::string& arg, const std::string& format, const t
   auto listing = list_directory(arg, error);
   if (!listing) throw std::runtime_error("cannot read the directory: " + error);
   // Nothing under the directory goes unsaid: what is not read is counted.
-  for (const auto& e : listing->skipped) count_skipped(w, "not a regular file", e.relative, e.problem);
+  for (const auto& e : listing->skipped)
+    count_skipped(w, e.problem == kernel_pseudo_directory ? "kernel pseudo-filesystem" : "not a regular file",
+                  e.relative, e.problem);
   for (const auto& e : listing->unwalked) count_skipped(w, "unreadable directory", e.relative, e.problem);
   w.incomplete = !listing->unwalked.empty();
   if (listing->files.empty())
@@ -75,12 +74,20 @@ trace_walk walk_trace(const std::string& arg, const std::string& format, const t
                                                 listing->unwalked[0].problem + ")"
                                           : "no files in the directory");
   std::string last_error;
+  std::uint64_t bytes_read = 0;
   for (const auto& f : listing->files) {
     const auto& relative = f.relative;
+    if (bytes_read >= limits.per_walk) {
+      count_skipped(w, "over the walk's byte budget", relative,
+                    "not read: the files before it held " + telemetry::thousands(limits.per_walk) + " bytes or more");
+      continue;
+    }
     try {
       std::string why;
       const int fd = open_beneath(arg, relative, why);
-      auto t = trace_of(fd < 0 ? std::nullopt : read_input_fd(fd, max_input_bytes, why), why, format);
+      auto bytes = fd < 0 ? std::nullopt : read_input_fd(fd, limits.per_file, why);
+      if (bytes) bytes_read += bytes->size();
+      auto t = trace_of(std::move(bytes), why, format);
       merge(w, t, relative + ": ");
       feed(t);
     } catch (const file_error& e) {

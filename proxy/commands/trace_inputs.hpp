@@ -30,18 +30,29 @@ struct trace_walk {
   // Files of a directory not replayed, by why: unreadable (not a regular
   // file, too large), not a trace (no format recognised it), no requests.
   // Also what a directory held that is not read: "not a regular file"
-  // (FIFOs, sockets, devices), "unreadable directory" (a walk error).
+  // (FIFOs, sockets, devices), "unreadable
+  // directory" (a walk error), "kernel pseudo-filesystem" (/proc mounted in
+  // the tree), "over the walk's byte budget" (walk_limits).
   std::map<std::string, skipped_files> skipped;
   bool incomplete = false;  // a directory under it could not be read: files may be missing
 };
 
 using trace_part_sink = std::function<void(const rewrite::recorded_trace&)>;
 
+// How much one argument may make replay read: each file at most `per_file`
+// bytes; a directory's files are read while fewer than `per_walk` bytes were
+// (past it the rest are counted as skipped, so the walk ends however much
+// the tree holds).
+struct walk_limits {
+  std::uint64_t per_file = 1ull << 30;
+  std::uint64_t per_walk = 64ull << 30;
+};
+
 // Reads `arg` and hands each file's trace to `feed`, in order. A file argument
 // that cannot be read, or a directory in which no file could, throws
 // std::runtime_error with the reason; a directory's other files are skipped
 // and counted. `on_file` (may be empty) is called after each file.
 trace_walk walk_trace(const std::string& arg, const std::string& format, const trace_part_sink& feed,
-                      const std::function<void(const std::string& file)>& on_file = {});
+                      const std::function<void(const std::string& file)>& on_file = {}, walk_limits limits = {});
 
 }  // namespace gistproxy::proxy

@@ -11,7 +11,10 @@ awaitable<bool> exchange::run(client_request& request) {
   request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
   ctx.out.close_when(svc_.draining);
   receive(svc_, ctx);
-  auto refused = credential_mismatch(ctx);
+  // A request that came around to this proxy again is answered at once: each
+  // pass would otherwise forward it anew, a connection and descriptors each.
+  auto refused = forwarding_loop(svc_, ctx);
+  if (!refused) refused = credential_mismatch(ctx);
   // A control header gistproxy cannot honour, or credentials naming no one
   // identity (aws_signing.hpp): said, not guessed.
   if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};

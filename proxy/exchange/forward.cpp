@@ -79,6 +79,14 @@ std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx
 
 }  // namespace
 
+std::optional<proxy_error> forwarding_loop(const services& svc, const request_context& ctx) {
+  if (!svc.via.seen_in(ctx.in.request)) return std::nullopt;
+  return proxy_error{error_kind::loop_detected,
+                     "this request came back to the gistproxy that forwarded it (its Via names this proxy): the "
+                     "upstream URL of the " + std::string(ctx.in.family) +
+                         " APIs leads back into gistproxy itself; not forwarded again"};
+}
+
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_channel& client) {
   auto* configured = sh.pool_for(ctx.in.family);
   exchange_stats stats(svc.metrics, ctx.in.api);

@@ -50,6 +50,11 @@ void store_again(services& svc, const request_context& ctx);
 // previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
 void track_prefix(services& svc, request_context& ctx);
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_channel& client);
+// The 508 for a request that carries this process's own Via entry: it came
+// back to the gistproxy that forwarded it (proxy/net/via_marker.hpp), and
+// forwarding it again would nest requests until descriptors ran out. nullopt
+// when it did not (another gistproxy's entry is no loop).
+std::optional<proxy_error> forwarding_loop(const services& svc, const request_context& ctx);
 void finish(services& svc, request_context& ctx);
 
 }  // namespace gistproxy::proxy

@@ -99,7 +99,9 @@ std::string upstream_request_head(const services& svc, const request_context& ct
   head.end_to_end_fields_of(req, {traceparent, accept_encoding, drops_authorization ? "Authorization" : "",
                                   signs ? "X-Amz-Date" : "", signs ? "X-Amz-Security-Token" : "",
                                   signs ? "X-Amz-Content-Sha256" : "", bypass_header, threshold_header})
-      .field("Host", target.host_header());
+      .field("Host", target.host_header())
+      // After the client's own Via fields: the list stays in the order of the hops.
+      .field("Via", svc.via.entry(req.version()));
   if (signs) sign_for_aws(svc, ctx, target, path, body, head);
   if (decode_answer) {
     auto it = req.find(http::field::accept_encoding);

@@ -27,6 +27,7 @@ int proxy_error::status() const {
     case error_kind::shutting_down:
     case error_kind::out_of_descriptors: return 503;
     case error_kind::upstream_timeout: return 504;
+    case error_kind::loop_detected: return 508;
   }
   return 500;
 }
@@ -54,6 +55,7 @@ std::string_view proxy_error::type() const {
     case error_kind::shutting_down: return "shutting_down";
     case error_kind::out_of_descriptors: return "out_of_descriptors";
     case error_kind::upstream_timeout: return "upstream_timeout";
+    case error_kind::loop_detected: return "loop_detected";
   }
   return "internal";
 }
@@ -74,6 +76,7 @@ error_source proxy_error::source() const {
     case error_kind::store_unavailable:
     case error_kind::store_integrity:
     case error_kind::upstream_not_configured:
+    case error_kind::loop_detected:
     case error_kind::shutting_down:
     case error_kind::out_of_descriptors: return error_source::internal;
     default: return error_source::upstream;

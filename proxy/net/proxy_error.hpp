@@ -32,6 +32,7 @@ enum class error_kind {
   shutting_down,         // 503: draining
   out_of_descriptors,    // 503: no file descriptor left to open an upstream connection (retry shortly)
   upstream_timeout,      // 504
+  loop_detected,         // 508: the request came back to the gistproxy that forwarded it (its upstream leads to itself)
 };
 
 struct proxy_error {

@@ -16,6 +16,7 @@
 #include "proxy/net/http_url.hpp"
 #include "proxy/net/listener_tls.hpp"
 #include "proxy/net/upstream_pool.hpp"
+#include "proxy/net/via_marker.hpp"
 #include "proxy/runtime/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
@@ -57,6 +58,7 @@ struct services {
   const aws_signer* aws = nullptr;              // --sign-bedrock: signs credential-less Bedrock requests
   live_feed* live = nullptr;                    // the admin listener's live view (null: off)
   listener_tls* client_tls = nullptr;           // --tls-cert: the client listener speaks TLS (null: cleartext)
+  const via_marker via{};                       // this process's Via entry: forwarding-loop detection
   std::atomic<bool> draining{false};
   std::atomic<long> live_connections{0};
 };

@@ -194,6 +194,30 @@ TEST_CASE("clouds: an InvokeModel stream's unknown frames reach the client as se
   CHECK(events.find("all done") != std::string::npos);
 }
 
+TEST_CASE("clouds: an InvokeModel frame cut across reads after an unknown frame reaches the client whole, at every hop") {
+  const std::string odd = es::encode(event_message("futureEvent", R"({"note":"newer than the proxy"})"));
+  auto cut = [&](const std::vector<std::string>& turn) {
+    raw_answer a{invoke_stream(turn, odd)};
+    // The unknown frame and the start of the next in one read, the next frame's
+    // middle in another (its prelude cut too), its end in a third.
+    const auto next = a.bytes.find(odd) + odd.size();
+    a.pause_before = {next - 10, next + 5, next + 60};
+    return a;
+  };
+  raw_upstream upstream({cut(read_blob_turn), cut(text_turn)});
+  proxy_process proxy({"--upstream", upstream.url(), "--inject-read-blob", "always"});
+  const auto body = request_for("bedrock-messages", "hello", "a short output").dump();
+  auto res = http_request(proxy.port(), "POST", path_for("bedrock-messages", true), body, key_header("bedrock-messages"));
+  REQUIRE(res.status == 200);
+  CHECK(upstream.requests() == 2);
+  const auto types = message_types(res.body);  // every frame decodes, both CRCs checked, none left over
+  CHECK(std::count(types.begin(), types.end(), "event") == std::ptrdiff_t(types.size()));
+  const auto events = gistproxy::rewrite::eventstream_as_sse(res.body, gistproxy::rewrite::stream_transport::eventstream_wrapped);
+  CHECK(events.find("content_block_start") != std::string::npos);
+  CHECK(events.find("read_blob") == std::string::npos);
+  CHECK(events.find("all done") != std::string::npos);
+}
+
 TEST_CASE("clouds: a later hop answering JSON to a Bedrock stream ends it in an exception, never spliced in raw") {
   const std::string json = R"({"id":"msg_2","type":"message","role":"assistant","content":[{"type":"text",)"
                            R"("text":"RAW JSON"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}})";
@@ -277,6 +301,27 @@ TEST_CASE("clouds: with --sign-bedrock, a request without credentials is signed 
   std::ifstream span_log(s.spans);
   std::string all((std::istreambuf_iterator<char>(span_log)), std::istreambuf_iterator<char>());
   CHECK(all.find("proxy-secret-never-logged") == std::string::npos);
+}
+
+TEST_CASE("clouds: with --sign-bedrock, a /model/ID path without an operation goes unsigned, never as gistproxy") {
+  // Closed after each answer: the second request may come from another I/O thread's pool.
+  raw_upstream upstream({{raw_upstream::response(R"({"message":"UnknownOperationException"})", "application/json", 404), true}});
+  proxy_process proxy({"--bedrock-upstream", upstream.url(), "--sign-bedrock", "on", "--bedrock-region", "eu-west-1"},
+                      {"AWS_ACCESS_KEY_ID=AKIDPROXY", "AWS_SECRET_ACCESS_KEY=proxy-secret-never-logged"});
+  const std::string count = R"({"input":{"converse":{"messages":[{"role":"user","content":[{"text":"hi"}]}]}}})";
+  auto unmodelled = http_request(proxy.port(), "POST", "/model/count-tokens", count, {{"Content-Type", "application/json"}});
+  CHECK(unmodelled.status == 404);  // AWS's own answer, relayed
+  auto modelled = http_request(proxy.port(), "POST", "/model/m/count-tokens", count, {{"Content-Type", "application/json"}});
+  CHECK(modelled.status == 404);
+  const auto heads = upstream.heads();
+  REQUIRE(heads.size() == 2);
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  CHECK(lower(heads[0]).find("\r\nauthorization:") == std::string::npos);  // was: signed as AKIDPROXY
+  CHECK(lower(heads[0]).find("x-amz-date") == std::string::npos);
+  CHECK(heads[1].find("AWS4-HMAC-SHA256 Credential=AKIDPROXY/") != std::string::npos);
 }
 
 TEST_CASE("clouds: gistproxy refuses to start with --sign-bedrock but no AWS credentials") {

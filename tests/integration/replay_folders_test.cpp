@@ -5,6 +5,7 @@
 // status say the figures are incomplete, while the rest is replayed.
 #include <catch2/catch.hpp>
 #include <cerrno>
+#include <climits>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,4 +109,49 @@ TEST_CASE("replay of a directory counts what it cannot read, reads past PATH_MAX
   }
   // rm walks relative to each directory too: the deep tree goes as well.
   child_process({"rm", "-rf", root.string()}).wait(std::chrono::seconds(60));
+}
+
+TEST_CASE("replay reads a file and a directory named by a path longer than PATH_MAX") {
+  const auto root = temp_path("long-arguments");
+  std::filesystem::create_directories(root);
+  const std::string name(200, 'd');
+  nest(root, name, 25, "rollout-deep.jsonl", rollout("deep"));  // ~5,000 bytes of path
+  std::string deep = root.string();
+  for (int i = 0; i < 25; ++i) deep += "/" + name;
+  REQUIRE(deep.size() > PATH_MAX);
+  child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", deep, deep + "/rollout-deep.jsonl"});
+  CHECK(p.wait(std::chrono::seconds(60)) == 0);
+  const auto traces = json_of(p.output())["traces"];
+  REQUIRE(traces.size() == 2);  // was: "File name too long" for both, the report silent about them
+  CHECK(traces[0]["files"] == 1);
+  CHECK(traces[0]["turns"] == 1);
+  CHECK(traces[1]["turns"] == 1);
+  child_process({"rm", "-rf", root.string()}).wait(std::chrono::seconds(60));
+}
+
+TEST_CASE("replay never reads kernel pseudo-files: /proc/self is refused at once, a link to one is counted") {
+  SECTION("a pseudo-filesystem's directory") {
+    // Was: /proc/self/pagemap and the like read to their 1 GiB bound (29 s, 2.1 GB resident).
+    child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", "/proc/self"});
+    CHECK(p.wait(std::chrono::seconds(60)) == 1);
+    CHECK(p.output().find("kernel pseudo-filesystem") != std::string::npos);
+  }
+  SECTION("a pseudo-file named") {
+    // Was: 1 GiB read (its bound) before "larger than 1024 MiB".
+    child_process p({gistproxy_binary(), "replay", "--json", "--tokenizer", "estimate", "/proc/self/pagemap"});
+    CHECK(p.wait(std::chrono::seconds(60)) == 1);
+    CHECK(p.output().find("kernel pseudo-file") != std::string::npos);
+  }
+  SECTION("a link to a pseudo-file inside a directory") {
+    const auto root = temp_path("pseudo-link");
+    std::filesystem::create_directories(root);
+    std::ofstream(root / "rollout.jsonl") << rollout("real");
+    std::filesystem::create_symlink("/proc/self/pagemap", root / "pagemap");
+    child_process p({gistproxy_binary(), "replay", "--tokenizer", "estimate", root.string()});
+    CHECK(p.wait(std::chrono::seconds(60)) == 0);
+    CHECK(p.output().find("1 files, 1 turns") != std::string::npos);
+    // Was: read to its 1 GiB bound, then "larger than 1024 MiB".
+    CHECK(p.output().find("files skipped: 1 unreadable (e.g. pagemap: cannot open: a kernel pseudo-file") !=
+          std::string::npos);
+  }
 }

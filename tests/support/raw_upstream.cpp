@@ -2,13 +2,17 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <stdexcept>
+#include <string_view>
+#include <thread>
 
 namespace gistproxy::testing {
 namespace {
@@ -22,6 +26,15 @@ bool readable(int fd, const std::atomic<bool>& stop) {
     if (r < 0) return false;
   }
   return false;
+}
+
+bool send_all(int fd, std::string_view out) {
+  while (!out.empty()) {
+    const ssize_t n = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+    if (n <= 0) return false;
+    out.remove_prefix(std::size_t(n));
+  }
+  return true;
 }
 
 std::size_t content_length(const std::string& head) {
@@ -73,6 +86,8 @@ void raw_upstream::serve() {
     if (!readable(listen_fd_, stop_)) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
+    const int one = 1;  // each piece of a paused answer leaves at once
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     serve_connection(fd);  // one connection at a time: the proxy's pool reuses it
     ::close(fd);
   }
@@ -103,12 +118,14 @@ void raw_upstream::serve_connection(int fd) {
     }
     in.erase(0, total);
     const auto& answer = script_[std::min(requests_.fetch_add(1), script_.size() - 1)];
-    std::string_view out = answer.bytes;
-    while (!out.empty()) {
-      ssize_t n = ::send(fd, out.data(), out.size(), MSG_NOSIGNAL);
-      if (n <= 0) return;
-      out.remove_prefix(std::size_t(n));
+    std::size_t from = 0;
+    for (std::size_t to : answer.pause_before) {
+      if (to <= from || to >= answer.bytes.size()) continue;
+      if (!send_all(fd, std::string_view(answer.bytes).substr(from, to - from))) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      from = to;
     }
+    if (!send_all(fd, std::string_view(answer.bytes).substr(from))) return;
     if (answer.close_after) return;
   }
 }

@@ -16,6 +16,9 @@ namespace gistproxy::testing {
 struct raw_answer {
   std::string bytes;          // written as is after the request was read
   bool close_after = false;   // close the connection once written (or at once if bytes is empty)
+  // Offsets into `bytes` before which the writer pauses 50 ms (TCP_NODELAY):
+  // the proxy then reads the answer in those pieces, as a slow network cuts it.
+  std::vector<std::size_t> pause_before = {};
 };
 
 class raw_upstream {

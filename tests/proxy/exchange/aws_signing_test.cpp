@@ -5,6 +5,7 @@
 // SigV4 parameter.
 #include "rewrite/endpoint.hpp"
 #include "proxy/aws/aws_signing.hpp"
+#include "rewrite/upstream_route.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -63,4 +64,26 @@ TEST_CASE("aws signing: a target gistproxy signs keeps its query but none of Sig
                                      "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature&keep=X-Amz-Credential") ==
         invoke + "?trace=1&keep=X-Amz-Credential");
   CHECK(without_sigv4_query(invoke + "?X-Amz-Security-Token=tok") == invoke);
+}
+
+TEST_CASE("aws signing: gistproxy's identity signs only the Bedrock operations it reads, and only with a model named") {
+  // As receive routes them: /model/count-tokens is read as a CountTokens (no model id).
+  auto mode = [](const std::string& target) {
+    const auto route = gistproxy::rewrite::route_request("POST", target, {});
+    REQUIRE(route.api);
+    return aws_auth_of(request(target), *route.api, true);
+  };
+  for (const std::string op : {"invoke", "invoke-with-response-stream", "converse", "converse-stream", "count-tokens"}) {
+    CAPTURE(op);
+    CHECK(mode("/model/us.anthropic.claude-sonnet-4-5-v1%3A0/" + op) == aws_auth::proxy_signs);
+    CHECK(mode("/model/arn%3Aaws%3Abedrock%3Aus-east-1%3A1%3Ainference-profile%2Fx/" + op + "?trace=1") ==
+          aws_auth::proxy_signs);
+  }
+  CHECK(mode("/model/count-tokens") == aws_auth::anonymous);  // was signed with gistproxy's key
+  CHECK(mode("/model//count-tokens") == aws_auth::anonymous);
+  for (const std::string path : {"/model/m", "/model/m/", "/model/", "/model//invoke", "/model/m/apply-guardrail",
+                                 "/model/m/invoke/extra", "/guardrail/g/version/1/apply", "/model/m/invoke-with-bidirectional-stream"}) {
+    CAPTURE(path);
+    CHECK_FALSE(signs_operation(path));
+  }
 }
