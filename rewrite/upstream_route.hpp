@@ -28,7 +28,7 @@ enum class credential_kind : std::uint8_t {
   anthropic_key,  // x-api-key
   google_key,     // x-goog-api-key, or ?key= (Gemini, Vertex express mode)
   azure_key,      // api-key
-  aws_signature,  // Authorization: AWS4-HMAC-SHA256, a presigned query, X-Amz-Security-Token
+  aws_signature,  // Authorization: SigV4 or SigV4a, a presigned query, X-Amz-Security-Token (field or query)
 };
 inline constexpr std::size_t credential_kinds = 4;
 

@@ -2,7 +2,6 @@
 
 #include <cctype>
 
-#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -105,17 +104,6 @@ std::optional<std::string> host_field_problem(unsigned version, std::size_t host
     if (!ok) return "the Host field is not a valid host[:port]";
   }
   return std::nullopt;
-}
-
-std::string_view query_value(std::string_view target, std::string_view name) {
-  auto query = rewrite::query_of(target);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') return pair.substr(name.size() + 1);
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
-  return {};
 }
 
 }  // namespace gistproxy::proxy

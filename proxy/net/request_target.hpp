@@ -25,8 +25,4 @@ checked_target check_request_target(std::string_view method, std::string_view ta
 // valid uri-host[:port] value (possibly empty); else why not.
 std::optional<std::string> host_field_problem(unsigned version, std::size_t host_fields, std::string_view host);
 
-// The value of `name=` in the target's query string, as sent (not decoded:
-// API keys and tokens are URL-safe text); empty when absent.
-std::string_view query_value(std::string_view target, std::string_view name);
-
 }  // namespace gistproxy::proxy

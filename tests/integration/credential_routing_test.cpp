@@ -48,8 +48,8 @@ struct path_row {
 
 struct credential_row {
   std::string name;                   // for the failure message
-  std::string header;                 // empty: the credential is the ?key= query parameter
-  std::string scheme;                 // prefix of the header's value
+  std::string header;                 // empty: the credential is a query parameter
+  std::string scheme;                 // prefix of the header's value, or the query's text before the credential
   std::vector<std::string> owners;    // families it belongs to; empty: any (Bearer: the path decides)
 };
 
@@ -85,9 +85,14 @@ const std::vector<credential_row>& credentials() {
       {"Authorization: Bearer", "Authorization", "Bearer ", {}},
       {"x-api-key", "x-api-key", "", {"anthropic"}},
       {"x-goog-api-key", "x-goog-api-key", "", {"gemini", "vertex"}},
-      {"?key=", "", "", {"gemini", "vertex"}},
+      {"?key=", "", "key=", {"gemini", "vertex"}},
       {"api-key", "api-key", "", {"azure"}},
       {"SigV4", "Authorization", "AWS4-HMAC-SHA256 Credential=", {"bedrock"}},
+      // The same credentials as their providers also read them.
+      {"?key= after an empty one", "", "key=&key=", {"gemini", "vertex"}},
+      {"?key= with its name %-encoded", "", "%6Bey=", {"gemini", "vertex"}},
+      {"?X-Amz-Security-Token=", "", "X-Amz-Security-Token=", {"bedrock"}},
+      {"SigV4a", "Authorization", "AWS4-ECDSA-P256-SHA256 Credential=", {"bedrock"}},
   };
   return rows;
 }
@@ -117,7 +122,7 @@ TEST_CASE("credentials: every credential reaches its own provider's upstream onl
   const std::string secret = "cred" + std::to_string(p) + "x" + std::to_string(c) + "zq";
   auto headers = path.extra;
   std::string target = path.target;
-  if (cred.header.empty()) target += (target.find('?') == std::string::npos ? "?key=" : "&key=") + secret;
+  if (cred.header.empty()) target += (target.find('?') == std::string::npos ? "?" : "&") + cred.scheme + secret;
   else if (cred.scheme.starts_with("AWS4"))
     headers[cred.header] = cred.scheme + secret + "/20250101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=00";
   else headers[cred.header] = cred.scheme + secret;
