@@ -152,6 +152,38 @@ TEST_CASE("credentials: every credential reaches its own provider's upstream onl
   }
 }
 
+TEST_CASE("credentials: a gateway's mounted path goes to its one provider whatever the method") {
+  struct row {
+    std::string family, method, target;
+  };
+  const auto r = GENERATE(values<row>({
+      {"anthropic", "GET", "/anthropic/v1/models"},
+      {"anthropic", "POST", "/anthropic/v1/messages/batches"},
+      {"anthropic", "DELETE", "/anthropic/v1/messages/batches/b1"},
+      {"anthropic", "OPTIONS", "/anthropic/v1/messages"},
+      {"gemini", "GET", "/gemini/v1beta/models"},
+      {"gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:generateContent"},
+      {"gemini", "DELETE", "/gemini/v1beta/cachedContents/c1"},
+      {"vertex", "POST", "/vertex_ai/v1/projects/p/locations/us-central1/publishers/google/models/g:generateContent"},
+      {"vertex", "GET", "/vertex_ai/v1/projects/p/locations/us-central1/publishers/google/models/g"},
+      {"vertex", "POST", "/vertex_ai/v1/projects/p/locations/us-east5/publishers/anthropic/models/c:rawPredict"},
+      {"bedrock", "POST", "/bedrock/model/m/converse"},
+      {"azure", "POST", "/azure/openai/deployments/d/embeddings?api-version=2024-10-21"},
+  }));
+  CAPTURE(r.method, r.target);
+  auto& s = family_stack::shared();
+  std::vector<std::size_t> before;
+  for (const auto& u : s.upstreams) before.push_back(u->heads().size());
+  const std::string body = r.method == "POST" ? R"({"model":"m","messages":[{"role":"user","content":"hi"}]})" : "";
+  const auto res = http_request(s.proxy->port(), r.method, r.target, body, {{"Authorization", "Bearer gateway-key"}});
+  REQUIRE(res.ok());
+  CHECK(res.status == 200);
+  for (std::size_t i = 0; i < families.size(); ++i) {
+    CAPTURE(families[i]);
+    CHECK(s.upstreams[i]->heads().size() - before[i] == (families[i] == r.family ? 1u : 0u));
+  }
+}
+
 TEST_CASE("credentials: a refused credential is counted as a credential_mismatch error") {
   auto& s = family_stack::shared();
   const auto res = http_request(s.proxy->port(), "POST", "/v1/chat/completions", "{}", {{"x-goog-api-key", "g"}});
@@ -185,8 +217,13 @@ TEST_CASE("credentials: a token count goes to its own provider, rewritten as its
        R"({"totalTokens":1234,"totalBillableCharacters":5678})",
        R"({"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],)"
        R"("usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1,"totalTokenCount":2}})"},
+      // The same under a gateway's mount: its provider, read by its dialect.
+      {"vertex-gemini", "vertex", "/vertex_ai" + vertex_count_target(), "/vertex_ai" + path_for("vertex-gemini"),
+       {{"Authorization", "Bearer ya29"}}, R"({"totalTokens":1234,"totalBillableCharacters":5678})",
+       R"({"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],)"
+       R"("usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1,"totalTokenCount":2}})"},
   }));
-  CAPTURE(row.api);
+  CAPTURE(row.api, row.count_target);
   raw_upstream other({{raw_upstream::response(R"({"wrong":"upstream"})")}});
   raw_upstream own({{raw_upstream::response(row.count_answer)}, {raw_upstream::response(row.turn_answer)}});
   proxy_process proxy({"--threads", "1", "--upstream", other.url(), "--" + row.family + "-upstream", own.url()});
