@@ -8,6 +8,7 @@
 #include "rewrite/dialects/responses/responses_api.hpp"
 #include "rewrite/dialects/vertex/vertex_endpoints.hpp"
 #include "rewrite/request_target.hpp"
+#include "rewrite/upstream_route.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -71,7 +72,7 @@ std::vector<upstream_family> upstream_families() {
 }
 
 const endpoint* endpoint_for_path(std::string_view target) {
-  auto path = path_of(target);
+  auto path = path_of(gateway_mount_of(target).target);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   for (const auto* e : all_endpoints())
     if (e->serves_path(path)) return e;

@@ -15,6 +15,13 @@ constexpr std::string_view google_families[] = {gemini, vertex};
 constexpr std::string_view azure_families[] = {azure};
 constexpr std::string_view aws_families[] = {bedrock};
 
+// LiteLLM's names for its pass-through mounts (its provider ids).
+struct mount {
+  std::string_view prefix, family;
+};
+constexpr mount gateway_mounts[] = {
+    {"/anthropic", anthropic}, {"/gemini", gemini}, {"/vertex_ai", vertex}, {"/bedrock", bedrock}, {"/azure", azure}};
+
 // `path` is `prefix` (a folder, ending in '/') or lies under it.
 bool under(std::string_view path, std::string_view prefix) {
   return path.starts_with(prefix) || path == prefix.substr(0, prefix.size() - 1);
@@ -113,11 +120,21 @@ bool upstream_route::has_foreign() const {
   return std::any_of(foreign.begin(), foreign.end(), [](bool b) { return b; });
 }
 
+gateway_mount gateway_mount_of(std::string_view target) {
+  for (const auto& m : gateway_mounts) {
+    if (!target.starts_with(m.prefix)) continue;
+    const auto rest = target.substr(m.prefix.size());
+    if (rest.empty() || rest.front() == '/' || rest.front() == '?') return {m.family, rest};
+  }
+  return {{}, target};
+}
+
 upstream_route route_request(std::string_view method, std::string_view target, const request_credentials& creds) {
-  auto path = path_of(target);
+  const auto mounted = gateway_mount_of(target);
+  auto path = path_of(mounted.target);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   upstream_route r;
-  r.family = path_family(path, creds);
+  r.family = mounted.family.empty() ? path_family(path, creds) : mounted.family;
   r.api = endpoint_for(method, target);
   // An endpoint speaks for its own family's paths only: an API of another
   // family that ends alike (OpenAI's /v1/threads/{id}/messages, Gemini's

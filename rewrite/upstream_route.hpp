@@ -5,7 +5,8 @@
 // x-goog-api-key, Bedrock's guardrails with a SigV4 signature must never fall
 // through to the default (OpenAI) upstream.
 //
-// The path decides first, by its family's prefix (/openai/ Azure, /model/
+// The path decides first, by a gateway's mount (/anthropic/, /gemini/,
+// /vertex_ai/, ...) or its family's prefix (/openai/ Azure, /model/
 // Bedrock, /v1/projects/ Vertex, /v1beta/ Gemini, /v1/messages Anthropic,
 // ...); an endpoint then applies only on its own family's paths. Where the path
 // says nothing, the endpoint's family, else the one family the credential
@@ -28,7 +29,7 @@ enum class credential_kind : std::uint8_t {
   anthropic_key,  // x-api-key
   google_key,     // x-goog-api-key, or ?key= (Gemini, Vertex express mode)
   azure_key,      // api-key
-  aws_signature,  // Authorization: AWS4-HMAC-SHA256, a presigned query, X-Amz-Security-Token
+  aws_signature,  // Authorization: SigV4 or SigV4a, a presigned query, X-Amz-Security-Token (field or query)
 };
 inline constexpr std::size_t credential_kinds = 4;
 
@@ -57,5 +58,15 @@ struct upstream_route {
 };
 
 upstream_route route_request(std::string_view method, std::string_view target, const request_credentials& creds);
+
+// A gateway that mounts each provider's API under its name (LiteLLM's
+// pass-through routes: "/anthropic/v1/messages" is Anthropic's /v1/messages,
+// "/gemini/…", "/vertex_ai/…", "/bedrock/…", "/azure/…"): the mount names the
+// family whatever the method, and the endpoints read the target under it.
+struct gateway_mount {
+  std::string_view family;  // empty: the target is mounted under no gateway prefix
+  std::string_view target;  // the target as its provider spells it (the whole target when unmounted)
+};
+gateway_mount gateway_mount_of(std::string_view target);
 
 }  // namespace gistproxy::rewrite

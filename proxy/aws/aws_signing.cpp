@@ -1,15 +1,21 @@
 #include "proxy/aws/aws_signing.hpp"
 
+#include <algorithm>
+
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-constexpr std::string_view sigv4_scheme = "AWS4-HMAC-SHA256";
+// SigV4's scheme and SigV4a's (multi-region, ECDSA): both sign the body, both
+// name their access key id in Credential=.
+constexpr std::string_view sigv4_scheme = "AWS4-HMAC-SHA256", sigv4a_scheme = "AWS4-ECDSA-P256-SHA256";
 
 bool starts_with_nocase(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && beast::iequals(s.substr(0, prefix.size()), prefix);
 }
+
+using rewrite::name_case;
 
 // name=value pairs of a query, %-decoded (SigV4 encodes them again its own way).
 aws::header_list query_pairs(std::string_view query) {
@@ -40,10 +46,15 @@ bool is_sigv4_query_name(std::string_view raw_name) {
   return false;
 }
 
-bool presigned(std::string_view target) {
-  for (const auto& [name, value] : query_pairs(rewrite::query_of(target)))
-    if (beast::iequals(name, "X-Amz-Signature")) return true;
-  return false;
+bool presigned(std::string_view target) { return !rewrite::query_value(target, "X-Amz-Signature", name_case::any).empty(); }
+
+// The access key id at the head of a Credential ("AKID/20250101/…"), its
+// slash %-encoded in a query ("AKID%2F20250101%2F…").
+std::string_view access_key_of_credential(std::string_view credential) {
+  const auto slash = credential.find('/');
+  auto encoded = credential.find("%2F");
+  encoded = std::min(encoded, credential.find("%2f"));
+  return credential.substr(0, std::min(slash, encoded));
 }
 
 bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::string_view::npos; }
@@ -106,8 +117,7 @@ aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool c
   if (it == r.end() || blank(std::string_view(it->value())))
     return can_sign && signs_operation(rewrite::path_of(std::string_view(r.target()))) ? aws_auth::proxy_signs
                                                                                         : aws_auth::anonymous;
-  const auto value = std::string_view(it->value());
-  if (starts_with_nocase(value, sigv4_scheme)) return aws_auth::client_signed;
+  if (is_aws_signature(std::string_view(it->value()))) return aws_auth::client_signed;
   // A Bearer API key, or a scheme nobody here knows: not a signature over
   // the body, so a changed body does not break it.
   return aws_auth::api_key;
@@ -129,13 +139,32 @@ std::string without_sigv4_query(std::string_view target) {
   return out;
 }
 
+bool is_aws_signature(std::string_view authorization) {
+  return starts_with_nocase(authorization, sigv4_scheme) || starts_with_nocase(authorization, sigv4a_scheme);
+}
+
+bool has_aws_query_credential(std::string_view target) {
+  for (std::string_view name : {"X-Amz-Credential", "X-Amz-Signature", "X-Amz-Security-Token"})
+    if (!rewrite::query_value(target, name, name_case::any).empty()) return true;
+  return false;
+}
+
 std::string_view sigv4_access_key(std::string_view authorization) {
-  if (!starts_with_nocase(authorization, sigv4_scheme)) return {};
+  if (!is_aws_signature(authorization)) return {};
   constexpr std::string_view credential = "Credential=";
   auto at = authorization.find(credential);
   if (at == std::string_view::npos) return {};
   auto rest = authorization.substr(at + credential.size());
   return rest.substr(0, rest.find_first_of("/, "));
+}
+
+std::string_view aws_query_identity(const client_request& r) {
+  const auto target = std::string_view(r.target());
+  if (auto credential = rewrite::query_value(target, "X-Amz-Credential", name_case::any); !credential.empty())
+    return access_key_of_credential(credential);
+  if (auto it = r.find("x-amz-security-token"); it != r.end() && !blank(std::string_view(it->value())))
+    return std::string_view(it->value());
+  return rewrite::query_value(target, "X-Amz-Security-Token", name_case::any);
 }
 
 std::string region_of_aws_host(std::string_view host) {

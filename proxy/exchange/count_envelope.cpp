@@ -12,7 +12,7 @@ void unwrap_count(request_context& ctx) {
   // control group: one swap of the body at a time, so such a count is not
   // unwrapped (forwarded as sent; SDKs do not compress their counts).
   rewrite::request_facts named;
-  in.endpoint->inspect_target(std::string_view(in.request.target()), named);
+  in.endpoint->inspect_target(rewrite::gateway_mount_of(std::string_view(in.request.target())).target, named);
   auto unwrapped = in.sent_body ? std::nullopt : rewrite::unwrap_count(in.family, named.model, in.request.body());
   if (!unwrapped) {
     // Vertex's count reads a generateContent body as it is; the others

@@ -1,6 +1,7 @@
 #include "proxy/exchange/exchange.hpp"
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/net/request_target.hpp"
 
 namespace gistproxy::proxy {
 
@@ -52,6 +53,9 @@ awaitable<bool> exchange::run(client_request& request) {
 }
 
 awaitable<void> exchange::reject(client_request& request, proxy_error e) {
+  // Refused before its target was checked: the access log, the span and the
+  // record see the target only as target_shown says (no userinfo, no fragment).
+  request.target(target_shown(std::string_view(request.target())));
   request_context ctx(request, channel_, false, svc_.recorder != nullptr, memo_);
   receive(svc_, ctx);
   co_await ctx.out.error(e);

@@ -8,6 +8,7 @@
 #include "rewrite/body_encoding.hpp"
 #include "rewrite/handling.hpp"
 #include "rewrite/request_target.hpp"
+#include "rewrite/upstream_route.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -111,7 +112,7 @@ void receive(services& svc, request_context& ctx) {
     in.tenant = tenant_of_request(svc, ctx);
     read_body(svc, ctx);
     if (in.facts) {
-      in.endpoint->inspect_target(std::string_view(req.target()), *in.facts);
+      in.endpoint->inspect_target(rewrite::gateway_mount_of(std::string_view(req.target())).target, *in.facts);
       // A deployment or inference profile stands for the model it serves.
       if (auto alias = svc.cfg.model_aliases.find(in.facts->model); alias != svc.cfg.model_aliases.end())
         in.facts->model = alias->second;

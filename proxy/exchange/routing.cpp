@@ -5,10 +5,8 @@
 // no credential is copied, kept or logged here.
 #include <algorithm>
 
-#include <boost/beast/core/string.hpp>
-
+#include "proxy/aws/aws_signing.hpp"
 #include "proxy/exchange/phases.hpp"
-#include "proxy/net/request_target.hpp"
 #include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
@@ -24,30 +22,22 @@ bool has_field(const client_request& r, std::string_view name) {
   return false;
 }
 
-// A presigned query: X-Amz-Credential or X-Amz-Signature, in any case, with
-// the dashes spelled or percent-encoded (AWS decodes the names before it reads them).
-bool presigned(std::string_view target) {
-  const auto query = rewrite::query_of(target);
-  for (std::string_view name : {"amz-credential=", "amz-signature=", "amz%2dcredential=", "amz%2dsignature="})
-    for (std::size_t at = 0; at + name.size() <= query.size(); ++at)
-      if (beast::iequals(query.substr(at, name.size()), name)) return true;
-  return false;
-}
-
+// SigV4 or SigV4a in Authorization, a session token in its field, or any of
+// them in the query (a presigned URL, or a token sent there).
 bool aws_signed(const client_request& r) {
   for (auto [it, end] = r.equal_range(http::field::authorization); it != end; ++it) {
     auto v = std::string_view(it->value());
     v.remove_prefix(std::min(v.find_first_not_of(" \t"), v.size()));
-    if (v.size() >= 16 && beast::iequals(v.substr(0, 16), "AWS4-HMAC-SHA256")) return true;
+    if (is_aws_signature(v)) return true;
   }
-  return has_field(r, "x-amz-security-token") || presigned(std::string_view(r.target()));
+  return has_field(r, "x-amz-security-token") || has_aws_query_credential(std::string_view(r.target()));
 }
 
 rewrite::request_credentials credentials_of(const client_request& r) {
   rewrite::request_credentials c;
   auto set = [&](credential_kind k, bool present) { c.has[std::size_t(k)] = present; };
   set(credential_kind::anthropic_key, has_field(r, "x-api-key"));
-  set(credential_kind::google_key, has_field(r, "x-goog-api-key") || !query_value(std::string_view(r.target()), "key").empty());
+  set(credential_kind::google_key, has_field(r, "x-goog-api-key") || !rewrite::query_value(std::string_view(r.target()), "key").empty());
   set(credential_kind::azure_key, has_field(r, "api-key"));
   set(credential_kind::aws_signature, aws_signed(r));
   c.anthropic_version = has_field(r, "anthropic-version");

@@ -3,7 +3,7 @@
 #include <boost/beast/core/string.hpp>
 
 #include "proxy/exchange/phases.hpp"
-#include "proxy/net/request_target.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -33,8 +33,17 @@ std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d)
     }
     return v;
   }
-  if (!fields.query_parameter.empty()) return query_value(std::string_view(r.target()), fields.query_parameter);
+  if (!fields.query_parameter.empty()) return rewrite::query_value(std::string_view(r.target()), fields.query_parameter);
   return {};
+}
+
+// The credential that names an AWS request's tenant: its Authorization (a
+// SigV4 or SigV4a signature names its access key id below), else what its
+// query or session token says; a presigned request is its signer's, never
+// the shared anonymous tenant.
+std::string_view aws_key_of(const client_request& r, const rewrite::endpoint& d) {
+  const auto sent = api_key_of(r, d);
+  return sent.empty() ? aws_query_identity(r) : sent;
 }
 
 }  // namespace
@@ -49,8 +58,10 @@ std::string ambiguous_credential(const client_request& r, const rewrite::endpoin
 
 std::string_view tenant_credential(services& svc, const request_context& ctx) {
   // Requests gistproxy signs belong to the identity that signs them.
-  const std::string_view sent = ctx.in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
-                                                                               : api_key_of(ctx.in.request, *ctx.in.endpoint);
+  const auto& in = ctx.in;
+  const std::string_view sent = in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
+                                : in.aws != aws_auth::not_aws          ? aws_key_of(in.request, *in.endpoint)
+                                                                       : api_key_of(in.request, *in.endpoint);
   // A SigV4 signature changes with every request; its access key id does not.
   const auto access_key = sigv4_access_key(sent);
   return access_key.empty() ? sent : access_key;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "proxy/net/request_target.hpp"
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -59,7 +59,7 @@ bool admin_authorized(std::string_view token, std::string_view authorization, st
     const auto credentials = authorization.substr(std::min(authorization.find_first_not_of(' ', space), authorization.size()));
     if (same(credentials, token)) return true;
   }
-  return same(query_value(target, "token"), token);
+  return same(rewrite::query_value(target, "token"), token);
 }
 
 bool admin_host_allowed(std::string_view host_field, std::string_view listen, const std::vector<std::string>& allowed) {

@@ -1,8 +1,7 @@
 #include "proxy/net/request_target.hpp"
 
 #include <cctype>
-
-#include "rewrite/request_target.hpp"
+#include <optional>
 
 namespace gistproxy::proxy {
 namespace {
@@ -29,7 +28,29 @@ bool encoded_dot_segment(std::string_view segment) {
   return decoded == "." || decoded == "..";
 }
 
+// A fragment is the client's own (RFC 9110 section 4.2.5): never sent, so
+// never forwarded, logged or recorded either.
+std::string_view without_fragment(std::string_view target) { return target.substr(0, target.find('#')); }
+
+// An absolute-form target's path and query, after its scheme and authority
+// (userinfo included), fragment kept; nullopt for any other form. The
+// authority ends at the first '/', '?' or '#' (RFC 3986 section 3.2).
+std::optional<std::string_view> after_authority(std::string_view target) {
+  if (!iequals_prefix(target, "http://") && !iequals_prefix(target, "https://")) return std::nullopt;
+  const auto authority = target.find("//") + 2;
+  const auto rest = target.find_first_of("/?#", authority);
+  return rest == std::string_view::npos ? std::string_view() : target.substr(rest);
+}
+
 }  // namespace
+
+std::string target_shown(std::string_view target) {
+  if (auto rest = after_authority(target)) target = *rest;
+  else if (const auto at = target.rfind('@'); at != std::string_view::npos && !target.starts_with('/'))
+    target.remove_prefix(at + 1);
+  const auto shown = without_fragment(target);
+  return shown.starts_with('/') ? std::string(shown) : "/" + std::string(shown);
+}
 
 checked_target check_request_target(std::string_view method, std::string_view target) {
   checked_target out;
@@ -39,19 +60,16 @@ checked_target check_request_target(std::string_view method, std::string_view ta
     return out;
   }
   std::string from_absolute;
-  if (iequals_prefix(target, "http://") || iequals_prefix(target, "https://")) {
-    // absolute-form: the path and query after the authority.
-    const auto authority = target.find("//") + 2;
-    const auto rest = target.find_first_of("/?#", authority);
-    from_absolute = rest == std::string_view::npos ? "/" : std::string(target.substr(rest));
-    if (from_absolute.front() != '/') from_absolute.insert(0, "/");
+  if (auto rest = after_authority(target)) {
+    from_absolute = rest->empty() || rest->front() != '/' ? "/" + std::string(*rest) : std::string(*rest);
     target = from_absolute;
   }
+  target = without_fragment(target);
   if (target.empty() || target.front() != '/') {
     out.error = "the request target must be a path (origin-form) or an absolute URL";
     return out;
   }
-  const auto query_at = target.find_first_of("?#");
+  const auto query_at = target.find('?');
   const std::string_view path = target.substr(0, query_at);
   const std::string_view query = query_at == std::string_view::npos ? std::string_view{} : target.substr(query_at);
   for (std::size_t at = 1; at <= path.size();) {
@@ -105,17 +123,6 @@ std::optional<std::string> host_field_problem(unsigned version, std::size_t host
     if (!ok) return "the Host field is not a valid host[:port]";
   }
   return std::nullopt;
-}
-
-std::string_view query_value(std::string_view target, std::string_view name) {
-  auto query = rewrite::query_of(target);
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=') return pair.substr(name.size() + 1);
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
-  return {};
 }
 
 }  // namespace gistproxy::proxy

@@ -16,7 +16,8 @@ struct checked_target {
 };
 
 // origin-form is kept; absolute-form ("http://host/v1/x?q", which a server
-// MUST accept) becomes its path and query; "*" only with OPTIONS. Dot
+// MUST accept) becomes its path and query; "*" only with OPTIONS. A
+// fragment ("#…", which a client must not send) is dropped. Dot
 // segments are removed; a path that climbs above the root, or spells a dot
 // segment in percent-encoding (%2e), is refused.
 checked_target check_request_target(std::string_view method, std::string_view target);
@@ -25,8 +26,11 @@ checked_target check_request_target(std::string_view method, std::string_view ta
 // valid uri-host[:port] value (possibly empty); else why not.
 std::optional<std::string> host_field_problem(unsigned version, std::size_t host_fields, std::string_view host);
 
-// The value of `name=` in the target's query string, as sent (not decoded:
-// API keys and tokens are URL-safe text); empty when absent.
-std::string_view query_value(std::string_view target, std::string_view name);
+// The target as a request refused before it was checked may show it in the
+// access log, its span and its record: the fragment dropped, an
+// absolute-form's scheme and authority dropped (a password in its userinfo
+// must reach no sink), the rest as sent (a refused target is not normalised).
+// A target of no known form loses all up to its last '@' ("user:pw@host:443").
+std::string target_shown(std::string_view target);
 
 }  // namespace gistproxy::proxy

@@ -9,6 +9,7 @@
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
+#include "rewrite/upstream_route.hpp"
 
 namespace gistproxy::rewrite {
 
@@ -112,7 +113,8 @@ void replay_session::replay_one(const recorded_request& req) {
   replayed_request out{&req, d, {}, {}, {}};
   std::string model;
   if (auto facts = [&] { auto scope = stream.body_scope(body); return d->wire().inspect(scope.bytes()); }()) {
-    if (!req.target.empty()) d->inspect_target(req.target, *facts);  // Gemini and the clouds name the model there
+    // Gemini and the clouds name the model there (under a gateway's mount, too).
+    if (!req.target.empty()) d->inspect_target(gateway_mount_of(req.target).target, *facts);
     out.conversation_key = facts->conversation_key;
     model = facts->model;
   }

@@ -2,9 +2,11 @@
 // the real binary against a byte-exact upstream: a request gistproxy signs
 // carries one identity, gistproxy's; a blank Authorization never reaches the
 // upstream and a doubled one is refused; a presigned query keeps its bytes
-// however its names are encoded.
+// however its names are encoded, and so does a SigV4a signature; an access
+// key names one tenant however it signs, a session token one of its own.
 #include <catch2/catch.hpp>
 
+#include "rewrite/offload/engine.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "tests/support/raw_upstream.hpp"
@@ -108,4 +110,59 @@ TEST_CASE("aws signing: a presigned query with %-encoded names goes to Bedrock b
   const auto head = upstream.heads()[0];
   CHECK(head.starts_with("POST " + target + " HTTP/1.1\r\n"));
   CHECK(fields_named(head, "authorization").empty());
+}
+
+TEST_CASE("aws signing: a SigV4a signature is the client's: its body goes to Bedrock byte for byte, never re-signed") {
+  raw_upstream upstream({{raw_upstream::response(answer)}});
+  proxy_process proxy({"--upstream", upstream.url(), "--sign-bedrock", "on"}, proxy_keys);
+  const std::string sigv4a = "AWS4-ECDSA-P256-SHA256 Credential=AKIDCLIENT/20260101/bedrock/aws4_request, "
+                             "SignedHeaders=host;x-amz-date;x-amz-region-set, Signature=3045022100ab";
+  const auto body = request_for("bedrock-messages", "find the needle", haystack()).dump();  // offloadable
+  REQUIRE(raw_exchange(proxy.port(), raw_request(path_for("bedrock-messages"),
+                                                 {"Authorization: " + sigv4a, "X-Amz-Region-Set: *"}, body))
+              .starts_with("HTTP/1.1 200"));
+  REQUIRE(upstream.bodies().size() == 1);
+  CHECK(upstream.bodies()[0] == body);  // was: offloaded under a signature that no longer matched
+  CHECK(fields_named(upstream.heads()[0], "authorization") == std::vector<std::string>{sigv4a});
+}
+
+TEST_CASE("aws signing: one access key is one tenant whether it signs with SigV4, SigV4a or a presigned query") {
+  raw_upstream upstream({{raw_upstream::response(answer)}});
+  const auto spans = temp_path("spans.jsonl");
+  // One thread, so one pooled connection: raw_upstream serves one at a time.
+  proxy_process proxy({"--threads", "1", "--upstream", upstream.url(), "--span-log", spans.string()});
+  const auto body = request_for("bedrock-messages", "hello", "a short output").dump();
+  const std::string scope = "/20260101/us-east-1/bedrock/aws4_request";
+  std::size_t sent = 0;
+  // The conversation's trace id is keyed by the tenant's credential (receive.cpp): equal ids, one tenant.
+  auto trace_of = [&](const std::string& target, const std::vector<std::string>& fields) {
+    REQUIRE(raw_exchange(proxy.port(), raw_request(target, fields, body)).starts_with("HTTP/1.1 200"));
+    const auto all = read_spans_until(spans, [&](const auto& s) { return count_named(s, "gistproxy.request") > sent; });
+    const auto requests = spans_named(all, "gistproxy.request");
+    REQUIRE(requests.size() == ++sent);
+    return requests.back()["traceId"].get<std::string>();
+  };
+  const auto sigv4 = trace_of(path_for("bedrock-messages"),
+                              {"Authorization: AWS4-HMAC-SHA256 Credential=AKIDSAME" + scope + ", SignedHeaders=host, Signature=00"});
+  CHECK(trace_of(path_for("bedrock-messages"),
+                 {"Authorization: AWS4-ECDSA-P256-SHA256 Credential=AKIDSAME/20260101/bedrock/aws4_request, "
+                  "SignedHeaders=host, Signature=3045"}) == sigv4);
+  CHECK(trace_of(path_for("bedrock-messages") + "?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIDSAME%2F20260101%2F"
+                                                "us-east-1%2Fbedrock%2Faws4_request&X-Amz-Signature=00",
+                 {}) == sigv4);
+  CHECK(trace_of(path_for("bedrock-messages"),
+                 {"Authorization: AWS4-HMAC-SHA256 Credential=AKIDOTHER" + scope + ", SignedHeaders=host, Signature=00"}) != sigv4);
+  CHECK(trace_of(path_for("bedrock-messages"), {}) != sigv4);  // keyless: not that tenant either
+}
+
+TEST_CASE("aws signing: an X-Amz-Security-Token query parameter names the tenant, never the shared anonymous one") {
+  raw_upstream upstream({{raw_upstream::response(answer)}});
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto body = request_for("bedrock-messages", "find the needle", haystack()).dump();  // offloadable
+  REQUIRE(raw_exchange(proxy.port(), raw_request(path_for("bedrock-messages") + "?X-Amz-Security-Token=session-tok", {}, body))
+              .starts_with("HTTP/1.1 200"));
+  REQUIRE(upstream.bodies().size() == 1);
+  CHECK(upstream.bodies()[0].size() < body.size() / 2);  // offloaded: the blobs are stored under a tenant
+  CHECK(std::filesystem::exists(proxy.store_dir() / gistproxy::rewrite::tenant_of("session-tok")));
+  CHECK_FALSE(std::filesystem::exists(proxy.store_dir() / "anonymous"));
 }

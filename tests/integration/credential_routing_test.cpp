@@ -48,8 +48,8 @@ struct path_row {
 
 struct credential_row {
   std::string name;                   // for the failure message
-  std::string header;                 // empty: the credential is the ?key= query parameter
-  std::string scheme;                 // prefix of the header's value
+  std::string header;                 // empty: the credential is a query parameter
+  std::string scheme;                 // prefix of the header's value, or the query's text before the credential
   std::vector<std::string> owners;    // families it belongs to; empty: any (Bearer: the path decides)
 };
 
@@ -85,9 +85,14 @@ const std::vector<credential_row>& credentials() {
       {"Authorization: Bearer", "Authorization", "Bearer ", {}},
       {"x-api-key", "x-api-key", "", {"anthropic"}},
       {"x-goog-api-key", "x-goog-api-key", "", {"gemini", "vertex"}},
-      {"?key=", "", "", {"gemini", "vertex"}},
+      {"?key=", "", "key=", {"gemini", "vertex"}},
       {"api-key", "api-key", "", {"azure"}},
       {"SigV4", "Authorization", "AWS4-HMAC-SHA256 Credential=", {"bedrock"}},
+      // The same credentials as their providers also read them.
+      {"?key= after an empty one", "", "key=&key=", {"gemini", "vertex"}},
+      {"?key= with its name %-encoded", "", "%6Bey=", {"gemini", "vertex"}},
+      {"?X-Amz-Security-Token=", "", "X-Amz-Security-Token=", {"bedrock"}},
+      {"SigV4a", "Authorization", "AWS4-ECDSA-P256-SHA256 Credential=", {"bedrock"}},
   };
   return rows;
 }
@@ -117,7 +122,7 @@ TEST_CASE("credentials: every credential reaches its own provider's upstream onl
   const std::string secret = "cred" + std::to_string(p) + "x" + std::to_string(c) + "zq";
   auto headers = path.extra;
   std::string target = path.target;
-  if (cred.header.empty()) target += (target.find('?') == std::string::npos ? "?key=" : "&key=") + secret;
+  if (cred.header.empty()) target += (target.find('?') == std::string::npos ? "?" : "&") + cred.scheme + secret;
   else if (cred.scheme.starts_with("AWS4"))
     headers[cred.header] = cred.scheme + secret + "/20250101/us-east-1/bedrock/aws4_request, SignedHeaders=host, Signature=00";
   else headers[cred.header] = cred.scheme + secret;
@@ -144,6 +149,38 @@ TEST_CASE("credentials: every credential reaches its own provider's upstream onl
     CHECK(res.status == 400);
     CHECK(error_type(res.body) == "credential_mismatch");
     CHECK(res.body.find(secret) == std::string::npos);  // said which kind, never which value
+  }
+}
+
+TEST_CASE("credentials: a gateway's mounted path goes to its one provider whatever the method") {
+  struct row {
+    std::string family, method, target;
+  };
+  const auto r = GENERATE(values<row>({
+      {"anthropic", "GET", "/anthropic/v1/models"},
+      {"anthropic", "POST", "/anthropic/v1/messages/batches"},
+      {"anthropic", "DELETE", "/anthropic/v1/messages/batches/b1"},
+      {"anthropic", "OPTIONS", "/anthropic/v1/messages"},
+      {"gemini", "GET", "/gemini/v1beta/models"},
+      {"gemini", "POST", "/gemini/v1beta/models/gemini-2.5-flash:generateContent"},
+      {"gemini", "DELETE", "/gemini/v1beta/cachedContents/c1"},
+      {"vertex", "POST", "/vertex_ai/v1/projects/p/locations/us-central1/publishers/google/models/g:generateContent"},
+      {"vertex", "GET", "/vertex_ai/v1/projects/p/locations/us-central1/publishers/google/models/g"},
+      {"vertex", "POST", "/vertex_ai/v1/projects/p/locations/us-east5/publishers/anthropic/models/c:rawPredict"},
+      {"bedrock", "POST", "/bedrock/model/m/converse"},
+      {"azure", "POST", "/azure/openai/deployments/d/embeddings?api-version=2024-10-21"},
+  }));
+  CAPTURE(r.method, r.target);
+  auto& s = family_stack::shared();
+  std::vector<std::size_t> before;
+  for (const auto& u : s.upstreams) before.push_back(u->heads().size());
+  const std::string body = r.method == "POST" ? R"({"model":"m","messages":[{"role":"user","content":"hi"}]})" : "";
+  const auto res = http_request(s.proxy->port(), r.method, r.target, body, {{"Authorization", "Bearer gateway-key"}});
+  REQUIRE(res.ok());
+  CHECK(res.status == 200);
+  for (std::size_t i = 0; i < families.size(); ++i) {
+    CAPTURE(families[i]);
+    CHECK(s.upstreams[i]->heads().size() - before[i] == (families[i] == r.family ? 1u : 0u));
   }
 }
 
@@ -180,8 +217,13 @@ TEST_CASE("credentials: a token count goes to its own provider, rewritten as its
        R"({"totalTokens":1234,"totalBillableCharacters":5678})",
        R"({"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],)"
        R"("usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1,"totalTokenCount":2}})"},
+      // The same under a gateway's mount: its provider, read by its dialect.
+      {"vertex-gemini", "vertex", "/vertex_ai" + vertex_count_target(), "/vertex_ai" + path_for("vertex-gemini"),
+       {{"Authorization", "Bearer ya29"}}, R"({"totalTokens":1234,"totalBillableCharacters":5678})",
+       R"({"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP","index":0}],)"
+       R"("usageMetadata":{"promptTokenCount":1,"candidatesTokenCount":1,"totalTokenCount":2}})"},
   }));
-  CAPTURE(row.api);
+  CAPTURE(row.api, row.count_target);
   raw_upstream other({{raw_upstream::response(R"({"wrong":"upstream"})")}});
   raw_upstream own({{raw_upstream::response(row.count_answer)}, {raw_upstream::response(row.turn_answer)}});
   proxy_process proxy({"--threads", "1", "--upstream", other.url(), "--" + row.family + "-upstream", own.url()});

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
+#include "rewrite/offload/engine.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/scripted_model.hpp"
 
@@ -182,4 +183,18 @@ TEST_CASE("gemini: the key names the tenant, from x-goog-api-key or ?key= alike"
     if (e.is_directory()) tenants.insert(e.path().filename().string());
   CHECK(tenants.size() == 2);  // gm-one (both ways) and gm-two; never the shared anonymous tenant
   CHECK_FALSE(tenants.contains("anonymous"));
+}
+
+TEST_CASE("gemini: ?key= names the tenant however Google reads it: after an empty one, its name %-encoded") {
+  stack s;
+  const auto body = gemini_request("hello", haystack()).dump();
+  REQUIRE(http_request(s.proxy.port(), "POST", path(false) + "?key=&key=gm-first-empty", body, {}).status == 200);
+  REQUIRE(http_request(s.proxy.port(), "POST", path(false) + "?alt=json&%6Bey=gm-encoded", body, {}).status == 200);
+  REQUIRE(s.upstream.llm_bodies().size() == 2);
+  for (const auto& forwarded : s.upstream.llm_bodies()) CHECK(forwarded.size() < body.size() / 2);  // both offloaded
+  std::set<std::string> tenants;
+  for (auto& e : std::filesystem::directory_iterator(s.proxy.store_dir()))
+    if (e.is_directory()) tenants.insert(e.path().filename().string());
+  // Each key's own tenant; was: both in the shared anonymous one.
+  CHECK(tenants == std::set<std::string>{gistproxy::rewrite::tenant_of("gm-first-empty"), gistproxy::rewrite::tenant_of("gm-encoded")});
 }

@@ -18,6 +18,10 @@ TEST_CASE("request targets: origin-form kept, absolute-form reduced to its path,
       {"/v1//double", "/v1//double"},
       {"/a/b/../../c?q=/../..", "/c?q=/../.."},  // the query is not a path
       {"/", "/"},
+      {"/v1/messages#frag", "/v1/messages"},  // a fragment is never forwarded
+      {"/v1/models?limit=5#frag?x=1", "/v1/models?limit=5"},
+      {"http://user:pw@host/v1/x?q=1#frag", "/v1/x?q=1"},
+      {"http://host#frag", "/"},
   }));
   CAPTURE(target);
   auto r = check_request_target("POST", target);
@@ -47,4 +51,22 @@ TEST_CASE("Host: exactly one on HTTP/1.1, with a valid value") {
   CHECK(host_field_problem(11, 1, "a b"));
   CHECK(host_field_problem(11, 1, "a/b"));
   CHECK(host_field_problem(11, 1, "user@host"));
+}
+
+TEST_CASE("a refused target shows no userinfo and no fragment, the rest as sent") {
+  auto [target, shown] = GENERATE(table<std::string, std::string>({
+      {"/v1/%2e%2e/x?q=1", "/v1/%2e%2e/x?q=1"},
+      {"/v1/x#secret", "/v1/x"},
+      {"http://user:secret@host/v1/%2e%2e/x?q#f", "/v1/%2e%2e/x?q"},
+      {"HTTPS://user:secret@host", "/"},
+      {"http://user:secret@host?q=1", "/?q=1"},
+      {"http://user:secret@host#f", "/"},
+      {"ftp://user:secret@host/x", "/host/x"},        // any other scheme: all up to the last '@' goes
+      {"user:secret@host:443", "/host:443"},          // authority-form
+      {"/v1/models/claude@2025:rawPredict", "/v1/models/claude@2025:rawPredict"},  // '@' in a path is kept
+      {"*", "/*"},
+      {"", "/"},
+  }));
+  CAPTURE(target);
+  CHECK(target_shown(target) == shown);
 }

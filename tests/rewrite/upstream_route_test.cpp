@@ -74,3 +74,41 @@ TEST_CASE("routing: where the path names no provider, the credential does, and a
     CHECK(route_request("POST", "/v1/messages", with({credential_kind::aws_signature})).has_foreign());
   }
 }
+
+TEST_CASE("routing: a gateway's mount names its provider whatever the method, read by that provider's dialect") {
+  const auto row = GENERATE(values<path_row>({
+      {"POST", "/anthropic/v1/messages", "anthropic", "messages", false},
+      {"GET", "/anthropic/v1/messages", "anthropic", "", false},
+      {"OPTIONS", "/anthropic/v1/messages", "anthropic", "", false},
+      {"GET", "/anthropic/v1/models", "anthropic", "", false},
+      {"POST", "/anthropic/v1/messages/count_tokens", "anthropic", "messages", true},
+      {"POST", "/anthropic/v1/chat/completions", "anthropic", "", false},  // Anthropic's OpenAI-compatible API: not OpenAI's
+      {"GET", "/gemini/v1beta/models", "gemini", "", false},
+      {"POST", "/gemini/v1beta/models/g:generateContent?alt=sse", "gemini", "gemini", false},
+      {"DELETE", "/gemini/v1beta/cachedContents/c1", "gemini", "", false},
+      {"POST", "/vertex_ai/v1/projects/p/locations/l/publishers/google/models/g:generateContent", "vertex", "vertex-gemini",
+       false},
+      {"POST", "/vertex_ai/v1/projects/p/locations/l/publishers/google/models/g:countTokens", "vertex", "vertex-gemini",
+       true},
+      {"POST", "/vertex_ai/v1/projects/p/locations/l/publishers/anthropic/models/c:rawPredict", "vertex",
+       "vertex-messages", false},
+      {"GET", "/vertex_ai/v1/projects/p/locations/l/operations", "vertex", "", false},
+      {"POST", "/bedrock/model/m/converse", "bedrock", "bedrock-converse", false},
+      {"POST", "/azure/openai/deployments/d/chat/completions?api-version=1", "azure", "azure-chat", false},
+      {"GET", "/anthropic", "anthropic", "", false},
+  }));
+  CAPTURE(row.method, row.target);
+  const auto r = route_request(row.method, row.target, with({}));
+  CHECK(r.family == row.family);
+  CHECK((r.api ? r.api->name() : std::string_view()) == row.dialect);
+  CHECK(r.count_tokens == row.count_tokens);
+  // The mount decides, not a credential: a Bearer token rides along, a foreign key is flagged.
+  CHECK(route_request(row.method, row.target, with({credential_kind::anthropic_key})).family == row.family);
+}
+
+TEST_CASE("routing: a path that merely starts like a gateway's mount is no mount") {
+  CHECK(route_request("GET", "/anthropics/v1/models", with({})).family == "openai");
+  CHECK(gateway_mount_of("/geminis/v1beta/models").family.empty());
+  CHECK(gateway_mount_of("/vertex_ai?x=1").family == "vertex");
+  CHECK(gateway_mount_of("/anthropic/v1/messages?beta=true").target == "/v1/messages?beta=true");
+}

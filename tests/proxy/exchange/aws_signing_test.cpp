@@ -87,3 +87,25 @@ TEST_CASE("aws signing: gistproxy's identity signs only the Bedrock operations i
     CHECK_FALSE(signs_operation(path));
   }
 }
+
+TEST_CASE("aws signing: a SigV4a signature is the client's, named by its access key id like SigV4's") {
+  const std::string sigv4a = "AWS4-ECDSA-P256-SHA256 Credential=AKIDCLIENT/20260101/bedrock/aws4_request, "
+                             "SignedHeaders=host;x-amz-date;x-amz-region-set, Signature=3045022100ab";
+  CHECK(is_aws_signature(sigv4a));
+  CHECK(is_aws_signature("aws4-hmac-sha256 Credential=A/1/r/s/aws4_request"));
+  CHECK_FALSE(is_aws_signature("Bearer AWS4-ECDSA-P256-SHA256"));
+  CHECK(mode_of(request(invoke, {{"Authorization", sigv4a}})) == aws_auth::client_signed);
+  CHECK(sigv4_access_key(sigv4a) == "AKIDCLIENT");
+}
+
+TEST_CASE("aws signing: a request without Authorization is named by its presigned access key, else its session token") {
+  CHECK(aws_query_identity(request(invoke + "?X-Amz-Credential=AKIDQUERY%2F20260101%2Fus-east-1%2Fbedrock%2Faws4_request"
+                                            "&X-Amz-Security-Token=tok")) == "AKIDQUERY");
+  CHECK(aws_query_identity(request(invoke + "?x-amz-credential=AKIDRAW/20260101/us-east-1/bedrock/aws4_request")) == "AKIDRAW");
+  CHECK(aws_query_identity(request(invoke + "?X-Amz-Security-Token=query-tok", {{"X-Amz-Security-Token", "field-tok"}})) ==
+        "field-tok");
+  CHECK(aws_query_identity(request(invoke + "?a=1&X-Amz-%53ecurity-Token=query-tok")) == "query-tok");
+  CHECK(aws_query_identity(request(invoke + "?X-Amz-Security-Token=")).empty());
+  CHECK(has_aws_query_credential(invoke + "?x%2Damz%2Dsecurity%2Dtoken=t"));
+  CHECK_FALSE(has_aws_query_credential(invoke + "?X-Amz-Date=20260101T000000Z&X-Amz-Signature="));
+}
