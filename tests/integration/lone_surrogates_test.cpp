@@ -131,3 +131,19 @@ TEST_CASE("a Responses answer that echoes a client's tool description with a lon
   CHECK(res.body.find(lone + " then the rest") != std::string::npos);
   CHECK(res.body.find("\xEF\xBF\xBD") == std::string::npos);
 }
+
+// The request side is unchanged: a tool output with a lone surrogate has no
+// exact UTF-8 form to store and page back, so it stays inline, counted.
+TEST_CASE("a tool output with a lone surrogate escape stays inline as sent, counted as lossy") {
+  raw_upstream upstream({{raw_upstream::response(render_response(llm_api::chat, text_turn(), "gpt-4o").dump())}});
+  proxy_process proxy({"--upstream", upstream.url()});
+  const std::string output = haystack() + marker;
+  auto res = ask(proxy, "chat", false, request_for("chat", "hello", output));
+
+  REQUIRE(res.status == 200);
+  const auto bodies = upstream.bodies();
+  REQUIRE(bodies.size() == 1);
+  CHECK(bodies[0].find(with_lone_surrogates(nlohmann::json(output).dump())) != std::string::npos);  // whole, as sent
+  const std::string series = R"(gistproxy_rewrite_failures_total{api="chat",reason="lossy"})";
+  CHECK(series_value(metrics_with(proxy.admin_port(), {series + " 1"}), series) == 1);
+}
