@@ -50,7 +50,6 @@ unsigned surrogate_at(std::string_view s, std::size_t at, bool high) {
 // surrogate's three bytes followed by a low one's (an escape beside raw
 // bytes, or CESU-8) are joined, so a lone surrogate is all the tree keeps.
 void join_surrogate_pairs(std::string& s) {
-  if (s.find('\xED') == std::string::npos) return;
   std::string joined;
   joined.reserve(s.size());
   for (std::size_t i = 0; i < s.size();) {
@@ -77,8 +76,8 @@ bool unescape_strict(std::string_view raw, std::string& out, lone_surrogates lon
     if (static_cast<unsigned char>(ch) < 0x20) return false;
   bool lossy = false;
   if (!unescape(raw, out, &lossy, lone) || lossy) return false;
-  if (lone == lone_surrogates::replace) return text::is_valid_utf8(out);
-  if (!text::is_utf8_with_surrogates(out)) return false;
+  if (text::is_valid_utf8(out)) return true;  // the common case: one pass
+  if (lone == lone_surrogates::replace || !text::is_utf8_with_surrogates(out)) return false;
   join_surrogate_pairs(out);
   return true;
 }
