@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/json/wtf8_dump.hpp"
+
 namespace gistproxy::rewrite::checked {
 
 // Deeper than any API body we know (Anthropic content blocks nest ~8 deep).
@@ -50,11 +52,19 @@ Json parse(std::string_view text, std::size_t max_depth = default_max_depth) {
   return Json::parse(text, nullptr, false);
 }
 
-// Serialises without ever throwing: bytes that are not UTF-8 (which only a
-// bug could put into a tree we built) become U+FFFD rather than a 500.
+// Serialises without ever throwing. A lone surrogate kept as WTF-8 (as
+// json::parse_checked keeps those an upstream sent) goes out as the `\udXXX`
+// escape it came in as, never U+FFFD; any other byte that is not UTF-8 (only
+// a bug could put one into a tree we built) becomes U+FFFD rather than a 500.
 template <class Json>
 std::string dump(const Json& j) {
-  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+  try {
+    return j.dump(-1, ' ', false, Json::error_handler_t::strict);
+  } catch (const typename Json::type_error&) {
+    // nlohmann refuses only bytes that are not UTF-8: rare enough (an answer
+    // with a lone surrogate) that the common case keeps nlohmann's speed.
+    return ::gistproxy::rewrite::json::dump_wtf8(j);
+  }
 }
 
 template <class Json>

@@ -257,7 +257,7 @@ std::optional<range> cursor::skip_value() {
   }
 }
 
-bool unescape(std::string_view raw, std::string& out, bool* lossy) {
+bool unescape(std::string_view raw, std::string& out, bool* lossy, lone_surrogates lone) {
   out.reserve(out.size() + raw.size());
   std::size_t i = 0;
   while (i < raw.size()) {
@@ -289,8 +289,9 @@ bool unescape(std::string_view raw, std::string& out, bool* lossy) {
             i += 6;
           }
         }
-        // A lone surrogate cannot be UTF-8; keep U+FFFD like most decoders.
-        if (code >= 0xD800 && code <= 0xDFFF) {
+        // A lone surrogate cannot be UTF-8: U+FFFD like most decoders, or
+        // (keep) its code unit's three bytes, which append_utf8 writes.
+        if (code >= 0xD800 && code <= 0xDFFF && lone == lone_surrogates::replace) {
           code = 0xFFFD;
           if (lossy) *lossy = true;
         }

@@ -102,10 +102,16 @@ class cursor {
   bool failed_ = false;
 };
 
+// What unescape makes of a lone surrogate escape (\ud800 without its pair),
+// which has no UTF-8 form: `replace` writes U+FFFD and sets *lossy (if
+// given), so callers that must be lossless can refuse; `keep` writes the code
+// unit's three bytes (ED A0..BF xx, as WTF-8 does), which checked::dump
+// escapes back (text::is_utf8_with_surrogates accepts them).
+enum class lone_surrogates { replace, keep };
+
 // Unescapes the inside of a JSON string literal; false on a malformed escape.
-// A lone surrogate (\ud800 alone) has no UTF-8 form: it becomes U+FFFD and,
-// if given, *lossy is set, so callers that must be lossless can refuse.
-bool unescape(std::string_view raw, std::string& out, bool* lossy = nullptr);
+bool unescape(std::string_view raw, std::string& out, bool* lossy = nullptr,
+              lone_surrogates lone = lone_surrogates::replace);
 // Appends bytes as the inside of a JSON string literal (no quotes). Escapes
 // only what JSON requires plus control characters, so UTF-8 stays as is.
 void escape_into(std::string& out, std::string_view bytes);

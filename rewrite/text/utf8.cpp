@@ -7,14 +7,15 @@ namespace gistproxy::rewrite::text {
 namespace {
 
 // The length of the valid UTF-8 sequence starting at p (p < end), 0 if none.
-std::size_t sequence_length(const unsigned char* p, const unsigned char* end) {
+// With `surrogates`, ED A0..BF xx (a UTF-16 surrogate's code unit) counts too.
+std::size_t sequence_length(const unsigned char* p, const unsigned char* end, bool surrogates = false) {
   const unsigned char c = *p;
   if (c < 0x80) return 1;
   std::size_t n;
   unsigned char lo = 0x80, hi = 0xBF;  // range of the second byte
   if (c >= 0xC2 && c <= 0xDF) n = 2;
   else if (c == 0xE0) n = 3, lo = 0xA0;
-  else if (c == 0xED) n = 3, hi = 0x9F;  // no surrogates
+  else if (c == 0xED) n = 3, hi = surrogates ? 0xBF : 0x9F;  // UTF-8 has no surrogates
   else if (c >= 0xE1 && c <= 0xEF) n = 3;
   else if (c == 0xF0) n = 4, lo = 0x90;
   else if (c >= 0xF1 && c <= 0xF3) n = 4;
@@ -26,9 +27,8 @@ std::size_t sequence_length(const unsigned char* p, const unsigned char* end) {
   return n;
 }
 
-}  // namespace
-
-bool is_valid_utf8(std::string_view bytes) {
+template <bool surrogates>
+bool is_valid(std::string_view bytes) {
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const auto* end = p + bytes.size();
   while (p < end) {
@@ -41,11 +41,22 @@ bool is_valid_utf8(std::string_view bytes) {
         continue;
       }
     }
-    const std::size_t n = sequence_length(p, end);
+    const std::size_t n = sequence_length(p, end, surrogates);
     if (n == 0) return false;
     p += n;
   }
   return true;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view bytes) { return is_valid<false>(bytes); }
+
+bool is_utf8_with_surrogates(std::string_view bytes) { return is_valid<true>(bytes); }
+
+std::size_t utf8_sequence_length(std::string_view s, std::size_t at) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  return sequence_length(p + at, p + s.size());
 }
 
 std::size_t utf8_floor(std::string_view s, std::size_t cut) {

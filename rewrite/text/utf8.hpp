@@ -11,6 +11,15 @@ namespace gistproxy::rewrite::text {
 // RFC 3629: shortest forms only, no surrogates, nothing above U+10FFFF.
 bool is_valid_utf8(std::string_view bytes);
 
+// UTF-8 that may also hold UTF-16 surrogate code units, each as its three
+// bytes (ED A0..BF xx): how a parsed answer keeps a lone surrogate escape
+// (WTF-8) until checked::dump writes it back as `\udXXX`.
+bool is_utf8_with_surrogates(std::string_view bytes);
+
+// The length of the valid UTF-8 sequence at s[at] (at < s.size()), 0 when
+// none starts there.
+std::size_t utf8_sequence_length(std::string_view s, std::size_t at);
+
 // The largest cut <= `cut` that does not split a UTF-8 sequence of `s`.
 std::size_t utf8_floor(std::string_view s, std::size_t cut);
 
