@@ -92,7 +92,8 @@ std::string shell_quoted(const std::string& s) {
 }
 
 int print_env(const wrap_options& o, const wrap_agent& agent) {
-  auto l = launch_settings(agent, o.base_url, !o.keep_limits, "");  // writes nothing
+  const std::vector<std::string> agent_args(o.command.begin() + 1, o.command.end());
+  auto l = launch_settings(agent, o.base_url, !o.keep_limits, "", agent_args);  // writes nothing
   for (const auto& [k, v] : l.env) std::cout << "export " << k << "=" << shell_quoted(v) << "\n";
   if (!l.args_before.empty()) {
     std::cout << "# " << agent.program << " needs these arguments first:";
@@ -218,7 +219,9 @@ int run(const wrap_options& o, const wrap_agent& agent, const char* const* envir
   const auto log = (cache / ("wrap-" + std::to_string(::getpid()) + ".log")).string();
   std::vector<std::string> serve = {"--store", store, "--drain-timeout", std::to_string(o.drain.count()) + "ms",
                                     "--log-level", "warn"};
-  if (auto upstream = chained_upstream(agent, environ)) serve.insert(serve.end(), {agent.upstream_flag, *upstream});
+  auto chained = chained_upstreams(agent, {o.command.begin() + 1, o.command.end()}, environ);
+  for (const auto& [flag, url] : chained.upstreams) serve.insert(serve.end(), {flag, url});
+  for (const auto& n : chained.notes) std::cerr << "gistproxy: " << n << "\n";
   if (!o.record.empty()) serve.insert(serve.end(), {"--record", o.record});
   // Settings files of this run's own go beside the store, not under /tmp:
   // Gemini CLI refuses a settings file whose folders others may write.
@@ -229,7 +232,7 @@ int run(const wrap_options& o, const wrap_agent& agent, const char* const* envir
     wrap_proxy proxy(serve, log);
     std::cerr << "gistproxy: " << agent.program << " behind " << proxy.base_url() << "; live view "
               << proxy.admin_url() << "/ (log " << log << ")\n";
-    auto launch = launch_settings(agent, proxy.base_url(), !o.keep_limits, overlay);
+    auto launch = launch_settings(agent, proxy.base_url(), !o.keep_limits, overlay, {o.command.begin() + 1, o.command.end()});
     for (const auto& n : launch.notes) std::cerr << "gistproxy: " << n << "\n";
     std::vector<std::string> argv = {agent.program};
     argv.insert(argv.end(), launch.args_before.begin(), launch.args_before.end());
