@@ -60,9 +60,13 @@ pid_t spawn_serve(std::vector<char*>& argv, int log_fd) {
   ::prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (::getppid() != parent) ::_exit(127);  // wrap died before the request took hold
   ::setpgid(0, 0);  // its own group: the terminal's signals are not its
-  struct sigaction dfl {};
+  struct sigaction dfl {}, ign {};
   dfl.sa_handler = SIG_DFL;
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(s, &dfl, nullptr);  // wrap's own stances are not the proxy's
+  ign.sa_handler = SIG_IGN;
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(s, &dfl, nullptr);  // wrap's own stances are not the proxy's
+  // Its log is a pipe to wrap: once wrap is gone, a log line must not end
+  // the drain the parent-death SIGTERM started.
+  ::sigaction(SIGPIPE, &ign, nullptr);
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);

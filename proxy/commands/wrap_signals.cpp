@@ -15,6 +15,7 @@ constexpr int stance_signals[] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
 
 volatile sig_atomic_t give_up = 0;
 volatile sig_atomic_t agent_pid = 0;
+sigset_t ignored_at_start;  // as nohup or a script's `&` left them: they stay ignored, for the agent too
 
 void note_give_up(int sig) { give_up = sig; }
 
@@ -25,7 +26,7 @@ void forward_signal(int sig) {
 
 void set_handler(int sig, void (*handler)(int)) {
   struct sigaction sa {};
-  sa.sa_handler = handler;
+  sa.sa_handler = sigismember(&ignored_at_start, sig) ? SIG_IGN : handler;
   sigemptyset(&sa.sa_mask);
   ::sigaction(sig, &sa, nullptr);
 }
@@ -46,6 +47,11 @@ void waiting_stance() {
 }  // namespace
 
 void wrap_signals_install() {
+  sigemptyset(&ignored_at_start);
+  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE}) {
+    struct sigaction old {};
+    if (::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) sigaddset(&ignored_at_start, s);
+  }
   set_handler(SIGPIPE, SIG_IGN);
   waiting_stance();
 }
@@ -62,10 +68,10 @@ int run_agent(const std::vector<std::string>& argv, const std::vector<std::strin
   cenv.push_back(nullptr);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
-  sigset_t defaults;
+  sigset_t defaults;  // an ignored signal stays ignored across exec: wrap's own ignoring is undone
   sigemptyset(&defaults);
-  for (int s : stance_signals) sigaddset(&defaults, s);
-  sigaddset(&defaults, SIGPIPE);  // an ignored signal stays ignored across exec
+  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGPIPE})
+    if (!sigismember(&ignored_at_start, s)) sigaddset(&defaults, s);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   agent_stance();

@@ -6,7 +6,8 @@
 // are ignored, as system(3) does, and SIGTERM and SIGHUP go on to the agent.
 // SIGPIPE is ignored throughout: a closed stderr must not end wrap before
 // the agent ran, or before wrap stopped its proxy. The agent itself gets
-// every one of these at its default.
+// every one of these at its default, but for those wrap was started with
+// ignored (nohup's SIGHUP): they stay ignored, for wrap and the agent.
 #pragma once
 
 #include <csignal>

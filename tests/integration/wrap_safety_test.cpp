@@ -156,3 +156,15 @@ open(sys.argv[1], "w").write(urllib.request.urlopen(req).read().decode())
   CHECK(bodies[0].find("config line 4999") != std::string::npos);  // the output as it was
   CHECK(!slurp(out).empty());
 }
+
+// nohup (or a script's `cmd &`) starts wrap with a signal ignored: the
+// agent under it must keep ignoring it, as it would without wrap.
+TEST_CASE("a signal wrap was started with ignored (nohup's SIGHUP) stays ignored for its agent", "[wrap]") {
+  const auto cache = temp_path("nohup-cache"), alive = temp_path("nohup-alive");
+  child_process wrap({"nohup", gistproxy_binary(), "wrap", "--base-url-env", "MY_BASE_URL", "--",
+                      "sh", "-c", "kill -HUP $$; echo alive > " + alive.string()},
+                     stand_in_env(temp_path("no-bin"), {"XDG_CACHE_HOME=" + cache.string()}));
+  CHECK(wrap.wait(std::chrono::seconds(60)) == 0);
+  INFO(wrap.output());
+  CHECK(slurp(alive) == "alive\n");
+}
