@@ -28,15 +28,29 @@ const std::vector<wrap_agent>& agents() {
 
 std::string toml_string(const std::string& s) { return nlohmann::json(s).dump(); }  // JSON's escapes are TOML's
 
-agent_launch codex_settings(const std::string& base, bool lift) {
+std::optional<std::string> env_value(const std::string& name) {
+  const char* v = std::getenv(name.c_str());
+  return v ? std::optional<std::string>(v) : std::nullopt;
+}
+
+agent_launch codex_settings(const std::string& base, bool lift, const std::vector<std::string>& args) {
   agent_launch l;
-  // A provider of its own, named on the command line (-c overrides the
-  // user's config.toml for this run only): the user's files stay untouched.
-  l.args_before = {"-c", "model_providers.gistproxy.name=\"gistproxy\"",
-                   "-c", "model_providers.gistproxy.base_url=" + toml_string(base + "/v1"),
-                   "-c", "model_providers.gistproxy.wire_api=\"responses\"",
-                   "-c", "model_providers.gistproxy.env_key=\"OPENAI_API_KEY\"",
-                   "-c", "model_provider=\"gistproxy\""};
+  const auto route = find_codex_route(args, env_value("OPENAI_BASE_URL"));
+  if (!route.own_provider.empty()) {
+    // The user's own provider (a gateway): only its base URL is the
+    // proxy's; its key, headers and query stay as the user set them.
+    l.args_before = {"-c", "model_providers." + route.own_provider + ".base_url=" + toml_string(base + "/v1")};
+  } else {
+    // A provider of its own, named on the command line (-c overrides the
+    // user's config.toml for this run only): the user's files stay untouched.
+    l.args_before = {"-c", "model_providers.gistproxy.name=\"gistproxy\"",
+                     "-c", "model_providers.gistproxy.base_url=" + toml_string(base + "/v1"),
+                     "-c", "model_providers.gistproxy.wire_api=\"responses\"",
+                     "-c", "model_providers.gistproxy.env_key=\"OPENAI_API_KEY\"",
+                     "-c", "model_provider=\"gistproxy\""};
+    if (!route.profile.empty())
+      l.args_before.insert(l.args_before.end(), {"-c", "profiles." + route.profile + ".model_provider=\"gistproxy\""});
+  }
   if (lift) l.args_before.insert(l.args_before.end(), {"-c", std::string("tool_output_token_limit=") + codex_output_tokens});
   return l;
 }
@@ -106,8 +120,8 @@ std::vector<std::string> wrap_agent_names() {
 }
 
 agent_launch launch_settings(const wrap_agent& agent, const std::string& base, bool lift_limits,
-                             const std::string& overlay_dir) {
-  if (agent.name == "codex") return codex_settings(base, lift_limits);
+                             const std::string& overlay_dir, const std::vector<std::string>& agent_args) {
+  if (agent.name == "codex") return codex_settings(base, lift_limits, agent_args);
   if (agent.name == "gemini") return gemini_settings(base, lift_limits, overlay_dir);
   if (agent.name == "opencode") return opencode_settings(base, lift_limits);
   if (agent.name == "cline") return cline_settings(base, lift_limits, overlay_dir);
@@ -120,15 +134,23 @@ agent_launch launch_settings(const wrap_agent& agent, const std::string& base, b
   return l;
 }
 
-std::optional<std::string> chained_upstream(const wrap_agent& agent, const char* const* environ) {
-  if (agent.name == "cline") return cline_chained_upstream();
-  if (agent.base_url_env.empty()) return std::nullopt;
+config_gateways chained_upstreams(const wrap_agent& agent, const std::vector<std::string>& agent_args,
+                                  const char* const* environ) {
+  std::optional<std::string> env_url;
   const auto prefix = agent.base_url_env + "=";
-  for (auto e = environ; e && *e; ++e) {
-    if (std::strncmp(*e, prefix.c_str(), prefix.size()) != 0) continue;
-    return upstream_of_base_url(*e + prefix.size(), agent.name == "codex");
+  for (auto e = environ; !agent.base_url_env.empty() && !env_url && e && *e; ++e)
+    if (std::strncmp(*e, prefix.c_str(), prefix.size()) == 0) env_url = std::string(*e + prefix.size());
+  config_gateways found;
+  if (agent.name == "cline") {
+    if (auto url = cline_chained_upstream()) found.upstreams.emplace_back(agent.upstream_flag, *url);
+  } else if (agent.name == "codex") {
+    found = find_codex_route(agent_args, env_url).gateways;
+  } else if (agent.name == "opencode") {
+    found = find_opencode_gateways(env_url);  // its Anthropic provider's URL has the "/v1", as the AI SDK's
+  } else if (env_url) {
+    if (auto url = upstream_of_base_url(*env_url, false)) found.upstreams.emplace_back(agent.upstream_flag, *url);
   }
-  return std::nullopt;
+  return found;
 }
 
 std::optional<std::string> upstream_of_base_url(std::string url, bool openai_style) {

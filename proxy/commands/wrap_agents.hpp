@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "proxy/commands/wrap_gateways.hpp"
+
 namespace gistproxy::proxy {
 
 struct agent_launch {
@@ -36,13 +38,18 @@ std::vector<std::string> wrap_agent_names();
 // `lift_limits`: raise the agent's own tool-output cut (the README's values).
 // `overlay_dir`: where a settings file the agent must read may be written
 // (removed by the caller afterwards); empty: write nothing, say it in notes.
+// `agent_args`: the user's arguments to the agent (a Codex --profile).
 agent_launch launch_settings(const wrap_agent& agent, const std::string& base, bool lift_limits,
-                             const std::string& overlay_dir);
+                             const std::string& overlay_dir, const std::vector<std::string>& agent_args = {});
 
-// The upstream a pre-set base URL names, for the proxy: the URL as the agent
-// had it, without the path suffix the agent adds itself (Codex's "/v1").
-// nullopt when the agent was not pointed anywhere.
-std::optional<std::string> chained_upstream(const wrap_agent& agent, const char* const* environ);
+// The upstreams pre-set base URLs name, for the proxy (serve flag, URL):
+// the URL the agent was pointed at, in its environment or its own config
+// file (Codex's config.toml, opencode's opencode.json, Cline's providers),
+// without the path suffix the agent adds itself (Codex's "/v1"); and what
+// was not chained, and why.
+config_gateways chained_upstreams(const wrap_agent& agent, const std::vector<std::string>& agent_args,
+                                  const char* const* environ);
+
 // A base URL an agent was pointed at, as the proxy's upstream: without
 // trailing slashes and, for `openai_style` ones, without the "/v1" the
 // client's own paths repeat; nullopt when nothing is left.

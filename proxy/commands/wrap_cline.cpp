@@ -4,13 +4,14 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <iterator>
 #include <nlohmann/json.hpp>
+
+#include "proxy/commands/wrap_settings_file.hpp"
+#include "rewrite/json/checked.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-constexpr std::size_t max_settings_bytes = 1 << 20;  // a providers file is a few KB
 constexpr const char* wrapped_provider = "openai-compatible";
 constexpr const char* tool_result_chars = "150000";  // as Claude Code's BASH_MAX_OUTPUT_LENGTH
 
@@ -32,15 +33,27 @@ std::string providers_path() {
   return data + "/settings/providers.json";
 }
 
-// The user's providers file; an empty object when missing or unreadable.
-nlohmann::json read_providers() {
-  std::ifstream in(providers_path(), std::ios::binary);
-  std::string text;
-  text.reserve(4096);
-  for (std::istreambuf_iterator<char> it(in), end; it != end && text.size() <= max_settings_bytes; ++it) text.push_back(*it);
-  if (text.size() > max_settings_bytes) return nlohmann::json::object();
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  return j.is_object() ? j : nlohmann::json::object();
+// The user's providers file: an empty object when there is none; `problem`
+// says why one that is there could not be read (a folder, a FIFO, over
+// 1 MiB, not JSON): then nothing is known of its provider, which is not
+// the same as a provider of another kind.
+struct providers_file {
+  nlohmann::json json = nlohmann::json::object();
+  std::string problem;
+};
+
+providers_file read_providers() {
+  providers_file out;
+  const auto path = providers_path();
+  auto file = read_settings_file(path);
+  if (file.missing) return out;
+  if (file.problem.empty()) {
+    auto j = rewrite::checked::parse(file.text);  // depth-bounded: dump() recurses
+    if (j.is_object()) out.json = std::move(j);
+    else file.problem = "is not a JSON object";
+  }
+  if (!file.problem.empty()) out.problem = "Cline's providers file " + path + " " + file.problem;
+  return out;
 }
 
 // The settings object of the provider Cline will use, if it is the wrapped kind.
@@ -73,7 +86,12 @@ agent_launch cline_settings(const std::string& base, bool lift_limits, const std
     l.env["CLINE_MESSAGE_BUILDER_MAX_TOOL_RESULT_CHARS"] = tool_result_chars;
     l.notes.push_back("Cline's shell tool cuts command output to 48,000 characters; that cut cannot be lifted");
   }
-  auto providers = read_providers();
+  auto file = read_providers();
+  if (!file.problem.empty()) {
+    l.notes.push_back(file.problem + ": left as it is; " + how_to(base));
+    return l;
+  }
+  auto& providers = file.json;
   auto* settings = wrapped_settings(providers);
   if (!settings) {
     l.notes.push_back(std::string("Cline's last-used provider is not ") + wrapped_provider + ": left as it is; " + how_to(base));
@@ -90,15 +108,15 @@ agent_launch cline_settings(const std::string& base, bool lift_limits, const std
   {
     std::ofstream out(path, std::ios::trunc);
     ::chmod(path.c_str(), S_IRUSR | S_IWUSR);
-    out << providers.dump(2) << "\n";
+    out << providers.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   }
   l.env["CLINE_PROVIDER_SETTINGS_PATH"] = path;
   return l;
 }
 
 std::optional<std::string> cline_chained_upstream() {
-  auto providers = read_providers();
-  const auto* settings = wrapped_settings(providers);
+  auto file = read_providers();
+  const auto* settings = wrapped_settings(file.json);
   if (!settings) return std::nullopt;
   const auto url = settings->value("baseUrl", nlohmann::json());
   if (!url.is_string()) return std::nullopt;

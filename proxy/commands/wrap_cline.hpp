@@ -4,7 +4,8 @@
 // Cline last used pointed at the proxy, and names the copy in
 // CLINE_PROVIDER_SETTINGS_PATH: the user's file stays untouched, and the URL
 // it held becomes the proxy's upstream (chaining). Only the OpenAI-compatible
-// provider (Chat Completions) is wrapped.
+// provider (Chat Completions) is wrapped. A providers file that cannot be
+// read (a folder, a FIFO, over 1 MiB, not JSON) is said and left alone.
 #pragma once
 
 #include <optional>

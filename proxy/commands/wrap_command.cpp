@@ -1,8 +1,5 @@
 #include "proxy/commands/wrap_command.hpp"
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,7 +10,9 @@
 #include <optional>
 
 #include "proxy/commands/wrap_agents.hpp"
+#include "proxy/commands/wrap_folders.hpp"
 #include "proxy/commands/wrap_proxy.hpp"
+#include "proxy/commands/wrap_signals.hpp"
 #include "proxy/runtime/config.hpp"
 
 namespace gistproxy::proxy {
@@ -32,9 +31,34 @@ constexpr const char* usage =
     "  --base-url-env NAME    the variable that holds a COMMAND's base URL (after --)\n"
     "  --keep-agent-limits    leave the agent's own tool-output cut as it is\n"
     "  --store DIR            the blob store (default: $XDG_CACHE_HOME/gistproxy/store, or\n"
-    "                         ~/.cache/gistproxy/store: shared by later wraps, old references stay pageable)\n"
+    "                         ~/.cache/gistproxy/store, or $TMPDIR/gistproxy-UID/store without HOME:\n"
+    "                         shared by later wraps, old references stay pageable)\n"
     "  --record FILE          record the traffic (serve --record)\n"
     "  --drain-timeout D      how long the proxy may finish in-flight requests at the end (default 10s)\n";
+
+// POSIX's portable names: what a shell can export.
+bool is_variable_name(const std::string& name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+  return true;
+}
+
+// `s` with its control characters written as \xHH: safe in a shell comment
+// (a newline would end it and run the rest) and on a terminal.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c >= 0x20 && c != 0x7f) {
+      out += char(c);
+      continue;
+    }
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    out += hex;
+  }
+  return out;
+}
 
 struct wrap_options {
   bool print_env = false, keep_limits = false;
@@ -72,6 +96,13 @@ std::optional<wrap_options> parse(const std::vector<std::string>& args, std::str
       return error = "unknown option " + a, std::nullopt;
     }
   }
+  // The name becomes `export NAME=...` (--print-env) and an environment
+  // entry: anything but a variable's name would run as shell code or name
+  // a variable the command never reads.
+  if (!o.base_url_env.empty() && !is_variable_name(o.base_url_env))
+    return error = "--base-url-env: not an environment variable's name (letters, digits, _; not a digit first): " +
+                   printable(o.base_url_env),
+           std::nullopt;
   o.command.assign(args.begin() + std::ptrdiff_t(std::min(i, args.size())), args.end());
   if (o.command.empty()) return error = "name an agent (claude, codex, gemini, opencode, cline) or -- COMMAND", std::nullopt;
   return o;
@@ -91,27 +122,19 @@ std::string shell_quoted(const std::string& s) {
   return out + "'";
 }
 
+// Shell syntax that is safe under eval whatever the base URL holds: values
+// single-quoted, names checked (parse), comments kept to one line each.
 int print_env(const wrap_options& o, const wrap_agent& agent) {
-  auto l = launch_settings(agent, o.base_url, !o.keep_limits, "");  // writes nothing
+  const std::vector<std::string> agent_args(o.command.begin() + 1, o.command.end());
+  auto l = launch_settings(agent, o.base_url, !o.keep_limits, "", agent_args);  // writes nothing
   for (const auto& [k, v] : l.env) std::cout << "export " << k << "=" << shell_quoted(v) << "\n";
   if (!l.args_before.empty()) {
-    std::cout << "# " << agent.program << " needs these arguments first:";
-    for (const auto& a : l.args_before) std::cout << " " << shell_quoted(a);
-    std::cout << "\n";
+    std::string line = agent.program + " needs these arguments first:";
+    for (const auto& a : l.args_before) line += " " + shell_quoted(a);
+    std::cout << "# " << printable(line) << "\n";
   }
-  for (const auto& n : l.notes) std::cout << "# " << n << "\n";
+  for (const auto& n : l.notes) std::cout << "# " << printable(n) << "\n";
   return 0;
-}
-
-std::filesystem::path cache_dir(const char* const* environ) {
-  std::string xdg, home;
-  for (auto e = environ; e && *e; ++e) {
-    if (std::strncmp(*e, "XDG_CACHE_HOME=", 15) == 0) xdg = *e + 15;
-    if (std::strncmp(*e, "HOME=", 5) == 0) home = *e + 5;
-  }
-  if (!xdg.empty()) return std::filesystem::path(xdg) / "gistproxy";
-  if (!home.empty()) return std::filesystem::path(home) / ".cache" / "gistproxy";
-  return std::filesystem::temp_directory_path() / "gistproxy";
 }
 
 // The agent's environment: ours, with the launch settings over it.
@@ -127,58 +150,6 @@ std::vector<std::string> agent_environment(const char* const* environ, const age
   for (const auto& [k, v] : l.env) out.push_back(k + "=" + v);
   out.push_back("GISTPROXY_ADMIN_URL=" + proxy.admin_url());  // the live view, for scripts the agent runs
   return out;
-}
-
-volatile sig_atomic_t agent_pid = 0;
-
-// SIGTERM and SIGHUP sent to wrap go on to the agent. SIGINT and SIGQUIT come
-// from the terminal to the whole foreground group, the agent included: wrap
-// ignores them while the agent runs (as system(3) does) and outlives it to
-// stop the proxy.
-void forward_signal(int sig) {
-  if (agent_pid > 0) ::kill(pid_t(agent_pid), sig);
-}
-
-// Runs the agent in the foreground, its terminal passed through; its exit status.
-int run_agent(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  std::vector<char*> cargv, cenv;
-  for (const auto& a : argv) cargv.push_back(const_cast<char*>(a.c_str()));
-  cargv.push_back(nullptr);
-  for (const auto& e : env) cenv.push_back(const_cast<char*>(e.c_str()));
-  cenv.push_back(nullptr);
-  struct sigaction ignore {}, forward {}, old_int {}, old_quit {}, old_term {}, old_hup {};
-  ignore.sa_handler = SIG_IGN;
-  forward.sa_handler = forward_signal;
-  ::sigaction(SIGINT, &ignore, &old_int);
-  ::sigaction(SIGQUIT, &ignore, &old_quit);
-  ::sigaction(SIGTERM, &forward, &old_term);
-  ::sigaction(SIGHUP, &forward, &old_hup);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t defaults;
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGQUIT, SIGTERM, SIGHUP}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, cargv[0], nullptr, &attr, cargv.data(), cenv.data());
-  posix_spawnattr_destroy(&attr);
-  int status = 0;
-  if (rc == 0) {
-    agent_pid = pid;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    agent_pid = 0;
-  }
-  ::sigaction(SIGINT, &old_int, nullptr);
-  ::sigaction(SIGQUIT, &old_quit, nullptr);
-  ::sigaction(SIGTERM, &old_term, nullptr);
-  ::sigaction(SIGHUP, &old_hup, nullptr);
-  if (rc != 0) {
-    std::cerr << "gistproxy wrap: cannot run " << argv[0] << ": " << std::strerror(rc) << "\n";
-    return 127;
-  }
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 std::string thousands(std::uint64_t n) {
@@ -210,40 +181,74 @@ std::string summary_line(const nlohmann::json& s, const std::string& record) {
   return out;
 }
 
-int run(const wrap_options& o, const wrap_agent& agent, const char* const* environ) {
-  const auto cache = cache_dir(environ);
-  std::error_code ec;
-  std::filesystem::create_directories(cache, ec);
-  const auto store = o.store.empty() ? (cache / "store").string() : o.store;
-  const auto log = (cache / ("wrap-" + std::to_string(::getpid()) + ".log")).string();
-  std::vector<std::string> serve = {"--store", store, "--drain-timeout", std::to_string(o.drain.count()) + "ms",
-                                    "--log-level", "warn"};
-  if (auto upstream = chained_upstream(agent, environ)) serve.insert(serve.end(), {agent.upstream_flag, *upstream});
+// The serve arguments for the run's proxy. A store that cannot take a blob
+// (a read-only disk, a file in its place) is said, and the proxy runs
+// without offloading: read_blob offered with nothing to page would only
+// cost the model tokens and turns.
+std::vector<std::string> serve_arguments(const wrap_options& o, const wrap_agent& agent, const std::string& store,
+                                         const char* const* environ) {
+  std::vector<std::string> serve = {"--drain-timeout", std::to_string(o.drain.count()) + "ms", "--log-level", "warn"};
+  if (auto problem = store_write_problem(store)) {
+    std::cerr << "gistproxy: the store " << printable(store) << " cannot be written (" << *problem
+              << "): tool outputs go to the model as they are, and read_blob is not offered\n";
+    serve.insert(serve.end(), {"--offload", "off"});
+  } else {
+    serve.insert(serve.end(), {"--store", store});
+  }
+  auto chained = chained_upstreams(agent, {o.command.begin() + 1, o.command.end()}, environ);
+  for (const auto& [flag, url] : chained.upstreams) serve.insert(serve.end(), {flag, url});
+  for (const auto& n : chained.notes) std::cerr << "gistproxy: " << printable(n) << "\n";
   if (!o.record.empty()) serve.insert(serve.end(), {"--record", o.record});
+  return serve;
+}
+
+// The agent behind the proxy; the run's overlay removed whatever happens
+// meanwhile (a Ctrl-C while the proxy drains included). The agent's status.
+int run_behind_proxy(const wrap_options& o, const wrap_agent& agent, const std::vector<std::string>& serve,
+                     const std::string& log, const std::string& overlay, const char* const* environ) {
+  wrap_proxy proxy(serve, log, wrap_give_up_flag());
+  std::cerr << "gistproxy: " << agent.program << " behind " << proxy.base_url() << "; live view " << proxy.admin_url()
+            << "/ (log " << log << ")\n";
+  auto launch = launch_settings(agent, proxy.base_url(), !o.keep_limits, overlay, {o.command.begin() + 1, o.command.end()});
+  for (const auto& n : launch.notes) std::cerr << "gistproxy: " << printable(n) << "\n";
+  std::vector<std::string> argv = {agent.program};
+  argv.insert(argv.end(), launch.args_before.begin(), launch.args_before.end());
+  argv.insert(argv.end(), o.command.begin() + 1, o.command.end());
+  // A signal before the agent started: the user no longer wants it run.
+  const int status = wrap_give_up_signal() ? 128 + wrap_give_up_signal() : run_agent(argv, agent_environment(environ, launch, proxy));
+  const auto summary = proxy.admin_get("/api/summary");
+  proxy.stop(o.drain, [&] {
+    std::cerr << "gistproxy: finishing the requests in flight (up to " << o.drain.count() / 1000.0
+              << " s; Ctrl-C stops waiting)\n";
+  });
+  if (wrap_give_up_signal()) std::cerr << "gistproxy: stopped waiting for the proxy\n";
+  auto j = summary ? nlohmann::json::parse(*summary, nullptr, false) : nlohmann::json();
+  std::cerr << (j.is_object() ? summary_line(j, o.record) : "gistproxy: the proxy's totals could not be read") << "\n";
+  return status;
+}
+
+int run(const wrap_options& o, const wrap_agent& agent, const char* const* environ) {
+  wrap_signals_install();
+  std::string error;
+  const auto cache = wrap_cache_folder(environ, error);
+  if (!cache) {
+    std::cerr << "gistproxy wrap: " << printable(error) << "\n";
+    return 1;
+  }
+  const auto store = o.store.empty() ? (*cache / "store").string() : o.store;
+  const auto log = (*cache / ("wrap-" + std::to_string(::getpid()) + ".log")).string();
+  const auto serve = serve_arguments(o, agent, store, environ);
   // Settings files of this run's own go beside the store, not under /tmp:
   // Gemini CLI refuses a settings file whose folders others may write.
-  std::string overlay = (cache / "overlay-XXXXXX").string();
-  if (!::mkdtemp(overlay.data())) overlay.clear();
+  wrap_overlay overlay(*cache);
   int status = 0;
   try {
-    wrap_proxy proxy(serve, log);
-    std::cerr << "gistproxy: " << agent.program << " behind " << proxy.base_url() << "; live view "
-              << proxy.admin_url() << "/ (log " << log << ")\n";
-    auto launch = launch_settings(agent, proxy.base_url(), !o.keep_limits, overlay);
-    for (const auto& n : launch.notes) std::cerr << "gistproxy: " << n << "\n";
-    std::vector<std::string> argv = {agent.program};
-    argv.insert(argv.end(), launch.args_before.begin(), launch.args_before.end());
-    argv.insert(argv.end(), o.command.begin() + 1, o.command.end());
-    status = run_agent(argv, agent_environment(environ, launch, proxy));
-    const auto summary = proxy.admin_get("/api/summary");
-    proxy.stop(o.drain);
-    auto j = summary ? nlohmann::json::parse(*summary, nullptr, false) : nlohmann::json();
-    std::cerr << (j.is_object() ? summary_line(j, o.record) : "gistproxy: the proxy's totals could not be read") << "\n";
+    status = run_behind_proxy(o, agent, serve, log, overlay.path(), environ);
   } catch (const std::exception& e) {
     std::cerr << "gistproxy wrap: " << e.what() << "\n";
-    status = 1;
+    status = wrap_give_up_signal() ? 128 + wrap_give_up_signal() : 1;
   }
-  if (!overlay.empty()) std::filesystem::remove_all(overlay, ec);
+  overlay.remove();
   return status;
 }
 

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,7 +19,8 @@ extern char** environ;
 namespace gistproxy::proxy {
 namespace {
 
-constexpr std::size_t max_start_log = 64 * 1024;  // what is kept of a proxy that did not start, to say why
+constexpr std::size_t max_start_log = 64 * 1024;
+constexpr auto slow_drain = std::chrono::seconds(1);  // a drain this long is said, with how to cut it short  // what is kept of a proxy that did not start, to say why
 
 // The "listening" line's "listen" and "admin" addresses, if `line` is it.
 bool read_listening(const std::string& line, std::string& listen, std::string& admin) {
@@ -46,6 +47,40 @@ void copy_until_closed(int from, int to) {
   if (to >= 0) ::close(to);
 }
 
+// fork and exec rather than posix_spawn: only a forked child can ask for a
+// signal when its parent dies. A wrap killed outright (SIGKILL, the OOM
+// killer) then still stops its proxy, which drains as on any SIGTERM. The
+// signal comes when the forking thread ends: wrap's main thread, which
+// lives as long as wrap does. Between fork and exec only async-signal-safe
+// calls. -1 with errno when fork fails.
+pid_t spawn_serve(std::vector<char*>& argv, int log_fd) {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (::getppid() != parent) ::_exit(127);  // wrap died before the request took hold
+  ::setpgid(0, 0);  // its own group: the terminal's signals are not its
+  struct sigaction dfl {}, ign {};
+  dfl.sa_handler = SIG_DFL;
+  ign.sa_handler = SIG_IGN;
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) ::sigaction(s, &dfl, nullptr);  // wrap's own stances are not the proxy's
+  // Its log is a pipe to wrap: once wrap is gone, a log line must not end
+  // the drain the parent-death SIGTERM started.
+  ::sigaction(SIGPIPE, &ign, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Above 0-2 first: a wrap started with a standard descriptor closed got
+  // the pipe there. dup2 leaves the copies open across exec.
+  const int log = ::fcntl(log_fd, F_DUPFD_CLOEXEC, 3);
+  const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // the terminal is the agent's
+  if (log < 0 || null < 0 || ::dup2(null, 0) < 0 || ::dup2(log, 1) < 0 || ::dup2(log, 2) < 0) ::_exit(127);
+  for (int fd = 0; fd <= 2; ++fd) ::fcntl(fd, F_SETFD, 0);
+  ::close_range(3, ~0U, 0);  // what wrap's own parent left open is not the proxy's to hold
+  ::execve(argv[0], argv.data(), environ);
+  ::_exit(127);
+}
+
 }  // namespace
 
 std::string own_executable() {
@@ -56,7 +91,8 @@ std::string own_executable() {
 }
 
 wrap_proxy::wrap_proxy(const std::vector<std::string>& serve_args, const std::string& log_path,
-                       std::chrono::milliseconds start_timeout) {
+                       const volatile sig_atomic_t* give_up, std::chrono::milliseconds start_timeout)
+    : give_up_(give_up) {
   std::vector<std::string> argv = {own_executable(), "serve", "--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"};
   argv.insert(argv.end(), serve_args.begin(), serve_args.end());
   std::vector<char*> cargv;
@@ -65,31 +101,12 @@ wrap_proxy::wrap_proxy(const std::vector<std::string>& serve_args, const std::st
 
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw std::runtime_error("pipe failed");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);  // the terminal is the agent's
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  posix_spawnattr_setpgroup(&attr, 0);  // its own group: the terminal's signals are not its
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  sigaddset(&defaults, SIGINT);
-  sigaddset(&defaults, SIGTERM);
-  sigaddset(&defaults, SIGHUP);
-  sigaddset(&defaults, SIGQUIT);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  const int rc = ::posix_spawn(&pid_, cargv[0], &actions, &attr, cargv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
+  pid_ = spawn_serve(cargv, fds[1]);
+  const int spawn_error = errno;
   ::close(fds[1]);
-  if (rc != 0) {
+  if (pid_ < 0) {
     ::close(fds[0]);
-    throw std::runtime_error(std::string("cannot start gistproxy serve: ") + std::strerror(rc));
+    throw std::runtime_error(std::string("cannot start gistproxy serve: ") + std::strerror(spawn_error));
   }
   log_fd_ = fds[0];
 
@@ -98,7 +115,7 @@ wrap_proxy::wrap_proxy(const std::vector<std::string>& serve_args, const std::st
   std::string seen, line;
   const auto deadline = std::chrono::steady_clock::now() + start_timeout;
   bool up = false;
-  while (!up && std::chrono::steady_clock::now() < deadline) {
+  while (!up && !gave_up() && std::chrono::steady_clock::now() < deadline) {
     pollfd p{log_fd_, POLLIN, 0};
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (::poll(&p, 1, int(std::max<std::int64_t>(1, left.count()))) <= 0) continue;
@@ -121,6 +138,7 @@ wrap_proxy::wrap_proxy(const std::vector<std::string>& serve_args, const std::st
   if (!up) {
     if (log_file >= 0) ::close(log_file);
     stop(std::chrono::milliseconds(0));
+    if (gave_up()) throw std::runtime_error("interrupted while gistproxy serve started");
     throw std::runtime_error("gistproxy serve did not start:\n" + seen);
   }
   copier_ = std::thread(copy_until_closed, log_fd_, log_file);
@@ -156,18 +174,26 @@ std::optional<std::string> wrap_proxy::admin_get(const std::string& path) const 
   }
 }
 
-int wrap_proxy::stop(std::chrono::milliseconds drain) {
+int wrap_proxy::stop(std::chrono::milliseconds drain, const std::function<void()>& slow) {
   if (pid_ <= 0) return 0;
   ::kill(pid_, SIGTERM);
-  const auto deadline = std::chrono::steady_clock::now() + drain + std::chrono::seconds(5);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + drain + std::chrono::seconds(5);
+  bool said = false;
   int status = 0;
   for (;;) {
     const auto r = ::waitpid(pid_, &status, WNOHANG);
     if (r == pid_ || (r < 0 && errno != EINTR)) break;
-    if (std::chrono::steady_clock::now() >= deadline) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline || gave_up()) {  // Ctrl-C while it drains: stop waiting, the run's files still go
       ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, &status, 0);
+      while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+      }
       break;
+    }
+    if (!said && slow && now - start >= slow_drain) {
+      said = true;
+      slow();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

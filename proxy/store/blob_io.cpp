@@ -78,7 +78,7 @@ int write_atomically(const fs::path& path, std::string_view data, bool durable, 
   thread_local std::mt19937_64 rng{std::random_device{}()};
   auto tmp = path;
   tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(rng());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int err = errno;
     count_descriptor_shortage(err);
@@ -96,6 +96,28 @@ int write_atomically(const fs::path& path, std::string_view data, bool durable, 
     return err;
   }
   return 0;
+}
+
+// mkdir(0700) from the deepest missing folder down, not create_directories
+// (0777 less the umask: blobs readable by every local user).
+bool create_private_directories(const fs::path& dir, std::error_code& ec) {
+  ec.clear();
+  const auto path = dir.lexically_normal();
+  if (path.empty()) return ec = std::make_error_code(std::errc::no_such_file_or_directory), false;
+  if (::mkdir(path.c_str(), 0700) == 0) return true;
+  int err = errno;
+  if (err == ENOENT && path.has_parent_path() && path.parent_path() != path) {
+    if (!create_private_directories(path.parent_path(), ec)) return false;
+    if (::mkdir(path.c_str(), 0700) == 0) return true;
+    err = errno;
+  }
+  if (err == EEXIST) {
+    if (fs::is_directory(path, ec)) return true;
+    if (!ec) ec = std::make_error_code(std::errc::not_a_directory);
+    return false;
+  }
+  ec.assign(err, std::generic_category());
+  return false;
 }
 
 namespace {

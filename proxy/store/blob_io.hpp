@@ -23,10 +23,16 @@ std::optional<rewrite::get_result> read_regular_file(const std::filesystem::path
                                                      std::string& out);
 
 // Writes `data` to `path` through a temp file beside it and rename(): a
-// reader sees the old file or the new one, never a part. `durable`: fsync
+// reader sees the old file or the new one, never a part. The file is the
+// owner's alone (0600): a tool output may hold anything. `durable`: fsync
 // the file before the rename. 0 on success, else the errno (ENOENT: the
 // directory is gone) with `error` saying what failed.
 int write_atomically(const std::filesystem::path& path, std::string_view data, bool durable, std::string& error);
+
+// Creates `dir` and any missing parents readable by the owner alone (0700):
+// the store holds tool outputs, which are no one else's to read. A folder
+// that is already there is left as it is. False, with `ec`, when it cannot.
+bool create_private_directories(const std::filesystem::path& dir, std::error_code& ec);
 
 // fsyncs a directory, so the renames made in it survive a crash; inside a
 // directory_sync_batch on this thread, once per directory when the batch ends.

@@ -35,7 +35,8 @@ bool is_valid_tenant(std::string_view t) {
 
 fs_blob_store::fs_blob_store(fs_store_options options) : options_(std::move(options)) {
   if (!options_.now) options_.now = system_now;
-  fs::create_directories(options_.root);
+  std::error_code ec;
+  if (!create_private_directories(options_.root, ec)) throw fs::filesystem_error("cannot create the store", options_.root, ec);
   rescan();
 }
 
@@ -127,8 +128,7 @@ bool fs_blob_store::ensure_directory(const fs::path& dir, bool known_missing, st
     if (!known_missing && directories_.count(key)) return true;
     directories_.erase(key);
   }
-  fs::create_directories(dir, ec);
-  if (ec) return false;
+  if (!create_private_directories(dir, ec)) return false;
   std::lock_guard lock(directories_mutex_);
   if (directories_.size() >= max_known_directories) directories_.clear();  // bounded; a miss costs a mkdir
   directories_.insert(key);

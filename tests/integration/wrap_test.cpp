@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "tests/integration/harness.hpp"
+#include "tests/integration/wrap_support.hpp"
 #include "tests/support/child_process.hpp"
 
 using namespace gistproxy::testing;
@@ -47,11 +48,6 @@ open(out + ".metrics", "w").write(urllib.request.urlopen(os.environ["GISTPROXY_A
 sys.exit(int(sys.argv[3]))
 )";
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // The sum of a metric family's series.
 double family_sum(const std::string& metrics, const std::string& family) {
   double total = 0;
@@ -84,34 +80,6 @@ wrap_run start_wrap(const mock_upstream& upstream, const std::string& mode, int 
   if (session) argv.insert(argv.begin(), "setsid");  // not a group leader yet: setsid execs in place, same pid
   r.wrap = std::make_unique<child_process>(argv, env);
   return r;
-}
-
-// The environment of a stand-in agent named like a real one, first on PATH:
-// ours less the variables a test sets itself, plus `extra`.
-std::vector<std::string> stand_in_env(const std::filesystem::path& bin, const std::vector<std::string>& extra) {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e) {
-    const std::string_view v(*e);
-    if (v.rfind("XDG_CACHE_HOME=", 0) == 0 || v.rfind("PATH=", 0) == 0 || v.rfind("HOME=", 0) == 0 ||
-        v.rfind("ANTHROPIC_", 0) == 0 || v.rfind("CLINE_", 0) == 0)
-      continue;
-    env.emplace_back(v);
-  }
-  const char* path = std::getenv("PATH");
-  env.push_back("PATH=" + bin.string() + ":" + (path ? path : "/usr/bin:/bin"));
-  env.insert(env.end(), extra.begin(), extra.end());
-  return env;
-}
-
-void write_stand_in(const std::filesystem::path& bin, const std::string& name, const std::string& script) {
-  std::filesystem::create_directories(bin);
-  std::ofstream(bin / name) << script;
-  std::filesystem::permissions(bin / name, std::filesystem::perms::owner_all);
-}
-
-bool refuses(const std::string& base) {
-  auto port = std::uint16_t(std::stoi(base.substr(base.rfind(':') + 1)));
-  return !http_request(port, "GET", "/healthz").ok();
 }
 
 }  // namespace

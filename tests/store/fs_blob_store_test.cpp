@@ -254,3 +254,32 @@ TEST_CASE("keep() confirms a stored blob, trusts it for a few seconds, then noti
   t.store.remove("t1", meta.hash);
   CHECK_FALSE(t.store.keep("t1", meta.hash));
 }
+
+// Tool outputs are private: whatever the umask, what the store creates is
+// the owner's alone (the root and its missing parents, the tenant and hash
+// folders, each blob file).
+TEST_CASE("the store's folders are 0700 and its blob files 0600 whatever the umask") {
+  const auto old_umask = ::umask(0);  // the widest: a store that relied on the umask would be 0777/0666
+  const auto base = fs::temp_directory_path() / ("gp-private-" + std::to_string(::getpid()));
+  const auto root = base / "nested" / "store";
+  fs::remove_all(base);
+  {
+    fs_blob_store store(fs_store_options{root, 3, 1 << 20, 3600, [] { return std::int64_t(1'700'000'000); }});
+    const std::string bytes(3000, 'p');
+    const auto m = meta_for(bytes);
+    REQUIRE(store.put(bytes, m).error == blob_error::none);
+    const auto file = store.path_of("t1", m.hash);
+    auto mode = [](const fs::path& p) {
+      struct stat st {};
+      REQUIRE(::stat(p.c_str(), &st) == 0);
+      return st.st_mode & 07777;
+    };
+    for (const auto& dir : {base, base / "nested", root, root / "t1", file.parent_path()}) {
+      INFO(dir);
+      CHECK(mode(dir) == 0700);
+    }
+    CHECK(mode(file) == 0600);
+  }
+  ::umask(old_umask);
+  fs::remove_all(base);
+}
