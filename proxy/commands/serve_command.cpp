@@ -162,6 +162,8 @@ int run(const config& cfg, telemetry::logger& log) {
   svc.prefixes = &prefixes;
   rewrite::turn_memory turns({std::size_t(cfg.turn_memory_bytes), 64});
   if (cfg.turn_memory_bytes) svc.turns = &turns;
+  rewrite::stored_turns stored_turns({});
+  svc.stored_turns = &stored_turns;
   live_feed live(metrics, [&clock] { return clock.now_unix_nano() / 1'000'000; });
   svc.live = &live;
   std::unique_ptr<listener_tls> client_tls;  // throws, saying which file is wrong, before anything listens
