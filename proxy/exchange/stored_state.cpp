@@ -187,7 +187,7 @@ void remember_stored(services& svc, request_context& ctx) {
   if (!ctx.offers_read_blob() && !st.chains) return;  // nothing of gistproxy's in its stored state
   const std::string_view body = ctx.in.request.body();
   if (member_of(body, "store") == nlohmann::json(false)) return;  // never kept
-  if (st.last_id.empty()) return;
+  if (!rewrite::is_response_id(st.last_id)) return;  // never put in a request target
   rewrite::stored_turn turn;
   turn.stored_id = st.last_id;
   turn.tool = ctx.rw.intercept_tool;
@@ -198,7 +198,7 @@ void remember_stored(services& svc, request_context& ctx) {
   turn.hop_items = std::move(st.hop_items);
   turn.read_calls = std::move(st.read_calls);
   // A stream announced its first hop's id too (stored_state.hpp).
-  if (st.streamed && !st.first_id.empty() && st.first_id != st.last_id)
+  if (st.streamed && rewrite::is_response_id(st.first_id) && st.first_id != st.last_id)
     svc.stored_turns->remember(ctx.in.tenant, st.first_id, turn);
   svc.stored_turns->remember(ctx.in.tenant, st.last_id, std::move(turn));
 }

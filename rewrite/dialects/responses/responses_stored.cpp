@@ -83,6 +83,12 @@ std::size_t stored_turn::bytes() const {
   return n;
 }
 
+bool is_response_id(std::string_view id) {
+  return !id.empty() && id.size() <= 256 && std::all_of(id.begin(), id.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  });
+}
+
 std::optional<stored_read> stored_read_of(std::string_view method, std::string_view target) {
   const bool get = method == "GET";
   if (!get && method != "DELETE") return std::nullopt;
@@ -96,7 +102,7 @@ std::optional<stored_read> stored_read_of(std::string_view method, std::string_v
   const auto slash = rest.find('/');
   read.id = std::string(rest.substr(0, slash));
   rest = slash == std::string_view::npos ? std::string_view() : rest.substr(slash);
-  if (read.id.empty()) return std::nullopt;
+  if (!is_response_id(read.id)) return std::nullopt;
   if (rest == "/input_items" && get) {
     read.what = stored_read::kind::input_items;
   } else if (!rest.empty()) {

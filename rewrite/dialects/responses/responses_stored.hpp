@@ -44,6 +44,11 @@ struct stored_turn {
   std::size_t bytes() const;            // roughly, what keeping it costs
 };
 
+// Whether `id` can be a response id: 1 to 256 of [A-Za-z0-9_-] (the API's
+// are resp_ and hex). An upstream's id of other bytes is never put in a
+// request target.
+bool is_response_id(std::string_view id);
+
 // A request that reads (or deletes) stored state.
 struct stored_read {
   enum class kind { response, input_items, remove };

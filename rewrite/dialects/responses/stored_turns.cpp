@@ -17,30 +17,33 @@ void stored_turns::forget_calls(std::string_view tenant, const stored_turn& turn
   }
 }
 
+void stored_turns::erase(std::unordered_map<std::string, entry>::iterator it) {
+  const auto& k = it->first;
+  forget_calls(std::string_view(k).substr(0, k.find('\0')), it->second.turn);
+  bytes_ -= it->second.bytes;
+  recency_.erase(it->second.recency);
+  turns_.erase(it);
+}
+
 void stored_turns::evict() {
-  while (turns_.size() > limits_.max_turns && !recency_.empty()) {
-    const auto& k = recency_.back();
-    auto it = turns_.find(k);
-    if (it != turns_.end()) {
-      forget_calls(std::string_view(k).substr(0, k.find('\0')), it->second.turn);
-      turns_.erase(it);
-    }
-    recency_.pop_back();
+  while ((turns_.size() > limits_.max_turns || bytes_ > limits_.max_bytes) && !recency_.empty()) {
+    auto it = turns_.find(recency_.back());
+    if (it == turns_.end()) recency_.pop_back();  // cannot happen: every key is in both
+    else erase(it);
   }
 }
 
 void stored_turns::remember(std::string_view tenant, std::string_view client_id, stored_turn turn) {
+  auto k = key(tenant, client_id);
+  // The key twice (the map's and the recency list's), and a read call's key per call.
+  const auto cost = turn.bytes() + 2 * k.size() + turn.read_calls.size() * (tenant.size() + 1);
   if (turn.bytes() > limits_.max_turn_bytes || limits_.max_turns == 0) return;
   std::lock_guard lock(mutex_);
-  auto k = key(tenant, client_id);
-  if (auto it = turns_.find(k); it != turns_.end()) {
-    forget_calls(tenant, it->second.turn);
-    recency_.erase(it->second.recency);
-    turns_.erase(it);
-  }
+  if (auto it = turns_.find(k); it != turns_.end()) erase(it);
   for (const auto& call : turn.read_calls) ++read_calls_[key(tenant, call)];
   recency_.push_front(k);
-  turns_.emplace(std::move(k), entry{std::move(turn), recency_.begin()});
+  bytes_ += cost;
+  turns_.emplace(std::move(k), entry{std::move(turn), recency_.begin(), cost});
   evict();
 }
 
@@ -76,6 +79,11 @@ std::size_t stored_turns::hidden_in_chain(std::string_view tenant, std::string_v
 std::size_t stored_turns::size() const {
   std::lock_guard lock(mutex_);
   return turns_.size();
+}
+
+std::size_t stored_turns::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
 }
 
 }  // namespace gistproxy::rewrite

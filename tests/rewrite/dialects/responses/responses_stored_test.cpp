@@ -51,6 +51,11 @@ TEST_CASE("stored-state reads are GETs of a response or its input items, and DEL
   CHECK_FALSE(stored_read_of("GET", "/v1/responses/"));
   CHECK_FALSE(stored_read_of("GET", "/v1/responses"));
   CHECK_FALSE(stored_read_of("GET", "/v1/responses/resp_1/other"));
+  CHECK_FALSE(stored_read_of("GET", "/v1/responses/resp%0d%0a1"));  // not an id the API gives
+  CHECK(is_response_id("resp_68af0c2e9b-x"));
+  CHECK_FALSE(is_response_id("resp 1"));
+  CHECK_FALSE(is_response_id("resp_1\r\nHost: elsewhere"));
+  CHECK_FALSE(is_response_id(std::string(257, 'a')));
 }
 
 TEST_CASE("a stored read goes upstream under the stored id, an input_items page asking for gistproxy's items too") {
@@ -172,7 +177,7 @@ TEST_CASE("a replayed stream shows every response as the client's and leaves rea
 }
 
 TEST_CASE("stored turns are kept per tenant, bounded, and chains count gistproxy's items") {
-  stored_turns turns({.max_turns = 2, .max_turn_bytes = 4096});
+  stored_turns turns({.max_turns = 2, .max_bytes = 1 << 20, .max_turn_bytes = 4096});
   auto first = paged_turn();
   first.previous_response_id = nullptr;
   turns.remember("t1", "resp_a", first);
@@ -195,6 +200,18 @@ TEST_CASE("stored turns are kept per tenant, bounded, and chains count gistproxy
   CHECK_FALSE(turns.read_call("t1", "call_2"));
   CHECK(turns.read_call("t1", "call_rb"));  // resp_a and resp_c still name it
 
+  SECTION("the bytes kept are bounded too") {
+    stored_turns probe({.max_turns = 100, .max_bytes = 1 << 20, .max_turn_bytes = 4096});
+    probe.remember("t1", "resp_1", paged_turn());
+    probe.remember("t1", "resp_2", paged_turn());
+    const auto two = probe.bytes();
+    stored_turns small({.max_turns = 100, .max_bytes = two, .max_turn_bytes = 4096});
+    for (const auto* id : {"resp_1", "resp_2", "resp_3", "resp_4"}) small.remember("t1", id, paged_turn());
+    CHECK(small.bytes() <= two);
+    CHECK(small.size() == 2);
+    CHECK(small.find("t1", "resp_4"));
+    CHECK_FALSE(small.find("t1", "resp_1"));
+  }
   SECTION("a turn too large to keep is not kept") {
     auto large = paged_turn();
     large.hop_items.assign(1000, std::string(64, 'x'));
