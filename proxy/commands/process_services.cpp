@@ -130,6 +130,7 @@ struct process_services::parts {
     svc.prices = &prices;
     svc.prefixes = &prefixes;
     if (cfg.turn_memory_bytes) svc.turns = &turns;
+    svc.stored_turns = &stored_turns;
     svc.live = &live;
     svc.client_tls = client_tls.get();
     svc.lanes = &lanes;
@@ -159,6 +160,7 @@ struct process_services::parts {
   rewrite::price_table prices;
   rewrite::prefix_tracker prefixes;
   rewrite::turn_memory turns;
+  rewrite::stored_turns stored_turns{{}};  // the Responses turns whose stored state gistproxy maps
   live_feed live;
   std::unique_ptr<listener_tls> client_tls;
   asio::thread_pool store_pool;

@@ -1,6 +1,7 @@
 #include "proxy/exchange/exchange.hpp"
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/exchange/stored_state.hpp"
 #include "proxy/net/request_target.hpp"
 
 namespace gistproxy::proxy {
@@ -39,6 +40,7 @@ awaitable<bool> exchange::run(client_request& request) {
     restore_count(ctx);
     track_prefix(svc_, ctx);
     co_await forward(svc_, shard_, ctx, channel_);
+    remember_stored(svc_, ctx);  // what reads of this turn's stored state must show (stored_state.hpp)
   } catch (const std::exception& ex) {
     // Can't-happen territory (allocation failure, invalid header bytes): answer 500, keep serving.
     internal = proxy_error{error_kind::internal, ex.what()};

@@ -37,6 +37,10 @@ inline constexpr std::string_view uninterceptable_answer = "uninterceptable_answ
 inline constexpr std::string_view signed_body = "signed_body";
 // The client asked for its request to pass untouched (x-gistproxy-bypass).
 inline constexpr std::string_view bypass = "bypass";
+// A read of Responses' stored state gistproxy cannot show as the client's:
+// a turn it never saw or forgot that shows read_blob, or an answer of a
+// shape it cannot follow (stored_state.hpp). Relayed as sent.
+inline constexpr std::string_view stored_unmapped = "stored_unmapped";
 }  // namespace degraded
 
 // gistproxy_rewrites_total{outcome}

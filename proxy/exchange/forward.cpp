@@ -6,6 +6,7 @@
 #include "proxy/exchange/blob_pager.hpp"
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/page_in_loop.hpp"
+#include "proxy/exchange/stored_state.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/keepalive_ticker.hpp"
 
@@ -53,8 +54,9 @@ class upstream_source final : public hop_source {
 };
 
 // Which reader the first hop's answer calls for.
-std::unique_ptr<hop_reader> reader_for(services& svc, const request_context& ctx, const upstream_answer& first,
+std::unique_ptr<hop_reader> reader_for(services& svc, request_context& ctx, const upstream_answer& first,
                                        reader_env env) {
+  if (ctx.stored.read) return make_stored_reader(svc, ctx, first, std::move(env));
   if (!intercepts_answers(svc, ctx) || first.status() != 200) return make_relay_reader(std::move(env));
   switch (body_kind_of(first.head())) {
     case rewrite::usage_observer::body_kind::json: return make_json_reader(std::move(env));
@@ -111,9 +113,13 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     reader_env env{ctx.out, stats, ctx.in.endpoint ? &ctx.in.endpoint->wire() : nullptr, ctx.rw.intercept_tool};
     // Only a rewritten body differs from what the client sent in what it echoes.
     if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body());
+    // The previous_response_id the client sent, where the request names the turn's kept id.
+    if (!ctx.stored.previous_sent.empty()) env.echoed["previous_response_id"] = ctx.stored.previous_sent;
+    ctx.stored.streamed = body_kind_of(first.head()) != rewrite::usage_observer::body_kind::json;
     auto reader = reader_for(svc, ctx, first, std::move(env));
     const page_in_plan plan{env.wire, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
-    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats);
+    const auto noted = [&ctx](const hop_read& got, bool continued) { note_hop(ctx, got, continued); };
+    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats, noted);
     ctx.upstream.usage = reader->usage();
   }
   if (ctx.offers_read_blob()) stats.page_in_hops(ctx.upstream.hops);

@@ -3,7 +3,11 @@
 namespace gistproxy::proxy {
 
 awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream_answer& first,
-                                const std::string& first_body, const page_in_plan& plan, exchange_stats& stats) {
+                                const std::string& first_body, const page_in_plan& plan, exchange_stats& stats,
+                                const hop_noted& noted) {
+  const auto note = [&](const hop_read& got, bool continued) {
+    if (noted) noted(got, continued);
+  };
   std::unique_ptr<upstream_answer> later;  // the answer of the hop being read, after the first
   upstream_answer* answer = &first;
   std::string next_body;
@@ -16,6 +20,7 @@ awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream
       // The upstream ignored the last hop's tool_choice: those calls are
       // taken out of the client's answer (it never defined read_blob).
       if (!got.calls.empty()) stats.calls_past_hop_limit(got.calls.size());
+      note(got, false);
       co_await reader.finish(got);
       break;
     }
@@ -24,9 +29,11 @@ awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream
     auto next = plan.wire->continue_conversation(*body, got.response, plan.tool, results, last_hop);
     if (!next) {
       stats.degraded_mode(degraded::page_in_continue);
+      note(got, false);
       co_await reader.finish(got);
       break;
     }
+    note(got, true);
     ++hops;
     next_body = std::move(*next);
     body = &next_body;

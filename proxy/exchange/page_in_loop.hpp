@@ -5,6 +5,7 @@
 // client only ever sees one answer, usage summed over hops.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,9 +19,14 @@ struct page_in_plan {
   int max_hops = 0;                            // --max-page-in-hops
 };
 
+// Told of each hop's answer once the loop knows what becomes of it:
+// `continued` (its items went on to the next hop) or the final answer.
+using hop_noted = std::function<void(const hop_read& got, bool continued)>;
+
 // Drives `reader` from the first hop's answer (already sent by `source`) to
 // the final answer; returns the number of extra hops made.
 awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream_answer& first,
-                                const std::string& first_body, const page_in_plan& plan, exchange_stats& stats);
+                                const std::string& first_body, const page_in_plan& plan, exchange_stats& stats,
+                                const hop_noted& noted = {});
 
 }  // namespace gistproxy::proxy

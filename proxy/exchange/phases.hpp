@@ -12,8 +12,10 @@
 
 namespace gistproxy::proxy {
 
-// Whose request it is (tenant.cpp); needs the endpoint.
+// Whose request it is (tenant.cpp); needs the endpoint, or the one whose
+// credential fields name it (a read of stored state has none of its own).
 std::string tenant_of_request(services& svc, request_context& ctx);
+std::string tenant_of_request(services& svc, request_context& ctx, const rewrite::endpoint& by);
 // The credential that names the tenant (a view into the request, or the
 // proxy's own AWS access key id); empty without one. Never logged.
 std::string_view tenant_credential(services& svc, const request_context& ctx);

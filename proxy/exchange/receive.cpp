@@ -4,6 +4,7 @@
 // trace, so every turn of it shares one trace id.
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/exchange/stored_state.hpp"
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/body_encoding.hpp"
 #include "rewrite/handling.hpp"
@@ -77,6 +78,7 @@ void read_body(services& svc, request_context& ctx) {
   if (in.body_encoded || (!as_sent && !decode_body(svc, ctx))) return;
   if (in.count_tokens) unwrap_count(ctx);
   if (!in.endpoint) return;
+  if (!as_sent && !in.count_tokens) map_previous_response(svc, ctx);  // the id the client holds, as kept
   // The wire format reads the body; where the conversation's previous turn shares
   // its start, what was walked then is stepped over (walk_reuse.hpp).
   recall_turn(svc, ctx, !as_sent);
@@ -103,6 +105,7 @@ void receive(services& svc, request_context& ctx) {
   in.bytes_in = req.body().size();
   in.controls = read_request_controls(req, svc.cfg);
   route(svc, ctx);
+  read_stored(svc, ctx);  // GET or DELETE of a stored Responses response
   if (in.endpoint) {
     in.api = in.endpoint->name();
     in.aws = aws_auth_of(req, *in.endpoint, svc.aws != nullptr);

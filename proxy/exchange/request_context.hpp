@@ -16,6 +16,7 @@
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/prices.hpp"
+#include "rewrite/dialects/responses/responses_stored.hpp"
 #include "rewrite/endpoint.hpp"
 #include "rewrite/upstream_route.hpp"
 #include "telemetry/live_view.hpp"
@@ -59,6 +60,7 @@ struct received {
 struct rewritten {
   std::optional<std::string> body;  // when it differs from the client's
   std::string intercept_tool;       // read_blob's name when the request offers it (else empty)
+  bool tool_added = false;          // gistproxy added read_blob's definition (not the client's own)
   std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
   std::uint64_t tokens_saved = 0;   // estimated tokens the offloads removed
   std::uint64_t tool_tokens = 0;    // estimated tokens of the read_blob definition added
@@ -84,6 +86,21 @@ struct upstream_tally {
   std::chrono::nanoseconds wait{0};          // time spent waiting on the upstream
   rewrite::token_usage usage;                // as the client was told (summed over hops)
   std::uint64_t paged_in_tokens = 0;         // estimated tokens read_blob answers put back
+};
+
+// The Responses API's stored state (stored_state.hpp): a read of it, what
+// the id the client holds maps to, and the ids this turn's hops got.
+struct stored_state {
+  std::optional<rewrite::stored_read> read;  // the request reads (or deletes) stored state
+  std::optional<rewrite::stored_turn> turn;  // the read's turn as gistproxy kept it (none: one it does not know)
+  std::string client_id;                     // the id the read names
+  std::size_t items_limit = 20;              // an input_items read: the client's page size
+  bool chains = false;                       // a turn whose previous_response_id names a kept turn
+  std::string previous_sent;                 // ... kept under another id: the one the client sent (echoed back)
+  bool streamed = false;                     // the answer is a stream (it announced the first hop's id)
+  std::string first_id, last_id;             // the hops' response ids
+  std::vector<std::string> hop_items, read_calls;
+  bool answered = false;                     // the final answer was read
 };
 
 // What a connection's last request derived that its next one will likely
@@ -120,6 +137,7 @@ struct request_context {
   recalled turns;
   rewritten rw;
   upstream_tally upstream;
+  stored_state stored;
   live_notes live;
   client_writer out;  // respond: every byte to the client, and what it got
   connection_memo& memo;

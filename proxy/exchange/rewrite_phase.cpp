@@ -221,6 +221,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   record_rewrite(svc, ctx, result.report);
   if (result.report.tool_injected || result.report.tool_already_ours) {
     ctx.rw.intercept_tool = result.report.tool_name;
+    ctx.rw.tool_added = result.report.tool_injected;
     if (svc.churn && !record.offered) svc.churn->note_offered(trace);  // it stays, whatever later turns drop
   }
   if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);

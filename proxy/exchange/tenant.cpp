@@ -46,6 +46,19 @@ std::string_view aws_key_of(const client_request& r, const rewrite::endpoint& d)
   return sent.empty() ? aws_query_identity(r) : sent;
 }
 
+// The credential the fields of `by` carry (the request's own endpoint, or
+// the one whose fields name a read of stored state's tenant).
+std::string_view credential_by(services& svc, const request_context& ctx, const rewrite::endpoint& by) {
+  // Requests gistproxy signs belong to the identity that signs them.
+  const auto& in = ctx.in;
+  const std::string_view sent = in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
+                                : in.aws != aws_auth::not_aws          ? aws_key_of(in.request, by)
+                                                                       : api_key_of(in.request, by);
+  // A SigV4 signature changes with every request; its access key id does not.
+  const auto access_key = sigv4_access_key(sent);
+  return access_key.empty() ? sent : access_key;
+}
+
 }  // namespace
 
 std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d) {
@@ -57,18 +70,15 @@ std::string ambiguous_credential(const client_request& r, const rewrite::endpoin
 }
 
 std::string_view tenant_credential(services& svc, const request_context& ctx) {
-  // Requests gistproxy signs belong to the identity that signs them.
-  const auto& in = ctx.in;
-  const std::string_view sent = in.aws == aws_auth::proxy_signs && svc.aws ? std::string_view(svc.aws->access_key_id())
-                                : in.aws != aws_auth::not_aws          ? aws_key_of(in.request, *in.endpoint)
-                                                                       : api_key_of(in.request, *in.endpoint);
-  // A SigV4 signature changes with every request; its access key id does not.
-  const auto access_key = sigv4_access_key(sent);
-  return access_key.empty() ? sent : access_key;
+  return credential_by(svc, ctx, *ctx.in.endpoint);
 }
 
 std::string tenant_of_request(services& svc, request_context& ctx) {
-  const auto key = tenant_credential(svc, ctx);
+  return tenant_of_request(svc, ctx, *ctx.in.endpoint);
+}
+
+std::string tenant_of_request(services& svc, request_context& ctx, const rewrite::endpoint& by) {
+  const auto key = credential_by(svc, ctx, by);
   auto& memo = ctx.memo;
   if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
   if (key != memo.api_key || memo.tenant.empty()) {

@@ -119,7 +119,13 @@ std::string upstream_request_head(const services& svc, const request_context& ct
 }  // namespace
 
 bool intercepts_answers(const services& svc, const request_context& ctx) {
-  return ctx.offers_read_blob() && svc.store && ctx.in.endpoint && ctx.in.request.method() != http::verb::head;
+  if (ctx.in.request.method() == http::verb::head) return false;
+  // A read of stored Responses state is shown as the client's (stored_state.hpp).
+  if (ctx.stored.read) return true;
+  // A turn chained on one whose stored state gistproxy changed is read too:
+  // its id names a turn whose reads must show the client's own.
+  const bool reads_answer = (ctx.offers_read_blob() && svc.store) || ctx.stored.chains;
+  return reads_answer && ctx.in.endpoint;
 }
 
 upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop)

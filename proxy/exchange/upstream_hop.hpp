@@ -66,7 +66,8 @@ class hop_source {
 };
 
 // Whether this request's answers are read for read_blob calls rather than
-// relayed: it offers read_blob and its answers have a body. Each hop then
+// relayed: it offers read_blob and its answers have a body (or they show
+// the Responses API's stored state, which must read as the client's own). Each hop then
 // asks for codings gistproxy decodes; forward picks its reader by it (and
 // the first answer's status).
 bool intercepts_answers(const services& svc, const request_context& ctx);

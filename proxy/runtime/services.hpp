@@ -20,6 +20,7 @@
 #include "proxy/runtime/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
+#include "rewrite/dialects/responses/stored_turns.hpp"
 #include "rewrite/endpoint.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
 #include "rewrite/offload/engine.hpp"
@@ -55,6 +56,7 @@ struct services {
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table
   rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause
   rewrite::turn_memory* turns = nullptr;        // each conversation's last turn (--turn-memory; null: off)
+  rewrite::stored_turns* stored_turns = nullptr;  // Responses turns whose stored state gistproxy changed
   const aws_signer* aws = nullptr;              // --sign-bedrock: signs credential-less Bedrock requests
   live_feed* live = nullptr;                    // the admin listener's live view (null: off)
   listener_tls* client_tls = nullptr;           // --tls-cert: the client listener speaks TLS (null: cleartext)

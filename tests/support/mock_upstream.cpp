@@ -177,7 +177,7 @@ struct mock_upstream::impl {
   }
 
   template <class Stream>
-  asio::awaitable<bool> respond(Stream& s, beast::flat_buffer& buffer, http::request<http::string_body>& req) {
+  asio::awaitable<bool> respond(Stream& s, beast::flat_buffer&, http::request<http::string_body>& req) {
     std::string target(req.target());
     std::string path(rewrite::path_of(target));
     auto q = query_of(target);
@@ -205,6 +205,8 @@ struct mock_upstream::impl {
       if (req.body().size() <= 65536) j["body"] = req.body();
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
+    if (auto kept = responses.serve(std::string_view(req.method_string()), target))  // Responses' stored state
+      co_return co_await send(simple(http::status(kept->status), kept->body, kept->content_type));
     const auto route = route_of(path);
     if (route) {
       std::map<std::string, std::string> headers;
@@ -357,7 +359,6 @@ struct mock_upstream::impl {
       const std::string payload(std::size_t(q_int(q, "n", 1024)), 'b');
       co_return co_await send(simple(http::status::ok, payload, "application/octet-stream"sv));
     }
-    (void)buffer;
     co_return co_await send(simple(http::status::not_found, R"({"error":"mock: no such route"})"sv));
   }
 

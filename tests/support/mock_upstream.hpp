@@ -4,7 +4,8 @@
 //   …/chat/completions      a chat completion; SSE when the body has "stream":true
 //   …/responses, …/messages a canned Responses / Anthropic Messages JSON answer
 //                           (Responses: ids resp_1, resp_2, ... and the API's
-//                           stored state enforced, see responses_state.hpp)
+//                           stored state enforced and served: GET and DELETE
+//                           /v1/responses/{id}[/input_items], see responses_state.hpp)
 //                           (LLM answers are compressed when Accept-Encoding
 //                           allows, as the real APIs' front ends do; streams
 //                           chunked and flushed line by line)

@@ -63,6 +63,8 @@ std::string render_messages_stream(const model_turn& turn, const std::string& mo
 std::string render_chat_stream(const model_turn& turn, const std::string& model, bool include_usage);
 // As Responses events with sequence numbers (no [DONE]).
 std::string render_responses_stream(const model_turn& turn, const std::string& model, const nlohmann::json& request = nullptr);
+// The events of a whole Responses response object (a stored one replayed: GET ?stream=true).
+std::string render_responses_events(const nlohmann::json& full);
 // As Gemini streamGenerateContent?alt=sse events (CRLF-separated partial
 // responses; calls in one event, the end of the turn with usage in the last).
 std::string render_gemini_stream(const model_turn& turn, const std::string& model);

@@ -84,10 +84,11 @@ nlohmann::json render_response(llm_api api, const model_turn& turn, const std::s
                         {"arguments", c.arguments.dump()}, {"status", "completed"}});
     nlohmann::json response = {{"id", "resp_mock"}, {"object", "response"}, {"status", "completed"}, {"model", model},
                                {"output", output}, {"usage", responses_usage}};
-    // The real API echoes the request's tools and tool_choice in every response object.
+    // The real API echoes the request's tools, tool_choice and previous_response_id in every response object.
     const bool asked = request.is_object();
     response["tools"] = asked && request.contains("tools") ? request["tools"] : nlohmann::json::array();
     response["tool_choice"] = asked && request.contains("tool_choice") ? request["tool_choice"] : nlohmann::json("auto");
+    response["previous_response_id"] = asked ? request.value("previous_response_id", nlohmann::json()) : nlohmann::json();
     return response;
   }
   nlohmann::json content = nlohmann::json::array();
@@ -167,13 +168,16 @@ std::string render_chat_stream(const model_turn& turn, const std::string& model,
 }
 
 std::string render_responses_stream(const model_turn& turn, const std::string& model, const nlohmann::json& request) {
+  return render_responses_events(render_response(llm_api::responses, turn, model, request));
+}
+
+std::string render_responses_events(const nlohmann::json& full) {
   int seq = 0;
   auto ev = [&](const std::string& type, nlohmann::json data) {
     data["type"] = type;
     data["sequence_number"] = seq++;
     return "event: " + type + "\ndata: " + data.dump() + "\n\n";
   };
-  auto full = render_response(llm_api::responses, turn, model, request);
   auto in_progress = full;
   in_progress["status"] = "in_progress";
   in_progress["output"] = nlohmann::json::array();
