@@ -123,8 +123,10 @@ struct output_memo {
   std::shared_ptr<const offload_gist> gist;
   std::string gist_for;
   // When the store last confirmed holding these bytes for this tenant (the
-  // engine's clock; 0: this turn did not offload them).
+  // engine's clock; 0: this turn did not offload them), and its losses()
+  // then: a loss since ends the trust.
   std::uint64_t kept_ns = 0;
+  std::uint64_t kept_losses = 0;
 };
 
 // A previous turn's outputs for this rewrite to reuse where the two bodies

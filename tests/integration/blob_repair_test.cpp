@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 
+#include "rewrite/blob/digest.hpp"
 #include "tests/integration/harness.hpp"
 #include "tests/support/api_scenarios.hpp"
 
@@ -23,6 +24,16 @@ std::vector<fs::path> blob_files(const fs::path& root) {
 
 http_result ask(const proxy_process& proxy, const std::string& api, const std::string& question, const std::string& output) {
   return http_request(proxy.port(), "POST", path_for(api), request_for(api, question, output).dump(), key_header(api));
+}
+
+void damage_file(const fs::path& file, const std::string& how) {
+  if (how == "flipped") {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-10, std::ios::end);  // inside the compressed data: the file still looks whole
+    f.put('\x01');
+  } else {
+    fs::resize_file(file, fs::file_size(file) - 100);
+  }
 }
 
 }  // namespace
@@ -62,13 +73,7 @@ TEST_CASE("a damaged blob is repaired by the next turn that re-sends its bytes a
   }
   const auto files = blob_files(store);
   REQUIRE(files.size() == 1);
-  if (damage == "flipped") {
-    std::fstream f(files[0], std::ios::in | std::ios::out | std::ios::binary);
-    f.seekp(-10, std::ios::end);  // inside the compressed data: the file still looks whole
-    f.put('\x01');
-  } else {
-    fs::resize_file(files[0], fs::file_size(files[0]) - 100);
-  }
+  damage_file(files[0], damage);
   for (int turn = 0; turn < 2; ++turn) {
     INFO("turn " << turn << " after the restart");
     proxy_process proxy({"--upstream", upstream.url(), "--store", store.string()});
@@ -80,4 +85,31 @@ TEST_CASE("a damaged blob is repaired by the next turn that re-sends its bytes a
   CHECK(verify.exit_code == 0);
   CHECK(verify.output.find("0 corrupt") != std::string::npos);
   fs::remove_all(store);
+}
+
+TEST_CASE("a blob a read found damaged is repaired by the next offload of its bytes at once, and counted once") {
+  const auto damage = GENERATE(as<std::string>{}, "flipped", "truncated");
+  INFO(damage);
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  // A framework offloads through the service every turn, re-sending the
+  // conversation, and serves the model's read_blob from /v1/blobs.
+  const auto headers = key_header("chat");
+  const auto body = request_for("chat", "find the needle", haystack()).dump();
+  const auto page = "/v1/blobs/" + gistproxy::rewrite::sha256_hex(haystack()).substr(0, 16) + "?pattern=NEEDLE";
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/offload/chat", body, headers).status == 200);
+  const auto files = blob_files(proxy.store_dir());
+  REQUIRE(files.size() == 1);
+  damage_file(files[0], damage);
+  CHECK(http_request(proxy.port(), "GET", page, {}, headers).status == 502);  // the read finds it damaged
+  // The next turn, seconds later: the conversation's previous turn saw the
+  // blob stored, but a read has found it damaged since: the bytes repair it.
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/offload/chat", body, headers).status == 200);
+  auto again = http_request(proxy.port(), "GET", page, {}, headers);
+  CHECK(again.status == 200);  // was: 502 until the trust window (10 s) had passed
+  CHECK(again.body.find(found.substr(std::string("found: ").size())) != std::string::npos);
+  const std::string counted = "gistproxy_integrity_failures_total{api=\"blobs\"} 1";
+  const auto metrics = metrics_with(proxy.admin_port(), {counted});
+  CHECK(metrics.find(counted) != std::string::npos);
+  CHECK(series_value(metrics, "gistproxy_integrity_failures_total{api=\"chat\"}") == 0);  // the read counted it
 }

@@ -122,3 +122,27 @@ TEST_CASE("a read that finds a blob deleted behind the store's back ends keep()'
   REQUIRE_FALSE(d.store->put(bytes, meta).deduplicated);
   CHECK(d.store->get("t1", meta.hash).bytes == bytes);
 }
+
+TEST_CASE("a read that finds a blob damaged or deleted moves losses(), which ends every remembered confirmation") {
+  store_dir d;
+  const auto bytes = log_lines();
+  const auto meta = meta_for(bytes);
+  REQUIRE(d.store->put(bytes, meta).error == blob_error::none);
+  const auto path = d.store->path_of("t1", meta.hash);
+  const auto before = d.store->losses();
+  REQUIRE(d.store->get("t1", meta.hash).error == blob_error::none);
+  CHECK(d.store->losses() == before);  // a good read loses nothing
+  SECTION("damaged") {
+    auto file = read_whole(path);
+    file[file.size() - 40] ^= 0x5a;
+    write_whole(path, file);
+    REQUIRE(d.store->get("t1", meta.hash.substr(0, 16)).error == blob_error::integrity);
+  }
+  SECTION("deleted") {
+    fs::remove(path);
+    REQUIRE(d.store->get("t1", meta.hash).error == blob_error::not_found);
+  }
+  CHECK(d.store->losses() == before + 1);  // was: no way for a caller to know its confirmation is stale
+  CHECK(d.store->get("t1", std::string(64, 'a')).error == blob_error::not_found);
+  CHECK(d.store->losses() == before + 1);  // a handle nobody stored is no loss
+}
