@@ -203,7 +203,9 @@ put_result fs_blob_store::store(std::string_view bytes, std::optional<std::strin
   }
   confirm(key, options_.now(), out.size());
   if (!before.regular) objects_.fetch_add(1);
-  return {blob_error::none, false, {}};
+  // Something was there and was not this blob: damaged from outside. A read
+  // that found it so counted it already; this put found it itself.
+  return {blob_error::none, false, {}, before.present && !suspect};
 }
 
 // Counts `adding` bytes in and `freeing` out of the store, in one step so

@@ -37,6 +37,10 @@ struct put_result {
   blob_error error = blob_error::none;
   bool deduplicated = false;  // the bytes were already stored: nothing written
   std::string message;
+  // What the store held under the bytes' hash was not them (a cut, damaged
+  // or foreign file) and the put replaced it: an integrity failure this put
+  // found. One a read had found already (and counted) is replaced without it.
+  bool found_damaged = false;
 };
 
 struct get_result {

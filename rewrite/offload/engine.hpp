@@ -74,6 +74,7 @@ struct rewrite_report {
   std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
   std::size_t store_full = 0;         // the store was at its byte bound: left inline (fail-open)
+  std::size_t found_damaged = 0;      // stored blobs a put found damaged and replaced (put_result::found_damaged)
   bool store_needed = false;          // output_reuse::may_store was false and a put was needed: run again
   bool tool_injected = false;
   // The request already declares read_blob exactly as gistproxy defines it

@@ -32,6 +32,7 @@ void offload_engine::pass::store_and_replace() {
     auto put = store(c, rec, now, confirmed);
     if (!confirmed) now = e_.now_ns_();
     if (!confirmed && put.error == blob_error::none) c.kept_ns = now, c.kept_losses = losses_;
+    if (put.found_damaged) ++report_.found_damaged;
     if (put.error != blob_error::none) {
       if (put.error == blob_error::too_large) ++report_.skipped_too_large;
       else if (put.error == blob_error::full) ++report_.store_full;

@@ -1,8 +1,10 @@
 // A blob that went bad behind the proxy's back, through the real binary: the
 // client re-sends the output's exact bytes every turn, so the turn that
-// carries them repairs the blob and the model reads it back.
+// carries them repairs the blob (counted as an integrity failure) and the
+// model reads it back.
 #include <catch2/catch.hpp>
 #include <fstream>
+#include <thread>
 
 #include "rewrite/blob/digest.hpp"
 #include "tests/integration/harness.hpp"
@@ -34,6 +36,18 @@ void damage_file(const fs::path& file, const std::string& how) {
   } else {
     fs::resize_file(file, fs::file_size(file) - 100);
   }
+}
+
+// The proxy's log once a line holds `part` (bounded wait: it is written
+// after the answer).
+std::string log_with(const proxy_process& proxy, const std::string& part) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  auto log = proxy.log();
+  while (log.find(part) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    log = proxy.log();
+  }
+  return log;
 }
 
 }  // namespace
@@ -112,4 +126,29 @@ TEST_CASE("a blob a read found damaged is repaired by the next offload of its by
   const auto metrics = metrics_with(proxy.admin_port(), {counted});
   CHECK(metrics.find(counted) != std::string::npos);
   CHECK(series_value(metrics, "gistproxy_integrity_failures_total{api=\"chat\"}") == 0);  // the read counted it
+}
+
+TEST_CASE("a put that finds its blob file cut or damaged replaces it and counts an integrity failure, with a warning") {
+  const auto api = GENERATE(as<std::string>{}, "chat", "messages");
+  const auto damage = GENERATE(as<std::string>{}, "truncated", "emptied", "foreign");
+  INFO(api << ", " << damage);
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto output = haystack();
+  REQUIRE(ask(proxy, api, "hello", output).status == 200);  // offloads and stores the output
+  const auto files = blob_files(proxy.store_dir());
+  REQUIRE(files.size() == 1);
+  if (damage == "truncated") damage_file(files[0], damage);
+  if (damage == "emptied") fs::resize_file(files[0], 0);
+  if (damage == "foreign") std::ofstream(files[0], std::ios::binary | std::ios::trunc) << "not a blob at all";
+  // Another conversation carrying the same output: nothing remembered
+  // vouches for the blob, so its bytes are put, and the put finds the file
+  // is not them. Nobody read it: only the put can count it.
+  REQUIRE(ask(proxy, api, "plain question", output).status == 200);
+  const std::string counted = "gistproxy_integrity_failures_total{api=\"" + api + "\"} 1";
+  CHECK(metrics_with(proxy.admin_port(), {counted}).find(counted) != std::string::npos);  // was: 0, repaired unsaid
+  CHECK(log_with(proxy, "damaged blobs replaced").find("damaged blobs replaced from the request's bytes") != std::string::npos);
+  const auto verify = run_command({gistproxy_binary(), "blob", "verify", "--store", proxy.store_dir().string()});
+  CHECK(verify.exit_code == 0);
+  CHECK(verify.output.find("1 blobs checked, 0 corrupt") != std::string::npos);
 }

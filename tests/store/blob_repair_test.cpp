@@ -66,6 +66,8 @@ TEST_CASE("a put of its bytes replaces a truncated or emptied or extended or re-
   auto put = d.store->put(bytes, meta);
   REQUIRE(put.error == blob_error::none);
   CHECK_FALSE(put.deduplicated);  // was: the file existed, so nothing was written
+  CHECK(put.found_damaged);       // an integrity failure nobody else saw (was: repaired unsaid)
+  CHECK_FALSE(d.store->put(bytes, meta).found_damaged);  // repaired: the next put finds it whole
   auto r = d.store->get("t1", meta.hash);
   REQUIRE(r.error == blob_error::none);
   CHECK(r.bytes == bytes);
@@ -89,6 +91,7 @@ TEST_CASE("a blob a read found damaged is rewritten by the next put of its bytes
   auto put = d.store->put(bytes, meta);
   REQUIRE(put.error == blob_error::none);
   CHECK_FALSE(put.deduplicated);
+  CHECK_FALSE(put.found_damaged);  // the read found it, and counted it: not twice
   auto r = d.store->get("t1", meta.hash);
   REQUIRE(r.error == blob_error::none);
   CHECK(r.bytes == bytes);
