@@ -1,7 +1,9 @@
 // A blob that went bad behind the proxy's back, through the real binary: the
 // client re-sends the output's exact bytes every turn, so the turn that
 // carries them repairs the blob (counted as an integrity failure) and the
-// model reads it back.
+// model reads it back; and `blob verify` names what the store never writes.
+#include <sys/stat.h>
+
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <thread>
@@ -151,4 +153,24 @@ TEST_CASE("a put that finds its blob file cut or damaged replaces it and counts 
   const auto verify = run_command({gistproxy_binary(), "blob", "verify", "--store", proxy.store_dir().string()});
   CHECK(verify.exit_code == 0);
   CHECK(verify.output.find("1 blobs checked, 0 corrupt") != std::string::npos);
+}
+
+TEST_CASE("blob verify fails on a FIFO or link anywhere in the store and names it, never opening it") {
+  const auto store = temp_path("verify-store");
+  const auto tenant = store / "t1" / "ab";
+  fs::create_directories(tenant);
+  const auto where = GENERATE(as<std::string>{}, "fifo", "fifo-as-directory", "link");
+  INFO(where);
+  fs::path odd;
+  if (where == "fifo") odd = tenant / "leftover";
+  if (where == "fifo-as-directory") odd = store / "t1" / "cd";
+  if (where == "link") odd = tenant / "to-dev-zero";
+  if (where == "link") fs::create_symlink("/dev/zero", odd);
+  else REQUIRE(::mkfifo(odd.c_str(), 0600) == 0);
+  // A FIFO nobody writes would hang a reader: verify must answer at once.
+  const auto verify = run_command({gistproxy_binary(), "blob", "verify", "--store", store.string()});
+  CHECK(verify.exit_code == 1);  // was: 0, "0 blobs checked, 0 corrupt"
+  CHECK(verify.output.find(fs::path(odd).lexically_relative(store).string() + ": not a regular file") != std::string::npos);
+  CHECK(verify.output.find("1 corrupt") != std::string::npos);
+  fs::remove_all(store);
 }
