@@ -39,6 +39,8 @@ std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d)
 
 }  // namespace
 
+std::string_view endpoint_credential(const client_request& r, const rewrite::endpoint& d) { return api_key_of(r, d); }
+
 std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d) {
   for (auto name : d.credentials().headers)
     if (r.count(name) > 1)

@@ -201,6 +201,31 @@ TEST_CASE("another tenant's handle is 404 on every read, exactly like a handle n
   CHECK(answer_text("chat", njson::parse(owned.body)) == needle_answer);
 }
 
+TEST_CASE("/v1/blobs reads the tenant /v1/offload wrote, by the proxy path's credential rule") {
+  const auto how = GENERATE(as<std::string>{}, "empty Authorization beside x-api-key", "bare Bearer beside x-api-key",
+                            "Gemini key in the query");
+  INFO(how);
+  service_stack s({"--offload-service-anonymous", "on"});  // so a keyless read would reach the shared tenant, not a 401
+  std::map<std::string, std::string> headers;
+  std::string offload_target, query;
+  if (how == "Gemini key in the query") {
+    offload_target = "/v1/offload/gemini?model=" + model_for("gemini") + "&key=gk-query-key";
+    query = "&key=gk-query-key";
+  } else {
+    headers = {{"authorization", how.starts_with("empty") ? "" : "Bearer"}, {"x-api-key", "sk-ant-beside"}};
+    offload_target = "/v1/offload/messages";
+  }
+  const auto api = how.starts_with("Gemini") ? "gemini" : "messages";
+  auto res = http_request(s.proxy.port(), "POST", offload_target, request_for(api, "plain question", haystack()).dump(), headers);
+  REQUIRE(res.status == 200);
+  REQUIRE(njson::parse(res.body)["offloads"].size() == 1);
+  const auto handle = gistproxy::rewrite::sha256_hex(haystack());
+  auto raw = s.blob("GET", "/v1/blobs/" + handle + "?raw=1" + query, headers);
+  CHECK(raw.status == 200);  // was: 404, read from the keyless tenant (401 without --offload-service-anonymous)
+  CHECK(raw.body == haystack());
+  CHECK(s.blob("GET", "/v1/blobs/" + handle + "?raw=1", {}).status == 404);  // and the keyless tenant has nothing
+}
+
 TEST_CASE("a second API key on the same keep-alive connection is its own tenant, not the first key's") {
   service_stack s;
   http_connection conn(s.proxy.port());
