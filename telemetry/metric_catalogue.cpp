@@ -120,7 +120,9 @@ metric_catalogue::metric_catalogue(registry& r)
                                  "Page-ins of a blob offloaded in the same or the previous turn (it belonged in the window).",
                                  {"api"})),
       integrity_failures(r.add_counter("gistproxy_integrity_failures_total",
-                                       "Page-ins refused because the stored bytes failed their SHA-256 check.", {"api"})),
+                                       "Stored blobs found damaged: page-ins refused because the bytes failed their SHA-256 "
+                                       "check, and blob files a put found cut or damaged and replaced from the request's bytes.",
+                                       {"api"})),
       paged_in_tokens(r.add_counter("gistproxy_paged_in_tokens_total",
                                     "Estimated tokens paged back into the conversation.", {"api"})),
       input_tokens(r.add_counter("gistproxy_input_tokens_total",

@@ -73,6 +73,10 @@ void exchange_stats::page_in(const rewrite::page_result& r, bool churn, std::uin
   if (churn) metrics_.paging_churn.labels({api_}).inc();
 }
 
+void exchange_stats::blobs_found_damaged(std::uint64_t n) {
+  if (n) metrics_.integrity_failures.labels({api_}).inc(n);
+}
+
 void exchange_stats::offloads(const std::vector<rewrite::offload_record>& records) {
   // Summed first: late in a long conversation a turn carries a couple of
   // hundred offloads, and each labelled series is a lookup.

@@ -87,6 +87,8 @@ class exchange_stats {
   void page_in_hops(int hops);
   // One read_blob answer: page-in counters, integrity failures, tokens returned.
   void page_in(const rewrite::page_result& r, bool churn, std::uint64_t tokens);
+  // Stored blobs a put found damaged and replaced from the request's bytes.
+  void blobs_found_damaged(std::uint64_t n);
   // One offloaded output.
   void offloads(const std::vector<rewrite::offload_record>& records);  // one turn's
   // One finished request: its count by status, durations, bytes and error,

@@ -19,6 +19,10 @@ std::string tenant_of_request(services& svc, request_context& ctx, const rewrite
 // The credential that names the tenant (a view into the request, or the
 // proxy's own AWS access key id); empty without one. Never logged.
 std::string_view tenant_credential(services& svc, const request_context& ctx);
+// The credential the endpoint's fields carry in the request, by the rule
+// that names a tenant (an empty Authorization or a bare "Bearer" is none);
+// empty without one. The offload service's reads choose their endpoint by it.
+std::string_view endpoint_credential(const client_request& r, const rewrite::endpoint& d);
 // Why the request names no one tenant (a credential field of its endpoint
 // sent more than once: whose request it is cannot be told, and the upstream
 // may honour the other one), or empty. Answered 400 on every path.

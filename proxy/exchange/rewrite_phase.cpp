@@ -53,6 +53,15 @@ void record_outcome(exchange_stats& stats, const rewrite::rewrite_report& report
   stats.degraded_mode(degraded::store_full, report.store_full);
 }
 
+// Blobs damaged on disk that this request's bytes replaced: each an
+// integrity failure, found by a put instead of a read, and said once.
+void count_found_damage(services& svc, const request_context& ctx, const rewrite::rewrite_report& report) {
+  if (!report.found_damaged) return;
+  exchange_stats(svc.metrics, ctx.in.api, ctx.in.source).blobs_found_damaged(report.found_damaged);
+  svc.log.log(telemetry::log_level::warn, "damaged blobs replaced from the request's bytes",
+              "\"blobs\":" + std::to_string(report.found_damaged));
+}
+
 // Turns a turn's report into metrics and one compaction span per offload.
 void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
   exchange_stats stats(svc.metrics, ctx.in.api, ctx.in.source);
@@ -154,8 +163,9 @@ void store_again(services& svc, const request_context& ctx) {
   record.offered = svc.churn && svc.churn->record(ctx.span.trace.hex()).offered;
   rewrite::output_reuse reuse;
   reuse.conversation = &record;
-  svc.offload->rewrite(ctx.in.endpoint->wire(), ctx.in.request.body(), ctx.in.tenant, read_ratio_of(svc, ctx),
-                       ctx.in.controls.threshold_tokens, reuse);
+  const auto again = svc.offload->rewrite(ctx.in.endpoint->wire(), ctx.in.request.body(), ctx.in.tenant,
+                                         read_ratio_of(svc, ctx), ctx.in.controls.threshold_tokens, reuse);
+  count_found_damage(svc, ctx, again.report);  // the blob the read failed on was counted by the read
 }
 
 awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_report* report) {
@@ -206,6 +216,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
         },
         use_awaitable);
   }
+  count_found_damage(svc, ctx, result.report);
   if (store::descriptor_shortages() != shortages)  // what it could not store went as sent (store_failed)
     out_of_descriptors_warning(svc.log, "the blob store could not open a file; outputs not stored were forwarded as sent");
   if (ctx.in.count_tokens) {

@@ -61,6 +61,8 @@ std::string_view credential_by(services& svc, const request_context& ctx, const 
 
 }  // namespace
 
+std::string_view endpoint_credential(const client_request& r, const rewrite::endpoint& d) { return api_key_of(r, d); }
+
 std::string ambiguous_credential(const client_request& r, const rewrite::endpoint& d) {
   for (auto name : d.credentials().headers)
     if (r.count(name) > 1)

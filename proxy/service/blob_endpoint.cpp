@@ -20,12 +20,14 @@ namespace gistproxy::proxy {
 namespace {
 
 // The credential rule: the API named by ?api=, else the first API whose
-// credential header the request carries (send the header you offloaded with).
+// credential fields carry a credential by the proxy path's own rule (send
+// the header you offloaded with). A field merely present does not choose:
+// an empty Authorization beside x-api-key must read the key's tenant, as
+// /v1/offload and the proxy path wrote it, not the keyless one.
 const rewrite::endpoint* credential_rule(const client_request& req, const std::optional<std::string>& api) {
   if (api) return rewrite::endpoint_named(*api);
   for (const auto* d : rewrite::all_endpoints())
-    for (auto name : d->credentials().headers)
-      if (req.find(name) != req.end()) return d;
+    if (!endpoint_credential(req, *d).empty()) return d;
   return &rewrite::default_endpoint();
 }
 

@@ -52,11 +52,29 @@ std::optional<proxy_error> retarget(client_request& req, std::string_view api) {
   return std::nullopt;
 }
 
+// `"name":"text"` for bytes the client sent, copied exactly. A JSON string
+// holds only valid UTF-8, and U+FFFD in place of the bytes would be another
+// value said as the client's (a call id that matches nothing): bytes that
+// are not UTF-8 are answered `"name":null,"name_base64":"..."`, the exact
+// bytes, so a reader of `name` sees that it must look further.
+void append_client_bytes(std::string& out, std::string_view name, std::string_view bytes) {
+  out += '"';
+  out += name;
+  if (rewrite::text::is_valid_utf8(bytes)) {
+    out += "\":";
+    telemetry::append_json_string(out, bytes);
+  } else {
+    out += "\":null,\"";
+    out += name;
+    out += "_base64\":\"" + rewrite::base64_encode(bytes) + "\"";
+  }
+}
+
 std::string answer_of(const request_context& ctx, const rewrite::rewrite_report* report, std::string_view outcome) {
   std::string out = "{\"api\":";
   telemetry::append_json_string(out, ctx.in.api);
-  out += ",\"model\":";
-  telemetry::append_json_string(out, ctx.in.facts ? std::string_view(ctx.in.facts->model) : std::string_view());
+  out += ',';
+  append_client_bytes(out, "model", ctx.in.facts ? std::string_view(ctx.in.facts->model) : std::string_view());
   out += ",\"trace_id\":";
   telemetry::append_json_string(out, ctx.span.trace.hex());
   out += ",\"outcome\":";
@@ -75,25 +93,19 @@ std::string answer_of(const request_context& ctx, const rewrite::rewrite_report*
       const auto& o = report->offloads[i];
       out += i ? ",{\"handle\":" : "{\"handle\":";
       telemetry::append_json_string(out, o.hash);
-      out += ",\"bytes\":" + std::to_string(o.bytes) + ",\"kind\":";
-      telemetry::append_json_string(out, o.kind);
-      out += ",\"tool\":";
-      telemetry::append_json_string(out, o.tool_name);
-      out += ",\"call_id\":";
-      telemetry::append_json_string(out, o.call_id);
+      out += ",\"bytes\":" + std::to_string(o.bytes) + ',';
+      append_client_bytes(out, "kind", o.kind);  // an image's media type is the client's
+      out += ',';
+      append_client_bytes(out, "tool", o.tool_name);
+      out += ',';
+      append_client_bytes(out, "call_id", o.call_id);
       out += ",\"tokens_before\":" + std::to_string(o.tokens_before) + ",\"tokens_after\":" + std::to_string(o.tokens_after) +
              ",\"deduplicated\":" + (o.deduplicated ? "true" : "false") + "}";
     }
-  // The body byte for byte: a JSON string holds only valid UTF-8, so a body
-  // that is not (raw invalid bytes a client sent) is answered as base64 and
-  // said so, never quietly as U+FFFD.
-  const auto body = ctx.forwarded_body();
-  if (rewrite::text::is_valid_utf8(body)) {
-    out += "],\"body\":";
-    telemetry::append_json_string(out, body);
-  } else {
-    out += "],\"body\":null,\"body_base64\":\"" + rewrite::base64_encode(body) + "\"";
-  }
+  // The body byte for byte: one with raw invalid bytes a client sent is
+  // answered as base64 and said so, never quietly as U+FFFD.
+  out += "],";
+  append_client_bytes(out, "body", ctx.forwarded_body());
   out += "}";
   return out;
 }

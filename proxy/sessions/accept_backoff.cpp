@@ -15,6 +15,28 @@ namespace {
 constexpr auto linger_limit = std::chrono::seconds(1);
 constexpr std::size_t linger_bytes = 8u << 20;
 
+// How long the answer waits for the request it answers: a client sends it
+// as it connects, so it is there, or all but; one that sends nothing is
+// answered after this, in full.
+constexpr auto request_wait = std::chrono::milliseconds(250);
+
+// Whether the waiting client's request is a HEAD, whose answer is the header
+// alone, Content-Length included (RFC 9110 §9.3.2): a body after it would be
+// read as the next answer. Peeked, never consumed: the drain reads it.
+awaitable<bool> asks_head(const std::shared_ptr<tcp_socket>& client) {
+  asio::steady_timer wait(client->get_executor(), request_wait);
+  wait.async_wait([weak = std::weak_ptr<tcp_socket>(client)](error_code ec) {
+    if (auto c = weak.lock(); c && !ec) c->cancel(ec);
+  });
+  auto [ec] = co_await client->async_wait(tcp_socket::wait_read, use_nothrow);
+  wait.cancel();
+  if (ec) co_return false;
+  constexpr std::string_view head = "HEAD ";
+  char first[head.size()];
+  const auto n = client->receive(asio::buffer(first), tcp_socket::message_peek, ec);
+  co_return !ec && n == head.size() && std::string_view(first, n) == head;
+}
+
 // `client` is the caller's: it outlives this wait.
 awaitable<void> answer_and_close(const std::shared_ptr<tcp_socket>& client) {
   asio::steady_timer limit(client->get_executor(), linger_limit);
@@ -23,7 +45,10 @@ awaitable<void> answer_and_close(const std::shared_ptr<tcp_socket>& client) {
     if (auto c = weak.lock(); c && !ec) c->close(ec);
   });
   error_code ignored;
-  auto [wec, wn] = co_await asio::async_write(*client, asio::buffer(shed_answer()), use_nothrow);
+  std::string_view answer = shed_answer();
+  const bool head = co_await asks_head(client);
+  if (head) answer = answer.substr(0, answer.find("\r\n\r\n") + 4);
+  auto [wec, wn] = co_await asio::async_write(*client, asio::buffer(answer), use_nothrow);
   if (!wec) {
     client->shutdown(tcp_socket::shutdown_send, ignored);
     char sink[16384];

@@ -107,12 +107,13 @@ void fs_blob_store::confirm(const std::string& key, std::int64_t now, std::uint6
   confirmed_[key] = {now, bytes_on_disk};
 }
 
-void fs_blob_store::forget_confirmation(const std::string& key) {
+bool fs_blob_store::forget_confirmation(const std::string& key) {
   std::lock_guard lock(confirmed_mutex_);
-  confirmed_.erase(key);
+  return confirmed_.erase(key) > 0;
 }
 
 void fs_blob_store::mark_damaged(const std::string& key) {
+  losses_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard lock(confirmed_mutex_);
   confirmed_.erase(key);
   if (damaged_.size() >= max_damaged) damaged_.clear();  // bounded; a forgotten one is found by its next read again
@@ -202,7 +203,9 @@ put_result fs_blob_store::store(std::string_view bytes, std::optional<std::strin
   }
   confirm(key, options_.now(), out.size());
   if (!before.regular) objects_.fetch_add(1);
-  return {blob_error::none, false, {}};
+  // Something was there and was not this blob: damaged from outside. A read
+  // that found it so counted it already; this put found it itself.
+  return {blob_error::none, false, {}, before.present && !suspect};
 }
 
 // Counts `adding` bytes in and `freeing` out of the store, in one step so
@@ -275,7 +278,9 @@ get_result fs_blob_store::get(std::string_view tenant, std::string_view prefix) 
   auto path = path_of(tenant, full);
   const std::string key = std::string(tenant) + '/' + full;
   if (std::error_code exists_ec; !fs::exists(path, exists_ec) && !fs::is_symlink(path, exists_ec)) {
-    forget_confirmation(key);  // deleted behind the store's back: keep() looks again
+    // Deleted behind the store's back: keep() looks again, and no
+    // confirmation remembered elsewhere holds (one it had confirmed).
+    if (forget_confirmation(key)) losses_.fetch_add(1, std::memory_order_relaxed);
     return {blob_error::not_found, {}, {}, "no blob with this handle for this API key"};
   }
   auto r = read_file(path, full, true);

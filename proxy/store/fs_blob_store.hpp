@@ -57,6 +57,7 @@ class fs_blob_store final : public blob_store {
   bool contains(std::string_view tenant, std::string_view hash) override;
   bool keep(std::string_view tenant, std::string_view hash) override;
   std::uint64_t keep_trust_ns() const override { return std::uint64_t(recheck_seconds()) * 1'000'000'000u; }
+  std::uint64_t losses() const override { return losses_.load(std::memory_order_relaxed); }
   get_result get(std::string_view tenant, std::string_view handle_prefix) override;
   verify_report verify() override;
   std::uint64_t gc(std::uint64_t max_removals) override;
@@ -107,7 +108,7 @@ class fs_blob_store final : public blob_store {
     std::uint64_t bytes_on_disk = 0;
   };
   void confirm(const std::string& key, std::int64_t now, std::uint64_t bytes_on_disk);
-  void forget_confirmation(const std::string& key);
+  bool forget_confirmation(const std::string& key);  // whether there was one
   // A read found the blob damaged: keep() no longer confirms it and the
   // next put() of its bytes rewrites it, whatever the file looks like.
   void mark_damaged(const std::string& key);
@@ -124,6 +125,7 @@ class fs_blob_store final : public blob_store {
   fs_store_options options_;
   std::mutex directories_mutex_;
   std::unordered_set<std::string> directories_;  // blob directories known to exist
+  std::atomic<std::uint64_t> losses_{0};  // reads that found a blob missing or damaged
   std::atomic<std::uint64_t> objects_{0};
   std::atomic<std::uint64_t> stored_bytes_{0};
 };

@@ -37,6 +37,10 @@ struct put_result {
   blob_error error = blob_error::none;
   bool deduplicated = false;  // the bytes were already stored: nothing written
   std::string message;
+  // What the store held under the bytes' hash was not them (a cut, damaged
+  // or foreign file) and the put replaced it: an integrity failure this put
+  // found. One a read had found already (and counted) is replaced without it.
+  bool found_damaged = false;
 };
 
 struct get_result {
@@ -80,6 +84,11 @@ class blob_store {
   // to the next) trusts it no longer, so it never asks less often than the
   // store would look.
   virtual std::uint64_t keep_trust_ns() const { return 0; }
+  // How many times a read found one of the store's blobs missing or damaged.
+  // A remembered confirmation is trusted only while this count holds: the
+  // blob it names may be the one lost, and the next put of its bytes must
+  // reach the store to repair it.
+  virtual std::uint64_t losses() const { return 0; }
   // Reads, decompresses (capped) and re-hashes; resolves a 16..64-hex prefix.
   // A successful read refreshes the TTL.
   virtual get_result get(std::string_view tenant, std::string_view handle_prefix) = 0;

@@ -115,9 +115,10 @@ void offload_engine::pass::apply_cost_model() {
 }
 
 // A reference already in the request (from /v1/offload, another replica,
-// a model quoting one) that the tenant's store resolves: without read_blob
-// on offer it could never be followed. A few are looked at, each a store
-// lookup; a pass that may not block asks to be run where it may.
+// a model quoting one) that the tenant's store resolves, or may (it could
+// not be asked): without read_blob on offer it could never be followed. A
+// few are looked at, each a store lookup; a pass that may not block asks to
+// be run where it may.
 bool offload_engine::pass::carries_followable_reference() {
   if (!followable_) followable_ = find_followable_reference();
   return *followable_;
@@ -135,7 +136,12 @@ bool offload_engine::pass::find_followable_reference() {
       return false;
     }
     ++looked;
-    if (e_.store_.get(tenant_, handle).error == blob_error::none) return true;
+    const auto error = e_.store_.get(tenant_, handle).error;
+    // A store that cannot answer (a shared store unreachable from this
+    // replica) cannot say the reference dangles: offered, its call is a
+    // tool error that tells the model so. One such answer decides: asking
+    // again for the next reference would only wait on the store again.
+    if (error == blob_error::none || error == blob_error::io) return true;
   }
   return false;
 }

@@ -74,6 +74,7 @@ struct rewrite_report {
   std::size_t skipped_lossy = 0;      // not representable exactly (lone surrogates, not UTF-8, bad base64)
   std::size_t store_failures = 0;     // the store refused: left inline (fail-open)
   std::size_t store_full = 0;         // the store was at its byte bound: left inline (fail-open)
+  std::size_t found_damaged = 0;      // stored blobs a put found damaged and replaced (put_result::found_damaged)
   bool store_needed = false;          // output_reuse::may_store was false and a put was needed: run again
   bool tool_injected = false;
   // The request already declares read_blob exactly as gistproxy defines it
@@ -123,8 +124,10 @@ struct output_memo {
   std::shared_ptr<const offload_gist> gist;
   std::string gist_for;
   // When the store last confirmed holding these bytes for this tenant (the
-  // engine's clock; 0: this turn did not offload them).
+  // engine's clock; 0: this turn did not offload them), and its losses()
+  // then: a loss since ends the trust.
   std::uint64_t kept_ns = 0;
+  std::uint64_t kept_losses = 0;
 };
 
 // A previous turn's outputs for this rewrite to reuse where the two bodies

@@ -33,13 +33,15 @@ class offload_engine::pass {
     std::shared_ptr<const std::string> hash;  // computed once, when needed (or the previous turn's)
     output_fate fate = output_fate::below_threshold;
     std::uint64_t kept_ns = 0;  // when the store confirmed holding it (output_memo::kept_ns)
+    std::uint64_t kept_losses = 0;  // the store's losses() then (output_memo::kept_losses)
   };
 
  public:
   pass(const offload_engine& e, const wire_format& d, json::document body, std::string_view tenant, double read_ratio,
        std::uint64_t threshold_tokens, const output_reuse& reuse, rewrite_result& out)
       : e_(e), cfg_(e.cfg_), d_(d), body_(body), tenant_(tenant), read_ratio_(read_ratio),
-        threshold_tokens_(threshold_tokens), reuse_(reuse), result_(out), report_(out.report) {}
+        threshold_tokens_(threshold_tokens), reuse_(reuse), result_(out), report_(out.report),
+        losses_(e.store_.losses()) {}
 
   bool scan();
 
@@ -115,6 +117,7 @@ class offload_engine::pass {
   const output_reuse& reuse_;
   rewrite_result& result_;
   rewrite_report& report_;
+  std::uint64_t losses_;  // the store's losses() as the pass began (blob_store::losses)
   request_scan scan_;
   reference_config ref_cfg_;
   std::vector<candidate> cands_;

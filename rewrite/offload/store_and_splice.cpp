@@ -31,7 +31,8 @@ void offload_engine::pass::store_and_replace() {
     bool confirmed = false;
     auto put = store(c, rec, now, confirmed);
     if (!confirmed) now = e_.now_ns_();
-    if (!confirmed && put.error == blob_error::none) c.kept_ns = now;
+    if (!confirmed && put.error == blob_error::none) c.kept_ns = now, c.kept_losses = losses_;
+    if (put.found_damaged) ++report_.found_damaged;
     if (put.error != blob_error::none) {
       if (put.error == blob_error::too_large) ++report_.skipped_too_large;
       else if (put.error == blob_error::full) ++report_.store_full;
@@ -58,7 +59,9 @@ put_result offload_engine::pass::store(candidate& c, const offload_record& rec, 
   if (confirmed) {
     // A confirmation taken on trust keeps its time: the store is asked
     // again once it would look again itself.
-    c.kept_ns = trusted(*c.known, now) ? c.known->kept_ns : now;
+    const bool on_trust = trusted(*c.known, now);
+    c.kept_ns = on_trust ? c.known->kept_ns : now;
+    c.kept_losses = on_trust ? c.known->kept_losses : losses_;
     return {blob_error::none, true, {}};
   }
   if (!reuse_.may_store) {
@@ -71,9 +74,11 @@ put_result offload_engine::pass::store(candidate& c, const offload_record& rec, 
 // The previous turn's confirmation that the store holds these bytes, while
 // the store would trust its own: a long conversation re-offloads a few
 // hundred outputs every turn, and asking the store for each costs a lock,
-// a clock reading and a cold hash-table lookup.
+// a clock reading and a cold hash-table lookup. Not once a read has found a
+// blob lost since: it may be this one, and only a put of the bytes this
+// request carries repairs it (the store's own keep() knows which).
 bool offload_engine::pass::trusted(const output_memo& m, std::uint64_t now) const {
-  return m.kept_ns && now >= m.kept_ns && now - m.kept_ns < e_.store_.keep_trust_ns();
+  return m.kept_ns && m.kept_losses == losses_ && now >= m.kept_ns && now - m.kept_ns < e_.store_.keep_trust_ns();
 }
 
 offload_record offload_engine::pass::record_of(candidate& c, std::uint64_t start_ns) const {
@@ -159,7 +164,8 @@ void offload_engine::pass::learn() const {
   for (const auto& c : cands_)
     if (c.decoded)
       out.push_back({c.out->value, c.out->image, c.exact, c.size, c.hash, c.gist,
-                     c.gist ? ref_cfg_.tool_name : std::string(), c.fate == output_fate::offloaded ? c.kept_ns : 0});
+                     c.gist ? ref_cfg_.tool_name : std::string(), c.fate == output_fate::offloaded ? c.kept_ns : 0,
+                     c.kept_losses});
   auto by_place = [](const output_memo& a, const output_memo& b) { return a.value.begin < b.value.begin; };
   if (!std::is_sorted(out.begin(), out.end(), by_place)) std::sort(out.begin(), out.end(), by_place);
 }

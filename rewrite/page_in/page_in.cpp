@@ -51,6 +51,11 @@ std::string error_text(blob_error e, std::string_view handle, std::string_view d
              "match their SHA-256), so it is not returned. Re-run the tool that produced it.";
     case blob_error::too_large:
       return "read_blob error: the stored output \"" + h + "\" is too large to read.";
+    case blob_error::io:
+      // A shared store that cannot be reached: the reference may be sound,
+      // but nothing here can follow it now. The model is told so, by handle.
+      return "read_blob error: the blob store holding \"" + h + "\" could not be reached or read (" + std::string(detail) +
+             "), so this output cannot be read now. Try again later, or re-run the tool that produced it.";
     default:
       return "read_blob error: the store could not be read (" + std::string(detail) + "). Try again later.";
   }

@@ -116,6 +116,28 @@ TEST_CASE("out of descriptors a new client is answered 503 with Retry-After at o
   CHECK(log_lines(log, {"out of file descriptors: accept failed", "\"listener\":\"admin\""}) == 1);
 }
 
+TEST_CASE("out of descriptors a HEAD is answered 503 with the header alone, on the admin listener and the proxy's") {
+  SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  started_descriptors(proxy);
+  REQUIRE(leave_descriptors(proxy.pid(), 0));
+  for (const auto port : {proxy.admin_port(), proxy.port()}) {
+    INFO((port == proxy.port() ? "proxy" : "admin") << " listener");
+    REQUIRE(is_out_of_descriptors_answer(poll_until_status(port, "/healthz", 503)));  // its reserve answers now
+    // Everything the listener sends, until it closes: a HEAD answer's body
+    // would be read as the answer to the client's next request.
+    const auto raw = raw_exchange(port, "HEAD /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", seconds(5));
+    REQUIRE(raw.rfind("HTTP/1.1 503 ", 0) == 0);
+    const auto end = raw.find("\r\n\r\n");
+    REQUIRE(end != std::string::npos);
+    CHECK(raw.size() == end + 4);  // was: the JSON error body followed
+    CHECK(raw.find("Content-Length: ") < end);  // the GET answer's length, announced
+    CHECK(raw.find("Content-Length: 0\r") == std::string::npos);
+  }
+  REQUIRE(raise_descriptor_limit(proxy.pid()));
+}
+
 TEST_CASE("out of descriptors a request needing a new upstream connection is answered 503 naming the cause") {
   SKIP_DESCRIPTOR_STARVATION_UNDER_SANITIZERS();
   mock_upstream upstream;

@@ -109,6 +109,40 @@ TEST_CASE("a body with raw invalid UTF-8 is answered as base64 of its exact byte
   CHECK(s.upstream.llm_bodies()[0] == exact);
 }
 
+TEST_CASE("an offloaded output's call id, tool or model that is not UTF-8 is answered as its exact bytes, never as U+FFFD") {
+  service_stack s;
+  const auto headers = key_header("chat");
+  auto body = request_for("chat", "plain question", haystack()).dump();
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (auto at = body.find(from); at != std::string::npos; at = body.find(from, at + to.size())) body.replace(at, from.size(), to);
+  };
+  replace_all("\"c1\"", "\"c\xff" "1\"");      // the call id, on the call and on its output
+  replace_all("\"cat\"", "\"cat\xfe\"");      // the tool's name
+  replace_all("\"gpt-4o\"", "\"gpt\xc0-4o\"");  // the model
+  auto res = s.offload("chat", body, headers);
+  REQUIRE(res.status == 200);
+  auto answer = njson::parse(res.body);
+  REQUIRE(answer["offloads"].size() == 1);
+  const auto& o = answer["offloads"][0];
+  auto exact = [](const njson& v) {
+    std::string bytes;
+    REQUIRE(v.is_string());
+    REQUIRE(gistproxy::rewrite::base64_decode(v.get<std::string>(), bytes));
+    return bytes;
+  };
+  CHECK(o["call_id"].is_null());  // was: "c\uFFFD1", said as the client's and matching no call
+  CHECK(exact(o["call_id_base64"]) == "c\xff" "1");
+  CHECK(o["tool"].is_null());
+  CHECK(exact(o["tool_base64"]) == "cat\xfe");
+  CHECK(answer["model"].is_null());
+  CHECK(exact(answer["model_base64"]) == "gpt\xc0-4o");
+  CHECK(o["kind"] == "text");  // valid UTF-8 stays a plain string
+  // The body the proxy path forwards, byte for byte.
+  REQUIRE(http_request(s.proxy.port(), "POST", "/v1/chat/completions", body, headers).status == 200);
+  REQUIRE(!s.upstream.llm_bodies().empty());
+  CHECK(s.upstream.llm_bodies()[0] == exact(answer["body_base64"]));
+}
+
 TEST_CASE("a conversation's trace id is keyed by its tenant's credential: stable for the key, unguessable without it") {
   service_stack s;
   const auto body = request_for("chat", "plain question", haystack()).dump();
@@ -199,6 +233,31 @@ TEST_CASE("another tenant's handle is 404 on every read, exactly like a handle n
   CHECK(stolen.body.find("read_blob") == std::string::npos);  // the call was the proxy's to answer
   auto owned = http_request(s.proxy.port(), "POST", "/v1/chat/completions", forwarded, {{"Authorization", "Bearer sk-owner"}});
   CHECK(answer_text("chat", njson::parse(owned.body)) == needle_answer);
+}
+
+TEST_CASE("/v1/blobs reads the tenant /v1/offload wrote, by the proxy path's credential rule") {
+  const auto how = GENERATE(as<std::string>{}, "empty Authorization beside x-api-key", "bare Bearer beside x-api-key",
+                            "Gemini key in the query");
+  INFO(how);
+  service_stack s({"--offload-service-anonymous", "on"});  // so a keyless read would reach the shared tenant, not a 401
+  std::map<std::string, std::string> headers;
+  std::string offload_target, query;
+  if (how == "Gemini key in the query") {
+    offload_target = "/v1/offload/gemini?model=" + model_for("gemini") + "&key=gk-query-key";
+    query = "&key=gk-query-key";
+  } else {
+    headers = {{"authorization", how.starts_with("empty") ? "" : "Bearer"}, {"x-api-key", "sk-ant-beside"}};
+    offload_target = "/v1/offload/messages";
+  }
+  const auto api = how.starts_with("Gemini") ? "gemini" : "messages";
+  auto res = http_request(s.proxy.port(), "POST", offload_target, request_for(api, "plain question", haystack()).dump(), headers);
+  REQUIRE(res.status == 200);
+  REQUIRE(njson::parse(res.body)["offloads"].size() == 1);
+  const auto handle = gistproxy::rewrite::sha256_hex(haystack());
+  auto raw = s.blob("GET", "/v1/blobs/" + handle + "?raw=1" + query, headers);
+  CHECK(raw.status == 200);  // was: 404, read from the keyless tenant (401 without --offload-service-anonymous)
+  CHECK(raw.body == haystack());
+  CHECK(s.blob("GET", "/v1/blobs/" + handle + "?raw=1", {}).status == 404);  // and the keyless tenant has nothing
 }
 
 TEST_CASE("a second API key on the same keep-alive connection is its own tenant, not the first key's") {

@@ -66,6 +66,8 @@ TEST_CASE("a put of its bytes replaces a truncated or emptied or extended or re-
   auto put = d.store->put(bytes, meta);
   REQUIRE(put.error == blob_error::none);
   CHECK_FALSE(put.deduplicated);  // was: the file existed, so nothing was written
+  CHECK(put.found_damaged);       // an integrity failure nobody else saw (was: repaired unsaid)
+  CHECK_FALSE(d.store->put(bytes, meta).found_damaged);  // repaired: the next put finds it whole
   auto r = d.store->get("t1", meta.hash);
   REQUIRE(r.error == blob_error::none);
   CHECK(r.bytes == bytes);
@@ -89,6 +91,7 @@ TEST_CASE("a blob a read found damaged is rewritten by the next put of its bytes
   auto put = d.store->put(bytes, meta);
   REQUIRE(put.error == blob_error::none);
   CHECK_FALSE(put.deduplicated);
+  CHECK_FALSE(put.found_damaged);  // the read found it, and counted it: not twice
   auto r = d.store->get("t1", meta.hash);
   REQUIRE(r.error == blob_error::none);
   CHECK(r.bytes == bytes);
@@ -121,4 +124,28 @@ TEST_CASE("a read that finds a blob deleted behind the store's back ends keep()'
   CHECK_FALSE(d.store->keep("t1", meta.hash));  // inside the trust window, yet asked again
   REQUIRE_FALSE(d.store->put(bytes, meta).deduplicated);
   CHECK(d.store->get("t1", meta.hash).bytes == bytes);
+}
+
+TEST_CASE("a read that finds a blob damaged or deleted moves losses(), which ends every remembered confirmation") {
+  store_dir d;
+  const auto bytes = log_lines();
+  const auto meta = meta_for(bytes);
+  REQUIRE(d.store->put(bytes, meta).error == blob_error::none);
+  const auto path = d.store->path_of("t1", meta.hash);
+  const auto before = d.store->losses();
+  REQUIRE(d.store->get("t1", meta.hash).error == blob_error::none);
+  CHECK(d.store->losses() == before);  // a good read loses nothing
+  SECTION("damaged") {
+    auto file = read_whole(path);
+    file[file.size() - 40] ^= 0x5a;
+    write_whole(path, file);
+    REQUIRE(d.store->get("t1", meta.hash.substr(0, 16)).error == blob_error::integrity);
+  }
+  SECTION("deleted") {
+    fs::remove(path);
+    REQUIRE(d.store->get("t1", meta.hash).error == blob_error::not_found);
+  }
+  CHECK(d.store->losses() == before + 1);  // was: no way for a caller to know its confirmation is stale
+  CHECK(d.store->get("t1", std::string(64, 'a')).error == blob_error::not_found);
+  CHECK(d.store->losses() == before + 1);  // a handle nobody stored is no loss
 }

@@ -12,6 +12,7 @@
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/gist/reference.hpp"
 #include "rewrite/offload/engine.hpp"
+#include "rewrite/page_in/page_in.hpp"
 
 using namespace gistproxy::rewrite;
 
@@ -36,6 +37,21 @@ std::string body_referencing(const std::string& bytes) {
   nlohmann::json body = {{"model", "gpt-4o"}, {"messages", messages}};
   return body.dump();
 }
+
+// A shared store (S3) that cannot be reached: every call is an I/O error,
+// and each lookup is counted (an unreachable store answers slowly).
+struct unreachable_store final : blob_store {
+  int gets = 0;
+  put_result put(std::string_view, const blob_meta&) override { return {blob_error::io, false, "connection refused"}; }
+  bool contains(std::string_view, std::string_view) override { return false; }
+  get_result get(std::string_view, std::string_view) override {
+    ++gets;
+    return {blob_error::io, {}, {}, "cannot reach the store: connection refused"};
+  }
+  verify_report verify() override { return {}; }
+  std::uint64_t gc(std::uint64_t) override { return 0; }
+  store_stats stats() override { return {}; }
+};
 
 }  // namespace
 
@@ -71,4 +87,30 @@ TEST_CASE("a reference the request carries in is followable: read_blob is offere
     auto r = engine.rewrite(chat.wire(), body, "tenant-a", std::nullopt, std::nullopt, output_reuse{.may_store = false});
     CHECK(r.report.store_needed);
   }
+}
+
+TEST_CASE("with the store unreachable a carried reference is still offered read_blob, whose call is a clear tool error",
+          "[offload]") {
+  const auto mode = GENERATE(inject_mode::always, inject_mode::when_referenced, inject_mode::cost);
+  CAPTURE(int(mode));
+  unreachable_store store;
+  char_ratio_estimator estimator;
+  offload_config cfg;
+  cfg.inject = mode;
+  offload_engine engine(cfg, store, estimator);
+  const auto bytes = stored_output();
+  // Several references, as a long conversation from another replica carries.
+  auto body = nlohmann::json::parse(body_referencing(bytes));
+  for (int i = 0; i < 5; ++i) body["messages"].push_back(body["messages"][2]);
+  auto r = engine.rewrite(endpoint_named("chat")->wire(), body.dump(), "tenant-a");
+  CHECK(r.report.tool_injected);  // was: not offered, the model could never learn the reference dangles
+  CHECK(r.body.find("\"read_blob\"") != std::string::npos);
+  CHECK(store.gets == 1);  // the store could not say: one lookup decides, not one per reference
+  std::string error;
+  auto req = parse_page_request(R"({"handle":")" + sha256_hex(bytes).substr(0, 16) + R"(","pattern":"row 7"})", error);
+  REQUIRE(req);
+  auto page = page_in(store, "tenant-a", *req, page_limits{});
+  CHECK_FALSE(page.ok);
+  CHECK(page.text.find("could not be reached") != std::string::npos);
+  CHECK(page.text.find(sha256_hex(bytes).substr(0, 16)) != std::string::npos);  // names the reference it cannot follow
 }

@@ -37,6 +37,7 @@ class counting_store final : public blob_store {
     return contains(tenant, hash);
   }
   std::uint64_t keep_trust_ns() const override { return trust_; }
+  std::uint64_t losses() const override { return losses_seen; }
   get_result get(std::string_view tenant, std::string_view prefix) override { return inner_.get(tenant, prefix); }
   verify_report verify() override { return inner_.verify(); }
   std::uint64_t gc(std::uint64_t max_removals) override { return inner_.gc(max_removals); }
@@ -44,6 +45,7 @@ class counting_store final : public blob_store {
 
   int keeps = 0, puts = 0;
   bool lost = false;
+  std::uint64_t losses_seen = 0;  // reads that found a blob missing or damaged (blob_store::losses)
 
  private:
   memory_blob_store inner_;
@@ -162,4 +164,26 @@ TEST_CASE("a store that trusts nothing is asked every turn, and a lost blob is s
   report = run.turn(bodies[2]);
   CHECK(run.store.keeps - keeps == int(repeated(report)));
   CHECK(run.store.puts - puts >= int(repeated(report)));
+}
+
+TEST_CASE("a confirmation the previous turn remembers is not trusted once a read has found a blob lost since",
+          "[turn_memory]") {
+  const auto bodies = growing_bodies(4);
+  conversation_run run(10 * second);
+  run.turn(bodies[0]);
+  run.now += second;
+  run.turn(bodies[1]);
+  REQUIRE(run.store.keeps == 0);  // trusted, inside the window
+  // A read (a page-in, /v1/blobs) finds a blob damaged: which conversation's
+  // it is, the engine cannot tell, so every remembered confirmation is asked again.
+  run.store.losses_seen = 1;
+  run.now += second;
+  auto report = run.turn(bodies[2]);
+  CHECK(run.store.keeps == int(repeated(report)));  // was: 0, the damaged blob taken as stored for 10 s
+  CHECK(repeated(report) > 0);
+  // Those answers are fresh again, under the new count: trusted once more.
+  const int keeps = run.store.keeps;
+  run.now += second;
+  run.turn(bodies[3]);
+  CHECK(run.store.keeps == keeps);
 }
