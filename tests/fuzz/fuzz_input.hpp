@@ -24,6 +24,18 @@ class input {
     rest_.remove_prefix(at == std::string_view::npos ? rest_.size() : at + 4);
     return out;
   }
+  // Two bytes, big-endian.
+  std::size_t u16() {
+    const std::size_t high = byte();
+    return high << 8 | byte();
+  }
+  // The next `n` bytes (fewer when the input ends).
+  std::string_view take(std::size_t n) {
+    auto out = rest_.substr(0, n);
+    rest_.remove_prefix(out.size());
+    return out;
+  }
+  bool empty() const { return rest_.empty(); }
   std::string_view rest() const { return rest_; }
 
  private:
