@@ -15,7 +15,8 @@
 // Beyond the sanitizers, each input must leave: no failure caught by the
 // session guard (gistproxy_session_failures_total stays 0: an exception
 // escaped some connection's code), at most 100 upstream requests in flight
-// from the one connection, and the session ended soon after the client left.
+// from the one connection, and the session ended within 6 s of the input's
+// start, leaving nothing waiting upstream 2 s later.
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
@@ -158,9 +159,16 @@ enum class mode { cleartext, tls_inside, tls_records };
 
 // Runs the ops against a connected client stream; each op's bytes are
 // written in order, pauses let the server run.
+// An input writes at most this much, and pauses this long in all: within
+// libFuzzer's per-input time whatever the ops say.
+constexpr std::size_t max_written = 4 << 20;
+constexpr int max_paused_ms = 1000;
+
 template <class Stream>
 awaitable<void> play(Stream& stream, tcp_socket& socket, gistproxy::fuzz::input& in, bool& aborted) {
-  while (!in.empty()) {
+  std::size_t written = 0;
+  int paused_ms = 0;
+  while (!in.empty() && written < max_written) {
     const auto op = in.byte();
     std::string bytes;
     switch (op % 8) {
@@ -172,7 +180,9 @@ awaitable<void> play(Stream& stream, tcp_socket& socket, gistproxy::fuzz::input&
         break;
       }
       case 3: {  // a pause: the server reads and answers what it has
-        asio::steady_timer t(socket.get_executor(), std::chrono::milliseconds(in.byte() % 20));
+        const int ms = std::min(in.byte() % 20, std::max(0, max_paused_ms - paused_ms));
+        paused_ms += ms;
+        asio::steady_timer t(socket.get_executor(), std::chrono::milliseconds(ms));
         co_await t.async_wait(use_nothrow);
         continue;
       }
@@ -190,6 +200,7 @@ awaitable<void> play(Stream& stream, tcp_socket& socket, gistproxy::fuzz::input&
       }
       default: bytes.assign(1, char(in.byte())); break;
     }
+    written += bytes.size();
     auto [ec, n] = co_await asio::async_write(stream, asio::buffer(bytes), use_nothrow);
     if (ec) co_return;
   }
@@ -256,13 +267,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     else asio::co_spawn(w.sh->io(), serve_tls_client(*w.sh, std::move(socket), svc.client_tls->current()), on_end);
   });
   asio::co_spawn(w.sh->io(), client(w, m, in, client_done), asio::detached);
-  // The client plays its ops and leaves; the session must end soon after.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  // The client plays its ops and leaves (it reads for 2 s at most); the
+  // session must end soon after. Both waits stay under libFuzzer's
+  // per-input timeout (10 s in scripts/fuzz).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(6);
   while (!(session_ended && client_done) && std::chrono::steady_clock::now() < deadline)
     w.sh->io().run_for(std::chrono::milliseconds(10));
   if (!session_ended || !client_done) __builtin_trap();  // a wedged session
   // Its upstream hops end with it: nothing left waiting upstream.
-  const auto settle = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  const auto settle = std::chrono::steady_clock::now() + std::chrono::seconds(2);
   while (w.in_flight > 0 && std::chrono::steady_clock::now() < settle) w.sh->io().run_for(std::chrono::milliseconds(10));
   if (w.in_flight > 0) __builtin_trap();
   if (w.session_failures() > 0) __builtin_trap();  // the guard caught an exception: a bug
