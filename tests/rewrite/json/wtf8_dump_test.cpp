@@ -32,7 +32,7 @@ TEST_CASE("parse_checked keeps a lone surrogate and checked::dump writes it back
   CHECK(json::parse_checked(out) == tree);                // and it reads back the same
 }
 
-TEST_CASE("parse_tree stays as strict as nlohmann; parse_checked refuses all it refuses but lone surrogates") {
+TEST_CASE("parse_tree stays as strict as nlohmann, parse_checked refuses all it refuses but lone surrogates") {
   const std::string lone = R"({"a":"\ud800"})";
   CHECK_FALSE(json::parse_tree(lone));
   CHECK(json::parse_tree(lone, 16, json::lone_surrogates::keep));
