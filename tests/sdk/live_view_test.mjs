@@ -156,9 +156,8 @@ test("the live view renders /metrics' numbers, marks the churn and the integrity
     const rows = await page.$$eval("#conversations tr[data-trace]", (trs) => trs.map((tr) => tr.dataset.trace));
     assert.deepEqual(rows, list.map((c) => c.trace_id));
     const churnedConversation = list.find((c) => c.churn > 0 && c.integrity_failures === 0);
-    await page.click(`#conversations tr[data-trace="${churnedConversation.trace_id}"]`);
-    await page.waitForFunction((id) => document.getElementById("conversation-id").textContent === id &&
-                                 document.querySelector("#conversation tr[data-churn]"), { timeout: 5000 }, churnedConversation.trace_id);
+    await pick(page, churnedConversation.trace_id);
+    await page.waitForFunction(() => document.querySelector("#conversation tr[data-churn]"), { timeout: 5000 });
     const marked = await page.$eval("#conversation tr[data-churn]", (tr) => tr.textContent);
     assert.match(marked, new RegExp(churnedHandle.slice(0, 12)));
     assert.match(marked, /churn: offloaded turn 1/);
@@ -167,7 +166,7 @@ test("the live view renders /metrics' numbers, marks the churn and the integrity
     await page.screenshot({ path: path.join(artifacts, "live-view.png"), fullPage: true });
     // The integrity failure, shown in its conversation.
     const failed = list.find((c) => c.integrity_failures > 0);
-    await page.click(`#conversations tr[data-trace="${failed.trace_id}"]`);
+    await pick(page, failed.trace_id);
     await page.waitForFunction(() => [...document.querySelectorAll("#conversation td.bad")].some((td) => td.textContent === "FAILED"),
                                { timeout: 5000 });
 
@@ -179,6 +178,18 @@ test("the live view renders /metrics' numbers, marks the churn and the integrity
     await browser.close();
   }
 });
+
+// The page re-renders its conversations table every second, so a handle to a
+// row goes stale between finding it and clicking it ("Node is detached").
+// Find and click in one task inside the page, until the panel shows the pick.
+async function pick(page, traceId) {
+  await page.waitForFunction((id) => {
+    if (document.getElementById("conversation-id").textContent === id) return true;
+    const row = document.querySelector(`#conversations tr[data-trace="${id}"]`);
+    if (row) row.click();
+    return false;
+  }, { timeout: 10000, polling: 100 }, traceId);
+}
 
 // Models and tool names come from clients: the page must put them into the DOM
 // as text. Rendered as markup, this tool name would become an <img> whose
@@ -198,9 +209,7 @@ test("a client's model and tool name reach the page as text, never as markup", a
   try {
     const page = await browser.newPage();
     await page.goto(proxy.adminUrl + "/", { waitUntil: "load" });
-    const row = `#conversations tr[data-trace="${conversation.trace_id}"]`;
-    await page.waitForSelector(row, { timeout: 10000 });
-    await page.click(row);
+    await pick(page, conversation.trace_id);
     const cellHolds = (selector, text) =>
       [...document.querySelectorAll(selector)].some((td) => td.textContent === text);
     await page.waitForFunction(`(${cellHolds})("#conversation td", ${JSON.stringify(tool)})`, { timeout: 10000 });
