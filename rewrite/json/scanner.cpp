@@ -1,6 +1,7 @@
 #include "rewrite/json/scanner.hpp"
 
 #include "rewrite/json/walk_reuse.hpp"
+#include "rewrite/text/utf8.hpp"
 
 #include <algorithm>
 #include <bitset>
@@ -25,24 +26,6 @@ int hex4(std::string_view s, std::size_t i) {
     else return -1;
   }
   return v;
-}
-
-void append_utf8(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += char(cp);
-  } else if (cp < 0x800) {
-    out += char(0xC0 | (cp >> 6));
-    out += char(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += char(0xE0 | (cp >> 12));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  } else {
-    out += char(0xF0 | (cp >> 18));
-    out += char(0x80 | ((cp >> 12) & 0x3F));
-    out += char(0x80 | ((cp >> 6) & 0x3F));
-    out += char(0x80 | (cp & 0x3F));
-  }
 }
 
 }  // namespace
@@ -295,7 +278,7 @@ bool unescape(std::string_view raw, std::string& out, bool* lossy, lone_surrogat
           code = 0xFFFD;
           if (lossy) *lossy = true;
         }
-        append_utf8(out, code);
+        text::append_utf8(out, code);
         break;
       }
       default: return false;

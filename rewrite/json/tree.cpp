@@ -58,11 +58,7 @@ void join_surrogate_pairs(std::string& s) {
       joined += s[i++];
       continue;
     }
-    const unsigned cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
-    joined += char(0xF0 | (cp >> 18));
-    joined += char(0x80 | ((cp >> 12) & 0x3F));
-    joined += char(0x80 | ((cp >> 6) & 0x3F));
-    joined += char(0x80 | (cp & 0x3F));
+    text::append_utf8(joined, 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00));
     i += 6;
   }
   s = std::move(joined);

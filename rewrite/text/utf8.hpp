@@ -16,6 +16,10 @@ bool is_valid_utf8(std::string_view bytes);
 // (WTF-8) until checked::dump writes it back as `\udXXX`.
 bool is_utf8_with_surrogates(std::string_view bytes);
 
+// Appends code point `cp` (at most U+10FFFF) in UTF-8. A surrogate code unit
+// gets its three bytes: WTF-8, which callers that must refuse one check first.
+void append_utf8(std::string& out, unsigned cp);
+
 // The length of the valid UTF-8 sequence at s[at] (at < s.size()), 0 when
 // none starts there.
 std::size_t utf8_sequence_length(std::string_view s, std::size_t at);
