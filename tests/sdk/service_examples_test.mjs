@@ -1,4 +1,4 @@
-// The README's offload-service examples (docs/examples/), run as a user
+// The offload-service examples docs/service.md shows (docs/examples/), run as a user
 // would run them against the real binary: a framework's own agent loop that
 // offloads through POST /v1/offload/chat, calls the model itself (the
 // scripted mock, as its upstream), and serves read_blob from /v1/blobs.
@@ -63,9 +63,9 @@ test("the TypeScript example: type-checks under --strict, then does the same", a
   assert.equal(stdout.trim(), expected);
 });
 
-test("the README shows these exact files", async () => {
+test("docs/service.md shows these exact files", async () => {
   const { readFileSync } = await import("node:fs");
-  const readme = readFileSync(path.join(SOURCE, "README.md"), "utf8");
+  const page = readFileSync(path.join(SOURCE, "docs/service.md"), "utf8");
   for (const f of ["offload_service.py", "offload_service.ts"])
-    assert.ok(readme.includes(readFileSync(path.join(SOURCE, "docs/examples", f), "utf8")), `${f} as in README.md`);
+    assert.ok(page.includes(readFileSync(path.join(SOURCE, "docs/examples", f), "utf8")), `${f} as in docs/service.md`);
 });
