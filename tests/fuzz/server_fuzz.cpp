@@ -82,8 +82,7 @@ struct world {
     dir = fs::temp_directory_path() / ("gistproxy-server-fuzz-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     write_identity(dir / "cert.pem", dir / "key.pem");
-    asio::io_context bootstrap;  // the upstream's port, before the config names it
-    upstream_port = pick_port();
+    upstream_port = pick_port();  // before the config names it
     auto parsed = parse_serve_args({"--upstream", "http://127.0.0.1:" + std::to_string(upstream_port), "--store",
                                     (dir / "store").string(), "--client-timeout", "300ms", "--idle-timeout", "300ms",
                                     "--upstream-timeout", "2s", "--tls-cert", (dir / "cert.pem").string(), "--tls-key",
@@ -144,8 +143,10 @@ struct world {
     const std::string text = process->svc().registry.render();
     double total = 0;
     for (std::size_t at = text.find("\ngistproxy_session_failures_total{"); at != std::string::npos;
-         at = text.find("\ngistproxy_session_failures_total{", at + 1))
-      total += std::atof(text.c_str() + text.find("} ", at) + 2);
+         at = text.find("\ngistproxy_session_failures_total{", at + 1)) {
+      const auto value = text.find("} ", at);
+      if (value != std::string::npos) total += std::atof(text.c_str() + value + 2);
+    }
     return total;
   }
 };
@@ -173,7 +174,7 @@ awaitable<void> play(Stream& stream, tcp_socket& socket, gistproxy::fuzz::input&
     std::string bytes;
     switch (op % 8) {
       case 0: bytes = std::string(in.take(in.byte())); break;  // up to 255 literal bytes
-      case 1: bytes = std::string(in.take(in.u16())); break;                      // up to 64 KiB
+      case 1: bytes = std::string(in.take(in.u16())); break;  // up to 64 KiB
       case 2: {
         const char b = char(in.byte());
         bytes.assign(in.u16() * 2, b);  // up to 128 KiB of one byte
