@@ -7,14 +7,13 @@
 #include <boost/asio/write.hpp>
 #include <optional>
 
-#include "proxy/exchange/exchange.hpp"
 #include "proxy/net/checked_parser.hpp"
-#include "proxy/service/service_exchange.hpp"
-#include "proxy/sessions/h2_session.hpp"
-#include "proxy/sessions/session_guard.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
+#include "proxy/sessions/h2_session.hpp"
+#include "proxy/sessions/request_dispatch.hpp"
+#include "proxy/sessions/session_guard.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -188,11 +187,11 @@ struct session_registration {
   }
 };
 
-// Answers a refused request and closes the connection, lingering so the
-// client reads the answer instead of a reset.
-awaitable<void> refuse(exchange& ex, request_parser& parser, tcp_socket& socket, socket_deadline& deadline,
-                       proxy_error failure) {
-  co_await ex.reject(parser.get(), std::move(failure));
+// Answers a request refused before it was read whole and closes the
+// connection, lingering so the client reads the answer instead of a reset.
+awaitable<void> refuse(shard& sh, client_channel& channel, connection_memo& memo, request_parser& parser,
+                       tcp_socket& socket, socket_deadline& deadline, std::optional<proxy_error> refusal) {
+  co_await dispatch(sh, channel, memo, parser.get(), std::move(refusal));
   co_await lingering_close(socket, deadline);
 }
 
@@ -225,27 +224,6 @@ head_verdict screen_head(request_parser& parser) {
   return v;
 }
 
-// A body of known length over `large_body` is read straight into its final
-// string, which grows only as bytes arrive: a client declaring 64 MiB and
-// sending nothing costs nothing. False when the client stalled (answered)
-// or went away.
-template <class Stream>
-awaitable<bool> read_large_body(const config& cfg, exchange& ex, request_parser& parser, Stream& stream,
-                                beast::flat_buffer& buffer, socket_deadline& deadline, std::uint64_t length,
-                                std::string& body) {
-  deadline.set(cfg.client_timeout);  // one deadline for the whole body
-  if (auto rec = deadline.verdict(co_await read_declared_body(stream, buffer, body, length))) {
-    if (rec == beast::error::timeout) {  // the client stalled mid-body
-      // A named error, not a temporary in the co_await expression: GCC 12
-      // destroys such temporaries twice (a double free, GCC bug 100611).
-      proxy_error stalled{error_kind::request_timeout, "request body not received in time"};
-      co_await ex.reject(parser.get(), std::move(stalled));
-    }
-    co_return false;
-  }
-  co_return true;
-}
-
 // The HTTP/1.x requests of one connection, read from `stream` (`buffer`
 // holds its first bytes), one exchange each while the connection is kept.
 template <class Stream>
@@ -265,16 +243,15 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     auto [header_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     const error_code ec = deadline.verdict(!header_ec && head_bytes > header_limit ? http::error::header_limit : header_ec);
     handle.busy = true;
-    exchange ex(sh, channel, memo);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
-      auto failure = read_error(ec, "headers", cfg.max_body_bytes);
-      co_await refuse(ex, parser, socket, deadline, std::move(failure));
+      std::optional<proxy_error> failure = read_error(ec, "headers", cfg.max_body_bytes);
+      co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(failure));
       co_return;
     }
     auto head = screen_head(parser);
     if (head.refusal) {
-      co_await refuse(ex, parser, socket, deadline, std::move(*head.refusal));
+      co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(head.refusal));
       co_return;
     }
     if (!head.interim.empty()) {
@@ -285,7 +262,19 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     std::optional<std::string> large_body_read;
     std::optional<http::request_header<>> header_as_received;
     if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
-      if (!co_await read_large_body(cfg, ex, parser, stream, buffer, deadline, *length, large_body_read.emplace())) break;
+      // A body of known length over `large_body` is read straight into its
+      // final string, which grows only as bytes arrive: a client declaring
+      // 64 MiB and sending nothing costs nothing.
+      deadline.set(cfg.client_timeout);  // one deadline for the whole body
+      const error_code read = co_await read_declared_body(stream, buffer, large_body_read.emplace(), *length);
+      const error_code rec = deadline.verdict(read);
+      if (rec == beast::error::timeout) {  // the client stalled mid-body
+        // A named error, not a temporary in the co_await expression: GCC 12
+        // destroys such temporaries twice (a double free, GCC bug 100611).
+        std::optional<proxy_error> stalled = proxy_error{error_kind::request_timeout, "request body not received in time"};
+        co_await dispatch(sh, channel, memo, parser.get(), std::move(stalled));
+      }
+      if (rec) break;
     } else {
       // Chunked and small bodies go through Beast's parser. Beast adds a
       // chunked body's trailer fields to the header, each after any field of
@@ -300,8 +289,8 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
       auto [body_ec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
       if (const error_code bec = deadline.verdict(body_ec)) {
         if (is_benign(bec)) break;
-        auto failure = read_error(bec, "body", cfg.max_body_bytes);
-        co_await refuse(ex, parser, socket, deadline, std::move(failure));
+        std::optional<proxy_error> failure = read_error(bec, "body", cfg.max_body_bytes);
+        co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(failure));
         co_return;
       }
     }
@@ -314,13 +303,7 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     // An exchange can last minutes (a stream): an empty read buffer is not
     // kept across it, so an open stream holds no request-sized memory.
     if (buffer.size() == 0) buffer.shrink_to_fit();
-    // The offload service's own paths are answered by its driver, never
-    // forwarded; every other request takes the proxy path.
-    if (auto route = service_route_of(std::string_view(request.target())); route.what != service_route::kind::none) {
-      if (!co_await service_exchange(sh, channel, memo).run(request, route)) break;
-    } else if (!co_await ex.run(request)) {
-      break;
-    }
+    if (!co_await dispatch(sh, channel, memo, request, std::nullopt)) break;
   }
 }
 

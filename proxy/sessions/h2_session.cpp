@@ -6,10 +6,9 @@
 #include <nghttp2/nghttp2.h>
 #include <unordered_map>
 
-#include "proxy/exchange/exchange.hpp"
 #include "proxy/net/tls_stream.hpp"
-#include "proxy/service/service_exchange.hpp"
 #include "proxy/sessions/h2_stream.hpp"
+#include "proxy/sessions/request_dispatch.hpp"
 #include "proxy/sessions/session_guard.hpp"
 
 namespace gistproxy::proxy {
@@ -68,7 +67,6 @@ class h2_session final : public h2_events, public h2_link, public std::enable_sh
   static awaitable<void> serve_stream(std::shared_ptr<h2_session<Stream>> self, h2_request r);
   static awaitable<void> write_loop(std::shared_ptr<h2_session<Stream>> self);
   awaitable<void> write_frames();
-  awaitable<void> respond(h2_stream& stream, h2_request& r);
   awaitable<void> wait_done();
   void stream_finished(std::int32_t id);
   void drain();
@@ -232,7 +230,10 @@ awaitable<void> h2_session<Stream>::serve_stream(std::shared_ptr<h2_session<Stre
   // never goes out.
   if (s.ending_ || !s.conn_.open(r.stream)) stream.closed(false);
   try {
-    co_await s.respond(stream, r);
+    // The connection's memo, as on HTTP/1.1 (its streams mostly share a key
+    // and a conversation): every use of it runs between two suspensions, on
+    // this connection's one thread, so concurrent streams never see it half-set.
+    co_await dispatch(s.sh_, stream, s.memo_, r.request, std::move(r.refusal));
   } catch (...) {
     count_session_failure(s.svc_, "h2", "stream", std::current_exception());  // this stream only
   }
@@ -240,27 +241,6 @@ awaitable<void> h2_session<Stream>::serve_stream(std::shared_ptr<h2_session<Stre
   // ends abnormally, as a closed HTTP/1.1 connection would say.
   if (!stream.complete() && !stream.is_closed()) s.conn_.reset(r.stream, NGHTTP2_INTERNAL_ERROR);
   s.output_ready();
-}
-
-// The same drivers as an HTTP/1.1 request's (client_session.cpp).
-template <class Stream>
-awaitable<void> h2_session<Stream>::respond(h2_stream& stream, h2_request& r) {
-  // The connection's, as on HTTP/1.1 (its streams mostly share a key and a
-  // conversation): every use of it runs between two suspensions, on this
-  // connection's one thread, so concurrent streams never see it half-set.
-  auto& memo = memo_;
-  if (r.refusal) {
-    proxy_error refusal = std::move(*r.refusal);  // named: see client_session.cpp on GCC bug 100611
-    exchange ex(sh_, stream, memo);
-    co_await ex.reject(r.request, std::move(refusal));
-  } else if (auto route = service_route_of(std::string_view(r.request.target()));
-             route.what != service_route::kind::none) {
-    service_exchange ex(sh_, stream, memo);
-    co_await ex.run(r.request, route);
-  } else {
-    exchange ex(sh_, stream, memo);
-    co_await ex.run(r.request);
-  }
 }
 
 template <class Stream>
