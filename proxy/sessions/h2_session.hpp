@@ -1,8 +1,7 @@
-// An HTTP/2 client connection (h2c with prior knowledge): client_session
-// hands it over when the connection starts with the HTTP/2 preface. Each
-// request stream runs through the same drivers as an HTTP/1.1 request (the
-// proxy path's exchange or the offload service's), concurrently, each in its
-// own coroutine on the connection's shard; their responses go out as frames
+// An HTTP/2 client connection (h2c with prior knowledge, or h2 over TLS):
+// client_connection hands it over when the connection starts with the HTTP/2
+// preface. Each request stream goes through the same dispatch as an HTTP/1.1
+// request (request_dispatch), concurrently, each in its own coroutine on the connection's shard; their responses go out as frames
 // on their stream (h2_stream). Upstreams stay HTTP/1.1.
 #pragma once
 

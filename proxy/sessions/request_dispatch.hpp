@@ -1,5 +1,5 @@
 // Where every transport's requests go, written once: HTTP/1.x's request
-// loop (client_session), each HTTP/2 stream (h2_session), and the next
+// loop (http1_session), each HTTP/2 stream (h2_session), and the next
 // transport too, call this and nothing else to have a request answered.
 //
 //   refused  → a request the transport refused before it was read whole

@@ -15,7 +15,7 @@
 
 #include "proxy/sessions/accept_backoff.hpp"
 #include "proxy/sessions/admin_server.hpp"
-#include "proxy/sessions/client_session.hpp"
+#include "proxy/sessions/client_connection.hpp"
 #include "proxy/sessions/session_guard.hpp"
 #include "proxy/sessions/tls_reload.hpp"
 #include "proxy/runtime/recorder.hpp"

@@ -30,7 +30,7 @@
 
 #include "proxy/commands/process_services.hpp"
 #include "proxy/net/checked_parser.hpp"
-#include "proxy/sessions/client_session.hpp"
+#include "proxy/sessions/client_connection.hpp"
 #include "proxy/sessions/session_guard.hpp"
 #include "tests/fuzz/fuzz_input.hpp"
 

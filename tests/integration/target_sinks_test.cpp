@@ -3,7 +3,7 @@
 // no sink: not the upstream, the access log, the spans, the recording or an
 // error body, on requests gistproxy forwards and on those it refuses before
 // it checked their target (bad Host, %2e%2e, bad Transfer-Encoding, a body
-// over --max-body: client_session.cpp answers them through exchange::reject).
+// over --max-body: http1_session.cpp answers them through the dispatch).
 #include <catch2/catch.hpp>
 
 #include <algorithm>

@@ -1,5 +1,8 @@
-// A client connection: read a request (fresh parser, explicit limits, a
-// timeout before every read), hand it to an exchange, repeat while keep-alive.
+// A client connection, from the accept to its close: TCP_NODELAY, its place
+// in the shard's session list (drain, connection limit), the TLS handshake,
+// then its first bytes decide the transport: the HTTP/2 preface hands it to
+// h2_session, anything else to http1_session. Every transport answers its
+// requests through the one dispatch (request_dispatch).
 #pragma once
 
 #include <boost/asio/ssl/context.hpp>
