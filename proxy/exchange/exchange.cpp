@@ -10,8 +10,9 @@ exchange::exchange(shard& s, client_channel& client, connection_memo& memo)
     : shard_(s), svc_(s.svc()), channel_(client), memo_(memo) {}
 
 awaitable<bool> exchange::run(client_request& request) {
-  request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
-  ctx.out.close_when(svc_.draining);
+  // Whether the connection is kept after the answer is the transport's to
+  // decide (the request's Connection, a drain: client_channel).
+  request_context ctx(request, channel_, true, svc_.recorder != nullptr, memo_);
   receive(svc_, ctx);
   // A request that came around to this proxy again is answered at once: each
   // pass would otherwise forward it anew, a connection and descriptors each.

@@ -24,7 +24,7 @@ class upstream_source final : public hop_source {
     if (!keepalive.empty()) {
       // While the next hop waits for its first byte, keep-alive events keep
       // clients with idle timeouts from giving up.
-      ticker.emplace(client_, ctx_.out.framed(keepalive), svc_.cfg.stream_keepalive);
+      ticker.emplace(client_, keepalive, svc_.cfg.stream_keepalive);
       ticker->start();
     }
     auto answer = std::make_unique<upstream_hop>(svc_, pool_, ctx_, watch_, hop);

@@ -1,64 +1,49 @@
-// The client side of one exchange, whatever carries it: a byte stream that
-// the writer frames as HTTP/1.x (stream_channel), or a transport that frames
-// each response itself (an HTTP/2 stream: message_channel). The exchange's
-// phases see only this, so they run unchanged over either.
+// The client side of one exchange, whatever carries it: an HTTP/1.x
+// connection (proxy/sessions/http1_channel), an HTTP/2 stream
+// (proxy/sessions/h2_stream), next a WebSocket. The exchange's phases and
+// its writer (proxy/exchange/client_writer) hand it what to answer; the
+// transport decides how that looks on its wire (status line, chunked coding
+// and Connection on HTTP/1.x; HEADERS and DATA frames on HTTP/2). The phases
+// see only this, so they run unchanged over any transport, and unit tests
+// run them against a channel that records or fails on demand.
 #pragma once
 
 #include <optional>
-#include <span>
 #include <string_view>
 
 #include "proxy/net/beast.hpp"
 #include "proxy/net/client_watch.hpp"
-#include "proxy/net/deadlines.hpp"
 
 namespace gistproxy::proxy {
 
-// A transport that frames responses itself (HTTP/2): the writer hands it a
-// status with the fields to send, then body pieces. HTTP/1.x framing (status
-// line, chunked coding, Connection) is never used with it.
-class message_channel {
- public:
-  virtual ~message_channel() = default;
-  // `from`: the fields whose end-to-end ones are sent; `length`: the body's
-  // size when known; `ends`: no body follows (the response is complete).
-  virtual awaitable<error_code> head(unsigned status, const http::fields& from, std::optional<std::uint64_t> length,
-                                     bool ends) = 0;
-  // One body piece; `last` ends the response. Returns once the piece is
-  // buffered within the transport's bound (back-pressure), not necessarily sent.
-  virtual awaitable<error_code> data(std::string_view bytes, bool last) = 0;
+// A response's head as the exchange decides it, before any transport frames it.
+struct reply_head {
+  unsigned status = 200;
+  std::string_view reason;       // HTTP/1.x's reason phrase; empty: the status's usual one
+  const http::fields& fields;    // the end-to-end ones of these are sent (hop_by_hop.hpp)
+  std::optional<std::uint64_t> length;  // the body's size, when known
+  bool close = false;            // the exchange ends the connection after this response
 };
 
 class client_channel {
  public:
   virtual ~client_channel() = default;
-  // Body bytes, framed by the writer where the transport needs it (HTTP/1.x
-  // heads and chunks); on a message_channel, body bytes as they are.
-  virtual awaitable<error_code> write(std::span<const asio::const_buffer> bytes) = 0;
-  // The message framing of this transport; null for a byte stream (HTTP/1.x).
-  virtual message_channel* messages() { return nullptr; }
+  // A whole response: its head and all of its body (`body` empty: none, as
+  // for a HEAD request's answer), in one write where the transport can.
+  virtual awaitable<error_code> whole_response(const reply_head& head, std::string_view body) = 0;
+  // A streamed response's head; its body follows through write_body.
+  virtual awaitable<error_code> begin_response(const reply_head& head) = 0;
+  // One piece of a streamed body; `last` ends it (an empty last piece only
+  // ends it). Returns once the piece is written, or buffered within the
+  // transport's bound (back-pressure). Also what a keep-alive event is
+  // written with while the exchange waits on a later hop.
+  virtual awaitable<error_code> write_body(std::string_view bytes, bool last) = 0;
+  // Whether the connection may carry another request after this response,
+  // as decided with its head (HTTP/1.x: the Connection it said).
+  virtual bool keeps_connection() const = 0;
   // Starts `watch` noticing a client that leaves while the request is upstream.
   virtual void watch(client_watch& watch) = 0;
   virtual executor get_executor() = 0;
-};
-
-// A byte stream to the client (its TCP socket, or TLS over it: Stream) that
-// HTTP/1.x is framed on; each write must finish within `timeout`. The
-// deadline and the departure watch work on the TCP socket underneath.
-template <class Stream>
-class stream_channel final : public client_channel {
- public:
-  stream_channel(Stream& stream, tcp_socket& socket, socket_deadline& deadline, std::chrono::milliseconds timeout)
-      : stream_(stream), socket_(socket), deadline_(deadline), timeout_(timeout) {}
-  awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override;
-  void watch(client_watch& watch) override { watch.peek(socket_); }
-  executor get_executor() override { return socket_.get_executor(); }
-
- private:
-  Stream& stream_;
-  tcp_socket& socket_;
-  socket_deadline& deadline_;
-  std::chrono::milliseconds timeout_;
 };
 
 }  // namespace gistproxy::proxy

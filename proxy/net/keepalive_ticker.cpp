@@ -4,8 +4,8 @@
 
 namespace gistproxy::proxy {
 
-keepalive_ticker::keepalive_ticker(client_channel& client, std::string framed_chunk, std::chrono::milliseconds interval)
-    : state_(std::make_shared<state>(client, std::move(framed_chunk), interval)) {}
+keepalive_ticker::keepalive_ticker(client_channel& client, std::string event, std::chrono::milliseconds interval)
+    : state_(std::make_shared<state>(client, std::move(event), interval)) {}
 
 keepalive_ticker::~keepalive_ticker() {
   state_->running = false;
@@ -18,9 +18,8 @@ void keepalive_ticker::start() {
   arm(state_);
 }
 
-awaitable<error_code> keepalive_ticker::write_frame(std::shared_ptr<state> s) {
-  std::array<asio::const_buffer, 1> bytes{asio::buffer(s->frame)};
-  co_return co_await s->client.write(bytes);
+awaitable<error_code> keepalive_ticker::write_event(std::shared_ptr<state> s) {
+  co_return co_await s->client.write_body(s->event, false);
 }
 
 void keepalive_ticker::arm(const std::shared_ptr<state>& s) {
@@ -29,7 +28,7 @@ void keepalive_ticker::arm(const std::shared_ptr<state>& s) {
     if (ec || !s->running) return;
     s->writing = true;
     // stop() waits for this write, so the channel (the client's) outlives it.
-    asio::co_spawn(s->client.get_executor(), write_frame(s), [s](std::exception_ptr e, error_code wec) {
+    asio::co_spawn(s->client.get_executor(), write_event(s), [s](std::exception_ptr e, error_code wec) {
       s->writing = false;
       s->write_done.cancel();  // wakes a stop() waiting for this write
       if (e || wec) s->failed = true;

@@ -1,5 +1,6 @@
 // Keeps a client stream alive while a page-in hop waits on the upstream:
-// every interval it writes the API's keep-alive event (a chunk), and it only
+// every interval it writes the API's keep-alive event as a body piece (the
+// channel frames it: a chunk on HTTP/1.1, DATA on HTTP/2), and it only
 // writes while the exchange itself is not writing (between start() and stop()).
 #pragma once
 
@@ -15,9 +16,8 @@ namespace gistproxy::proxy {
 
 class keepalive_ticker {
  public:
-  // `framed_chunk`: the event as the channel carries it (a chunk on HTTP/1.1,
-  // the bare event on HTTP/2); the channel bounds each write.
-  keepalive_ticker(client_channel& client, std::string framed_chunk, std::chrono::milliseconds interval);
+  // `event`: the bytes of one keep-alive event; the channel bounds each write.
+  keepalive_ticker(client_channel& client, std::string event, std::chrono::milliseconds interval);
   ~keepalive_ticker();
   void start();
   // Stops ticking and waits for a keep-alive write still in flight, so the
@@ -29,15 +29,15 @@ class keepalive_ticker {
   struct state {
     asio::steady_timer tick, write_done;
     client_channel& client;
-    std::string frame;
+    std::string event;
     std::chrono::milliseconds interval;
     bool running = false, writing = false, failed = false;
     std::uint64_t sent = 0;
     state(client_channel& c, std::string f, std::chrono::milliseconds i)
-        : tick(c.get_executor()), write_done(c.get_executor()), client(c), frame(std::move(f)), interval(i) {}
+        : tick(c.get_executor()), write_done(c.get_executor()), client(c), event(std::move(f)), interval(i) {}
   };
   static void arm(const std::shared_ptr<state>& s);
-  static awaitable<error_code> write_frame(std::shared_ptr<state> s);
+  static awaitable<error_code> write_event(std::shared_ptr<state> s);
   std::shared_ptr<state> state_;  // shared with pending handlers
 };
 

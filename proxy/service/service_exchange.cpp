@@ -8,8 +8,7 @@ service_exchange::service_exchange(shard& s, client_channel& client, connection_
     : svc_(s.svc()), channel_(client), memo_(memo) {}
 
 awaitable<bool> service_exchange::run(client_request& request, const service_route& route) {
-  request_context ctx(request, channel_, request.keep_alive() && !svc_.draining, svc_.recorder != nullptr, memo_);
-  ctx.out.close_when(svc_.draining);
+  request_context ctx(request, channel_, true, svc_.recorder != nullptr, memo_);  // kept as the channel decides
   std::optional<proxy_error> internal;
   bool rewritten = false;
   try {

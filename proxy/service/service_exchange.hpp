@@ -1,8 +1,8 @@
 // The offload service's driver: one request to /v1/offload/{api} or
 // /v1/blobs/{handle}, run through the proxy path's phases (receive, rewrite,
 // finish; proxy/exchange/phases.hpp) and answered here, never forwarded.
-// client_session dispatches a request here or to the proxy path's driver
-// (proxy/exchange/exchange.hpp) by its target.
+// The one dispatch (proxy/sessions/request_dispatch) sends a request here or
+// to the proxy path's driver (proxy/exchange/exchange.hpp) by its target.
 #pragma once
 
 #include "proxy/exchange/phases.hpp"

@@ -23,11 +23,14 @@ void h2_stream::watch(client_watch& watch) {
   if (reset_) departure_();  // reset before the hop started: it never goes out
 }
 
-// Keep-alive events written outside the writer's pieces: body bytes as they are.
-awaitable<error_code> h2_stream::write(std::span<const asio::const_buffer> bytes) {
-  std::string joined;
-  for (const auto& b : bytes) joined.append(static_cast<const char*>(b.data()), b.size());
-  co_return co_await data(joined, false);
+awaitable<error_code> h2_stream::whole_response(const reply_head& head, std::string_view body) {
+  error_code ec = co_await this->head(head.status, head.fields, head.length, body.empty());
+  if (!ec && !body.empty()) ec = co_await data(body, true);
+  co_return ec;
+}
+
+awaitable<error_code> h2_stream::begin_response(const reply_head& head) {
+  co_return co_await this->head(head.status, head.fields, head.length, false);
 }
 
 awaitable<error_code> h2_stream::head(unsigned status, const http::fields& from, std::optional<std::uint64_t> length,

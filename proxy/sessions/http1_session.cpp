@@ -5,10 +5,10 @@
 #include <optional>
 
 #include "proxy/net/checked_parser.hpp"
-#include "proxy/net/client_channel.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
+#include "proxy/sessions/http1_channel.hpp"
 #include "proxy/sessions/request_dispatch.hpp"
 
 namespace gistproxy::proxy {
@@ -176,7 +176,6 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
   auto& svc = sh.svc();
   const auto& cfg = svc.cfg;
   connection_memo memo;
-  stream_channel<Stream> channel(stream, socket, deadline, cfg.client_timeout);
   while (!svc.draining) {
     handle.busy = false;
     request_parser parser;
@@ -187,6 +186,8 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     auto [header_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
     const error_code ec = deadline.verdict(!header_ec && head_bytes > header_limit ? http::error::header_limit : header_ec);
     handle.busy = true;
+    // This request's answer, framed for the version it was asked in.
+    socket_channel<Stream> channel(stream, socket, deadline, cfg.client_timeout, parser.get(), svc.draining);
     if (ec) {
       if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
       std::optional<proxy_error> failure = read_error(ec, "headers", cfg.max_body_bytes);

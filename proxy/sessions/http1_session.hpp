@@ -1,6 +1,7 @@
 // An HTTP/1.x client connection: read a request (fresh parser, explicit
 // limits, a timeout before every read), answer it through the one dispatch
-// (request_dispatch), repeat while the connection is kept. client_connection
+// (request_dispatch) on an HTTP/1 channel that frames the response
+// (http1_channel), repeat while the connection is kept. client_connection
 // hands a connection here when it does not start with the HTTP/2 preface.
 #pragma once
 

@@ -10,6 +10,7 @@
 #include <deque>
 
 #include "proxy/exchange/page_in_loop.hpp"
+#include "proxy/sessions/http1_channel.hpp"
 #include "rewrite/endpoint.hpp"
 #include "rewrite/json/checked.hpp"
 #include "tests/support/scripted_model.hpp"
@@ -22,21 +23,25 @@ using njson = nlohmann::json;
 
 namespace {
 
-// Keeps what the client would receive; fails every write after `fail_after` writes.
-class recording_channel final : public client_channel {
+// An HTTP/1.1 channel that keeps what the client would receive; fails every
+// write after `fail_after` writes.
+class recording_channel final : public http1_channel {
  public:
-  awaitable<error_code> write(std::span<const asio::const_buffer> bytes) override {
-    if (writes_ >= fail_after) co_return asio::error::broken_pipe;
-    ++writes_;
-    for (const auto& b : bytes) received.append(static_cast<const char*>(b.data()), b.size());
-    co_return error_code{};
-  }
+  explicit recording_channel(const client_request& request)
+      : http1_channel(request.version(), request.keep_alive(), draining_) {}
   void watch(client_watch&) override {}  // the client never leaves here
   executor get_executor() override { return io_.get_executor(); }
   std::string received;
   std::size_t fail_after = SIZE_MAX;
 
  private:
+  awaitable<error_code> send(std::span<const asio::const_buffer> bytes) override {
+    if (writes_ >= fail_after) co_return asio::error::broken_pipe;
+    ++writes_;
+    for (const auto& b : bytes) received.append(static_cast<const char*>(b.data()), b.size());
+    co_return error_code{};
+  }
+  inline static const std::atomic<bool> draining_{false};
   std::size_t writes_ = 0;
   asio::io_context io_;
 };
@@ -123,7 +128,7 @@ struct harness {
   telemetry::metric_catalogue metrics{registry};
   exchange_stats stats{metrics, "chat"};
   client_request request{http::verb::post, "/v1/chat/completions", 11};
-  recording_channel channel;
+  recording_channel channel{request};
   client_writer out{channel, request, true, false};
   scripted_source source;
   const rewrite::wire_format* wire = &rewrite::endpoint_for("POST", "/v1/chat/completions")->wire();
