@@ -8,6 +8,8 @@
 #include <array>
 #include <cctype>
 
+#include "rewrite/text/field_value.hpp"
+
 namespace gistproxy::rewrite {
 
 // Decodes from `in` into `out`, advancing both, until the input is used up or
@@ -154,12 +156,6 @@ std::unique_ptr<engine> make_engine(content_coding coding) {
   return std::make_unique<identity_engine>();
 }
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
@@ -172,7 +168,7 @@ constexpr std::size_t max_accept_items = 32;  // a client's list is a handful; m
 }  // namespace
 
 std::optional<content_coding> parse_content_coding(std::string_view field) {
-  const std::string name = lower(trim(field));
+  const std::string name = lower(text::trimmed(field));
   if (name.empty() || name == "identity") return content_coding::identity;
   if (name == "gzip" || name == "x-gzip") return content_coding::gzip;
   if (name == "deflate") return content_coding::deflate;
@@ -193,10 +189,10 @@ std::string decodable_accept_encoding(std::optional<std::string_view> client_fie
   std::string_view rest = *client_field;
   for (std::size_t items = 0; !rest.empty() && items < max_accept_items; ++items) {
     const auto comma = rest.find(',');
-    const std::string_view item = trim(rest.substr(0, comma));
+    const std::string_view item = text::trimmed(rest.substr(0, comma));
     rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     const auto semicolon = item.find(';');
-    const std::string coding = lower(trim(item.substr(0, semicolon)));
+    const std::string coding = lower(text::trimmed(item.substr(0, semicolon)));
     const std::string_view params = semicolon == std::string_view::npos ? std::string_view{} : item.substr(semicolon);
     if (coding == "*") {
       for (auto name : decodable)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rewrite/request_target.hpp"
+#include "rewrite/text/field_value.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -57,7 +58,7 @@ std::string_view access_key_of_credential(std::string_view credential) {
   return credential.substr(0, std::min(slash, encoded));
 }
 
-bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::string_view::npos; }
+using rewrite::text::blank;
 
 // The Bedrock operations gistproxy reads (InvokeModel and its stream,
 // Converse and its stream, CountTokens): the only ones its identity signs.

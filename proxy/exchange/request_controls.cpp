@@ -1,14 +1,11 @@
 #include "proxy/exchange/request_controls.hpp"
 
+#include "rewrite/text/field_value.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-std::string_view trimmed(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
+using rewrite::text::trimmed;
 
 std::string range_text(const threshold_range& r) { return std::to_string(r.low) + "-" + std::to_string(r.high); }
 

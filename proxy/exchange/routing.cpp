@@ -8,13 +8,14 @@
 #include "proxy/aws/aws_signing.hpp"
 #include "proxy/exchange/phases.hpp"
 #include "rewrite/request_target.hpp"
+#include "rewrite/text/field_value.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
 using rewrite::credential_kind;
 
-bool blank(std::string_view v) { return v.find_first_not_of(" \t") == std::string_view::npos; }
+using rewrite::text::blank;
 
 bool has_field(const client_request& r, std::string_view name) {
   for (auto [it, end] = r.equal_range(name); it != end; ++it)

@@ -4,15 +4,12 @@
 
 #include "proxy/exchange/phases.hpp"
 #include "rewrite/request_target.hpp"
+#include "rewrite/text/field_value.hpp"
 
 namespace gistproxy::proxy {
 namespace {
 
-std::string_view trimmed(std::string_view v) {
-  while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return v;
-}
+using rewrite::text::trimmed;
 
 // The credential that names the request's tenant: the first of the fields
 // the endpoint names that carries one. An Authorization value counts as sent,
