@@ -43,24 +43,13 @@ service_route service_route_of(std::string_view target) {
 }
 
 std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
-  auto query = rewrite::query_of(target);
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const auto pair = query.substr(0, amp);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name) return decoded(eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1));
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
-  return std::nullopt;
+  const auto value = rewrite::first_query_value(target, name);
+  return value ? decoded(*value) : std::nullopt;
 }
 
 bool query_decodes(std::string_view target) {
-  auto query = rewrite::query_of(target);
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    if (!decoded(query.substr(0, amp))) return false;
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
+  for (const auto& pair : rewrite::query_pairs(target))
+    if (!decoded(pair.name) || !decoded(pair.value)) return false;
   return true;
 }
 

@@ -17,7 +17,8 @@ struct service_route {
 // Which service endpoint a request target names (none: proxy it).
 service_route service_route_of(std::string_view target);
 
-// A query parameter, percent- and '+'-decoded; nullopt when absent or not
+// The first query parameter so named (names read as rewrite::query_pairs
+// reads them), its value percent- and '+'-decoded; nullopt when absent or not
 // decodable. The target is bounded by the header limits.
 std::optional<std::string> query_parameter(std::string_view target, std::string_view name);
 

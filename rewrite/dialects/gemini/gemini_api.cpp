@@ -87,17 +87,11 @@ bool collect_parts(json::cursor& c, request_scan& out) {
 
 }  // namespace
 
-// Whether the query of `target` has name=value (exactly; the first of that name wins).
+// Whether the query of `target` has name=value: the first pair of that name
+// with an '=' wins, its value compared as sent (an option's literal).
 static bool has_query_pair(std::string_view target, std::string_view name, std::string_view value) {
-  auto query = rewrite::query_of(target);
-  query = query.substr(0, query.find('#'));
-  while (!query.empty()) {
-    auto amp = query.find('&');
-    auto pair = query.substr(0, amp);
-    if (pair.size() > name.size() && pair.starts_with(name) && pair[name.size()] == '=')
-      return pair.substr(name.size() + 1) == value;
-    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
-  }
+  for (const auto& pair : rewrite::query_pairs(target))
+    if (pair.has_equals && pair.named(name)) return pair.value == value;
   return false;
 }
 

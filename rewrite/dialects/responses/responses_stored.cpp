@@ -45,31 +45,16 @@ bool remove_from(nlohmann::json& object, std::string_view key, Pick ours) {
   return it->size() != before;
 }
 
-std::optional<std::string_view> query_param(std::string_view target, std::string_view name) {
-  auto rest = query_of(target);
-  while (!rest.empty()) {
-    const auto amp = rest.find('&');
-    const auto pair = rest.substr(0, amp);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name) return eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
-    if (amp == std::string_view::npos) break;
-    rest.remove_prefix(amp + 1);
-  }
-  return std::nullopt;
-}
-
-// The target's query with every `name=` pair replaced by one `name=value`.
+// The target's query with every pair named `name` (as the API reads names:
+// %-decoded, as first_query_value does) replaced by one `name=value`. A query
+// too long to read whole is left as sent rather than cut.
 std::string with_param(std::string_view target, std::string_view name, std::string_view value) {
+  const auto pairs = query_pairs(target);
+  if (!pairs.complete()) return std::string(target);
   std::string out(path_of(target));
   out += '?';
-  auto rest = query_of(target);
-  while (!rest.empty()) {
-    const auto amp = rest.find('&');
-    const auto pair = rest.substr(0, amp);
-    if (!pair.empty() && pair.substr(0, pair.find('=')) != name) out.append(pair).append(1, '&');
-    if (amp == std::string_view::npos) break;
-    rest.remove_prefix(amp + 1);
-  }
+  for (const auto& pair : pairs)
+    if (!pair.named(name)) out.append(pair.sent).append(1, '&');
   return out.append(name).append(1, '=').append(value);
 }
 
@@ -110,13 +95,13 @@ std::optional<stored_read> stored_read_of(std::string_view method, std::string_v
   } else if (!get) {
     read.what = stored_read::kind::remove;
   } else {
-    read.stream = query_param(target, "stream") == std::optional<std::string_view>("true");
+    read.stream = first_query_value(target, "stream") == std::optional<std::string_view>("true");
   }
   return read;
 }
 
 std::optional<std::size_t> items_limit(std::string_view target) {
-  const auto text = query_param(target, "limit");
+  const auto text = first_query_value(target, "limit");
   if (!text) return default_items_limit;
   std::size_t limit = 0;
   const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), limit);

@@ -34,4 +34,6 @@ TEST_CASE("query parameters decode percent escapes and '+', and an undecodable o
   CHECK(query_decodes("/v1/blobs/h"));
   CHECK(query_parameter("/v1/blobs/h?a=%00b", "a") == std::string("\0b", 2));  // bytes, as sent
   CHECK(query_parameter("/p?x=1&x=2", "x") == "1");                            // the first one counts
+  CHECK(query_parameter("/p?%70attern=a%2Bb", "pattern") == "a+b");            // names as every reader reads them
+  CHECK(query_parameter("/p?x&x=2", "x") == "");                              // present, with no value
 }

@@ -205,5 +205,9 @@ TEST_CASE("a Gemini stream is interceptable only as SSE (alt=sse), never as a st
   CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent", body).answer_interceptable);
   CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent?alt=json", body).answer_interceptable);
   CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent?xalt=sse", body).answer_interceptable);
+  // Names read as Google reads them (rewrite::query_pairs): %-decoded; the first with a value decides.
+  CHECK(facts_of("/v1beta/models/g:streamGenerateContent?%61lt=sse", body).answer_interceptable);
+  CHECK(facts_of("/v1beta/models/g:streamGenerateContent?alt&alt=sse", body).answer_interceptable);
+  CHECK_FALSE(facts_of("/v1beta/models/g:streamGenerateContent?alt=json&alt=sse", body).answer_interceptable);
   CHECK(facts_of("/v1beta/models/g:generateContent", body).answer_interceptable);
 }

@@ -75,6 +75,13 @@ TEST_CASE("a stored read goes upstream under the stored id, an input_items page 
   CHECK(items_limit("/x") == std::optional<std::size_t>(20));
 }
 
+TEST_CASE("an input_items limit spelled with a %-encoded name is the limit, replaced rather than sent twice") {
+  const std::string target = "/v1/responses/resp_a/input_items?%6Cimit=5&order=asc";
+  CHECK(items_limit(target) == std::optional<std::size_t>(5));
+  CHECK(stored_target(target, *stored_read_of("GET", target), "resp_b", 3) ==
+        "/v1/responses/resp_b/input_items?order=asc&limit=8");
+}
+
 TEST_CASE("a stored response is shown with the client's id, tools, tool_choice and previous_response_id") {
   J response = {{"id", "resp_last"}, {"previous_response_id", "resp_mapped"}, {"tool_choice", "none"},
                 {"tools", {{{"type", "function"}, {"name", "cat"}}, {{"type", "function"}, {"name", "read_blob"}}}},
