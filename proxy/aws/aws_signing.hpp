@@ -29,6 +29,7 @@
 
 #include "proxy/net/beast.hpp"
 #include "proxy/aws/sigv4.hpp"
+#include "rewrite/aws_credentials.hpp"
 #include "rewrite/endpoint.hpp"
 
 namespace gistproxy::proxy {
@@ -70,23 +71,10 @@ aws_auth aws_auth_of(const client_request& r, const rewrite::endpoint& d, bool c
 // -Security-Token; names %-decoded, any case); every other byte as it was.
 std::string without_sigv4_query(std::string_view target);
 
-// Whether an Authorization value is an AWS signature over the request: SigV4
-// ("AWS4-HMAC-SHA256 Credential=…") or SigV4a ("AWS4-ECDSA-P256-SHA256 …").
-bool is_aws_signature(std::string_view authorization);
-
-// Whether the target's query carries an AWS credential: X-Amz-Credential,
-// -Signature or -Security-Token with a value (names %-decoded, any case).
-bool has_aws_query_credential(std::string_view target);
-
-// The access key id in a SigV4 or SigV4a Authorization value ("AWS4-HMAC-SHA256
-// Credential=AKID/20250101/us-east-1/bedrock/aws4_request, …"); empty if the
-// value is not one. It, not the signature that changes per request, names the tenant.
-std::string_view sigv4_access_key(std::string_view authorization);
-
-// The identity of an AWS request that has no Authorization, for its tenant:
-// a presigned query's access key id (X-Amz-Credential), else its session's
-// X-Amz-Security-Token (the field, then the query parameter); empty if none.
-std::string_view aws_query_identity(const client_request& r);
+// What the request carries of an AWS identity (rewrite/aws_credentials.hpp):
+// its query, every Authorization and every X-Amz-Security-Token field. The
+// one answer routing, the tenant and the signing mode all read.
+rewrite::aws_credentials aws_credentials_of(const client_request& r);
 
 // The region of an AWS endpoint host ("bedrock-runtime.eu-west-1.amazonaws.com"); empty if none.
 std::string region_of_aws_host(std::string_view host);

@@ -23,24 +23,13 @@ bool has_field(const client_request& r, std::string_view name) {
   return false;
 }
 
-// SigV4 or SigV4a in Authorization, a session token in its field, or any of
-// them in the query (a presigned URL, or a token sent there).
-bool aws_signed(const client_request& r) {
-  for (auto [it, end] = r.equal_range(http::field::authorization); it != end; ++it) {
-    auto v = std::string_view(it->value());
-    v.remove_prefix(std::min(v.find_first_not_of(" \t"), v.size()));
-    if (is_aws_signature(v)) return true;
-  }
-  return has_field(r, "x-amz-security-token") || has_aws_query_credential(std::string_view(r.target()));
-}
-
 rewrite::request_credentials credentials_of(const client_request& r) {
   rewrite::request_credentials c;
   auto set = [&](credential_kind k, bool present) { c.has[std::size_t(k)] = present; };
   set(credential_kind::anthropic_key, has_field(r, "x-api-key"));
   set(credential_kind::google_key, has_field(r, "x-goog-api-key") || !rewrite::query_value(std::string_view(r.target()), "key").empty());
   set(credential_kind::azure_key, has_field(r, "api-key"));
-  set(credential_kind::aws_signature, aws_signed(r));
+  set(credential_kind::aws_signature, aws_credentials_of(r).carried());
   c.anthropic_version = has_field(r, "anthropic-version");
   return c;
 }

@@ -40,7 +40,7 @@ std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d)
 // the shared anonymous tenant.
 std::string_view aws_key_of(const client_request& r, const rewrite::endpoint& d) {
   const auto sent = api_key_of(r, d);
-  return sent.empty() ? aws_query_identity(r) : sent;
+  return sent.empty() ? aws_credentials_of(r).identity() : sent;
 }
 
 // The credential the fields of `by` carry (the request's own endpoint, or
@@ -52,7 +52,7 @@ std::string_view credential_by(services& svc, const request_context& ctx, const 
                                 : in.aws != aws_auth::not_aws          ? aws_key_of(in.request, by)
                                                                        : api_key_of(in.request, by);
   // A SigV4 signature changes with every request; its access key id does not.
-  const auto access_key = sigv4_access_key(sent);
+  const auto access_key = rewrite::sigv4_access_key(sent);
   return access_key.empty() ? sent : access_key;
 }
 

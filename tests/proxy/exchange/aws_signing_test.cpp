@@ -1,4 +1,4 @@
-// Which SigV4 mode a Bedrock request is in (proxy/exchange/aws_signing.hpp):
+// Which SigV4 mode a Bedrock request is in (proxy/aws/aws_signing.hpp):
 // a request the client signed, in any spelling of the signature, is never
 // re-signed; a blank or doubled Authorization never passes for "no
 // credentials"; and the query a signature of ours covers carries no client
@@ -88,24 +88,26 @@ TEST_CASE("aws signing: gistproxy's identity signs only the Bedrock operations i
   }
 }
 
-TEST_CASE("aws signing: a SigV4a signature is the client's, named by its access key id like SigV4's") {
+TEST_CASE("aws signing: a SigV4a signature is the client's, like SigV4's") {
   const std::string sigv4a = "AWS4-ECDSA-P256-SHA256 Credential=AKIDCLIENT/20260101/bedrock/aws4_request, "
                              "SignedHeaders=host;x-amz-date;x-amz-region-set, Signature=3045022100ab";
-  CHECK(is_aws_signature(sigv4a));
-  CHECK(is_aws_signature("aws4-hmac-sha256 Credential=A/1/r/s/aws4_request"));
-  CHECK_FALSE(is_aws_signature("Bearer AWS4-ECDSA-P256-SHA256"));
   CHECK(mode_of(request(invoke, {{"Authorization", sigv4a}})) == aws_auth::client_signed);
-  CHECK(sigv4_access_key(sigv4a) == "AKIDCLIENT");
+  CHECK(aws_credentials_of(request(invoke, {{"Authorization", sigv4a}})).identity() == "AKIDCLIENT");
 }
 
-TEST_CASE("aws signing: a request without Authorization is named by its presigned access key, else its session token") {
-  CHECK(aws_query_identity(request(invoke + "?X-Amz-Credential=AKIDQUERY%2F20260101%2Fus-east-1%2Fbedrock%2Faws4_request"
-                                            "&X-Amz-Security-Token=tok")) == "AKIDQUERY");
-  CHECK(aws_query_identity(request(invoke + "?x-amz-credential=AKIDRAW/20260101/us-east-1/bedrock/aws4_request")) == "AKIDRAW");
-  CHECK(aws_query_identity(request(invoke + "?X-Amz-Security-Token=query-tok", {{"X-Amz-Security-Token", "field-tok"}})) ==
-        "field-tok");
-  CHECK(aws_query_identity(request(invoke + "?a=1&X-Amz-%53ecurity-Token=query-tok")) == "query-tok");
-  CHECK(aws_query_identity(request(invoke + "?X-Amz-Security-Token=")).empty());
-  CHECK(has_aws_query_credential(invoke + "?x%2Damz%2Dsecurity%2Dtoken=t"));
-  CHECK_FALSE(has_aws_query_credential(invoke + "?X-Amz-Date=20260101T000000Z&X-Amz-Signature="));
+// The reader itself is tested in tests/rewrite/aws_credentials_test.cpp; here,
+// that every field of a request reaches it.
+TEST_CASE("aws signing: a request's AWS credentials are read from its query, every Authorization and every token field") {
+  CHECK(aws_credentials_of(request(invoke + "?X-Amz-Credential=AKIDQUERY%2F20260101%2Fus-east-1%2Fbedrock%2Faws4_request"
+                                            "&X-Amz-Security-Token=tok"))
+            .identity() == "AKIDQUERY");
+  CHECK(aws_credentials_of(request(invoke + "?X-Amz-Security-Token=query-tok", {{"X-Amz-Security-Token", "field-tok"}}))
+            .identity() == "field-tok");
+  CHECK(aws_credentials_of(request(invoke, {{"X-Amz-Security-Token", ""}, {"X-Amz-Security-Token", "second-tok"}}))
+            .identity() == "second-tok");
+  const auto second_field = aws_credentials_of(
+      request(invoke, {{"Authorization", "Bearer k"}, {"Authorization", "AWS4-HMAC-SHA256 Credential=AKID2/x"}}));
+  CHECK(second_field.signature_field);
+  CHECK(second_field.identity() == "AKID2");
+  CHECK_FALSE(aws_credentials_of(request(invoke + "?X-Amz-Date=20260101T000000Z&X-Amz-Signature=")).carried());
 }
