@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <optional>
+#include <string>
+
+#include "rewrite/request_target.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -79,6 +82,14 @@ checked_target check_request_target(std::string_view method, std::string_view ta
       return out;
     }
     at = end + 1;
+  }
+  // Every reader of a query (credentials, controls, SigV4) reads it through
+  // rewrite::query_pairs, which stops at its bounds: past them a key could
+  // hide from the router and reach a provider it does not belong to.
+  if (!rewrite::query_pairs(query).complete()) {
+    out.error = "the query string is longer than " + std::to_string(rewrite::query_pairs_view::max_query_bytes) +
+                " bytes or has more than " + std::to_string(rewrite::query_pairs_view::max_query_pairs) + " parameters";
+    return out;
   }
   // RFC 3986 section 5.2.4, in one pass over a view (no quadratic erasing);
   // ".." above the root is refused rather than clamped: no client of an LLM

@@ -19,7 +19,8 @@ struct checked_target {
 // MUST accept) becomes its path and query; "*" only with OPTIONS. A
 // fragment ("#…", which a client must not send) is dropped. Dot
 // segments are removed; a path that climbs above the root, or spells a dot
-// segment in percent-encoding (%2e), is refused.
+// segment in percent-encoding (%2e), is refused, and so is a query past the
+// bounds of rewrite::query_pairs (64 KiB, 1,000 parameters).
 checked_target check_request_target(std::string_view method, std::string_view target);
 
 // RFC 9112 §3.2: exactly one Host on HTTP/1.1 (at most one on 1.0), with a

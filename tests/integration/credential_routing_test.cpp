@@ -192,6 +192,31 @@ TEST_CASE("credentials: a refused credential is counted as a credential_mismatch
   CHECK(metrics_with(s.proxy->admin_port(), {line}).find(line) != std::string::npos);
 }
 
+TEST_CASE("credentials: a query too long to read whole is refused, so a key hidden past its bound reaches no upstream") {
+  auto& s = family_stack::shared();
+  std::string many_pairs = "/v1/chat/completions?";
+  for (int i = 0; i < 1000; ++i) many_pairs += "a=1&";
+  const std::string body = R"({"model":"m","messages":[{"role":"user","content":"hi"}]})";
+  for (const auto& target : {many_pairs + "key=hidden-past-pairs-zq",
+                             "/v1/chat/completions?pad=" + std::string(64 * 1024, 'x') + "&key=hidden-past-bytes-zq"}) {
+    CAPTURE(target.size());
+    std::vector<std::size_t> before;
+    for (const auto& u : s.upstreams) before.push_back(u->heads().size());
+    const auto res = http_request(s.proxy->port(), "POST", target, body, {{"Authorization", "Bearer openai-key"}});
+    REQUIRE(res.ok());
+    CHECK(res.status == 400);
+    CHECK(error_type(res.body) == "bad_request");
+    CHECK(res.body.find("hidden") == std::string::npos);
+    for (std::size_t i = 0; i < families.size(); ++i) CHECK(s.upstreams[i]->heads().size() == before[i]);
+  }
+  // Empty pieces are no pairs: a key after 10,000 of them is read, and refused as Gemini's.
+  const auto res = http_request(s.proxy->port(), "POST", "/v1/chat/completions?" + std::string(10'000, '&') + "key=k-zq",
+                                body, {{"Authorization", "Bearer openai-key"}});
+  REQUIRE(res.ok());
+  CHECK(res.status == 400);
+  CHECK(error_type(res.body) == "credential_mismatch");
+}
+
 namespace {
 
 struct count_row {

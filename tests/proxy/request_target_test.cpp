@@ -70,3 +70,18 @@ TEST_CASE("a refused target shows no userinfo and no fragment, the rest as sent"
   CAPTURE(target);
   CHECK(target_shown(target) == shown);
 }
+
+TEST_CASE("request targets whose query is past the query reader's bounds are refused, so no reader sees a part") {
+  const std::string head = "/v1/chat/completions?";
+  std::string many = head;
+  for (int i = 0; i < 1000; ++i) many += "a=1&";
+  CHECK(check_request_target("POST", many).error.empty());
+  CHECK(check_request_target("POST", head + std::string(10'000, '&') + "key=K").error.empty());
+  for (const auto& bad : {many + "key=K", head + std::string(64 * 1024, 'k') + "=v&key=K",
+                          "http://h" + head + std::string(70 * 1024, '&') + "key=K#frag"}) {
+    CAPTURE(bad.size());
+    const auto r = check_request_target("POST", bad);
+    CHECK(r.error.find("query string") != std::string::npos);
+    CHECK(r.origin_form.empty());
+  }
+}
