@@ -9,7 +9,7 @@
 //                  gistproxy's own AWS credentials, over the body it sends.
 //   client_signed  the client signed it (SigV4 header or presigned query):
 //                  forwarded byte for byte, never rewritten, never re-signed
-//                  with another identity (rewrite_failures{reason="signed_body"}).
+//                  with another identity (rewrite_failures{reason="client_signed"}).
 //   anonymous      no credentials, nothing to sign with, or a path that is
 //                  none of the operations gistproxy signs (signs_operation):
 //                  forwarded as is (the endpoint answers 403, as it would

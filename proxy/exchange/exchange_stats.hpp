@@ -33,8 +33,10 @@ inline constexpr std::string_view page_in_continue = "page_in_continue";  // the
 // An answer gistproxy could not follow (Gemini streams without alt=sse,
 // Responses background:true): no offload, no read_blob offered.
 inline constexpr std::string_view uninterceptable_answer = "uninterceptable_answer";
-// A body the client signed (AWS SigV4) and gistproxy may not sign again: forwarded byte for byte.
-inline constexpr std::string_view signed_body = "signed_body";
+// A body the client signed (AWS SigV4) and gistproxy may not sign again:
+// forwarded byte for byte. The same name as the span's gistproxy.handling
+// (rewrite::label(handling_why::client_signed)): one fact, one label.
+inline constexpr std::string_view client_signed = "client_signed";
 // The client asked for its request to pass untouched (x-gistproxy-bypass).
 inline constexpr std::string_view bypass = "bypass";
 // A read of Responses' stored state gistproxy cannot show as the client's:

@@ -137,7 +137,7 @@ void not_rewritten(services& svc, received& in) {
     case rewrite::handling_why::bypass: reason = degraded::bypass; break;
     // Changing a byte would break the client's signature, and signing again
     // with gistproxy's identity would act for someone else.
-    case rewrite::handling_why::client_signed: reason = degraded::signed_body; break;
+    case rewrite::handling_why::client_signed: reason = degraded::client_signed; break;
     case rewrite::handling_why::unparsable:
       reason = degraded::unparsable;
       outcome = rewrite_outcome_label::failed;

@@ -276,7 +276,7 @@ TEST_CASE("clouds: a body the client signed with SigV4 goes to Bedrock byte for 
   REQUIRE(seen.size() >= 1);
   CHECK(seen[0] == body);  // not a byte changed, so the signature still holds
   CHECK(s.upstream.llm_headers()[0].at("authorization") == authorization);
-  const std::string counted = "gistproxy_rewrite_failures_total{api=\"bedrock-messages\",reason=\"signed_body\"} 1";
+  const std::string counted = "gistproxy_rewrite_failures_total{api=\"bedrock-messages\",reason=\"client_signed\"} 1";
   CHECK(metrics_with(s.proxy.admin_port(), {counted}).find(counted) != std::string::npos);
 }
 

@@ -188,7 +188,7 @@ test("Claude on Bedrock signed by the client: forwarded byte for byte (not offlo
   const r = await client.messages.create({ model: bedrockModel, max_tokens: 200, messages: claudeMessages, tools: claudeTools });
   assert.equal(r.content[0].text, "found: no needle found");
   const metrics = await (await fetch(`${proxy.adminUrl}/metrics`)).text();
-  assert.match(metrics, /gistproxy_rewrite_failures_total\{api="bedrock-messages",reason="signed_body"\} [1-9]/);
+  assert.match(metrics, /gistproxy_rewrite_failures_total\{api="bedrock-messages",reason="client_signed"\} [1-9]/);
 });
 
 function runtime() {
