@@ -32,14 +32,16 @@ bool is_object(std::string_view doc, json::range r) {
   return c.peek() == json::kind::object;
 }
 
-std::optional<unwrapped_count> around(std::string_view doc, json::range r, std::string_view endpoint_name) {
+std::optional<unwrapped_count> around(std::string_view doc, json::range r, const endpoint& reader) {
   return unwrapped_count{{std::string(doc.substr(0, r.begin)), std::string(doc.substr(r.end)), false},
-                         std::string(doc.substr(r.begin, r.size())), endpoint_name};
+                         std::string(doc.substr(r.begin, r.size())), &reader};
 }
 
-std::optional<unwrapped_count> gemini(std::string_view model, std::string_view body) {
+}  // namespace
+
+std::optional<unwrapped_count> unwrap_gemini_count(const endpoint& gemini, std::string_view model, std::string_view body) {
   if (auto wrapped = sole(body, "generateContentRequest"); wrapped && is_object(body, wrapped->value))
-    return around(body, wrapped->value, "gemini");
+    return around(body, wrapped->value, gemini);
   // Only contents: the turn's request names its model and will carry
   // read_blob's definition, so it is counted as a generateContentRequest.
   auto contents = sole(body, "contents");
@@ -48,16 +50,17 @@ std::optional<unwrapped_count> gemini(std::string_view model, std::string_view b
   json::escape_into(request, "models/" + std::string(model));
   request += "\",";
   request.append(body.substr(contents->object.begin + 1, contents->object.size() - 1));
-  return unwrapped_count{{"{\"generateContentRequest\":", "}", false}, std::move(request), "gemini"};
+  return unwrapped_count{{"{\"generateContentRequest\":", "}", false}, std::move(request), &gemini};
 }
 
-std::optional<unwrapped_count> bedrock(std::string_view body) {
+std::optional<unwrapped_count> unwrap_bedrock_count(const endpoint& converse_reader, const endpoint& invoke_reader,
+                                                    std::string_view body) {
   auto input = sole(body, "input");
   if (!input) return std::nullopt;
   const auto inner = body.substr(0, input->value.end);  // the input object ends the document here
   if (auto converse = sole(inner.substr(input->value.begin), "converse")) {
     const json::range r{input->value.begin + converse->value.begin, input->value.begin + converse->value.end};
-    if (is_object(body, r)) return around(body, r, "bedrock-converse");
+    if (is_object(body, r)) return around(body, r, converse_reader);
     return std::nullopt;
   }
   auto invoke = sole(inner.substr(input->value.begin), "invokeModel");
@@ -72,15 +75,7 @@ std::optional<unwrapped_count> bedrock(std::string_view body) {
   json::cursor d(decoded);
   if (d.peek() != json::kind::object) return std::nullopt;
   return unwrapped_count{{std::string(body.substr(0, r.begin)), std::string(body.substr(r.end)), true},
-                         std::move(decoded), "bedrock-messages"};
-}
-
-}  // namespace
-
-std::optional<unwrapped_count> unwrap_count(std::string_view family, std::string_view model, std::string_view body) {
-  if (family == "gemini") return gemini(model, body);
-  if (family == "bedrock") return bedrock(body);
-  return std::nullopt;
+                         std::move(decoded), &invoke_reader};
 }
 
 std::string rewrap_count(const count_envelope& envelope, std::string_view request) {

@@ -18,6 +18,8 @@
 
 namespace gistproxy::rewrite {
 
+class endpoint;
+
 struct count_envelope {
   std::string before, after;  // the raw bytes around the wrapped request
   bool base64 = false;        // the wrapped request is a base64 string (Bedrock invokeModel)
@@ -25,13 +27,15 @@ struct count_envelope {
 
 struct unwrapped_count {
   count_envelope envelope;
-  std::string request;         // the wrapped request's JSON, as the turn would send it
-  std::string_view endpoint_name;  // the endpoint that reads it (endpoint_named)
+  std::string request;              // the wrapped request's JSON, as the turn would send it
+  const endpoint* reader = nullptr;  // the endpoint that reads it
 };
 
-// `family` is the upstream family ("gemini", "vertex", "bedrock"), `model`
-// the model the path names (Gemini's contents-only form needs it).
-std::optional<unwrapped_count> unwrap_count(std::string_view family, std::string_view model, std::string_view body);
+// The endpoints' envelopes (endpoint::unwrap_count). Gemini's, read by
+// `gemini`; `model` is the one the path names (the contents-only form needs it).
+std::optional<unwrapped_count> unwrap_gemini_count(const endpoint& gemini, std::string_view model, std::string_view body);
+// Bedrock's: a Converse request is read by `converse`, an InvokeModel body by `invoke`.
+std::optional<unwrapped_count> unwrap_bedrock_count(const endpoint& converse, const endpoint& invoke, std::string_view body);
 
 // The count's body with `request` (the wrapped request, rewritten) in place.
 std::string rewrap_count(const count_envelope& envelope, std::string_view request);

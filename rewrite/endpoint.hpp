@@ -1,12 +1,13 @@
 // Where a request goes and as whom: the paths an endpoint serves, the model a
-// path names, the credentials that name a tenant, the upstream family (and
-// with it the signer), the metric label. Each endpoint speaks one wire format
-// (wire_format.hpp) for its bodies, answers and streams: a native API's
-// endpoint speaks its own, a cloud's (Azure OpenAI, Vertex AI, Bedrock) the
-// one of the API it hosts. The proxy asks the registry which endpoint a
-// request reached, then reads its body through endpoint->wire(). Adding a
-// cloud over an existing wire format is an endpoint in its folder plus one
-// line in endpoint_registry.cpp.
+// path names, its token counts, the credentials that name a tenant, the
+// upstream family (upstream_family.hpp: the paths and credential kinds that
+// name the provider, and the signer), the metric label. Each endpoint speaks
+// one wire format (wire_format.hpp) for its bodies, answers and streams: a
+// native API's endpoint speaks its own, a cloud's (Azure OpenAI, Vertex AI,
+// Bedrock) the one of the API it hosts. The proxy asks the registry which
+// endpoint a request reached, then reads its body through endpoint->wire().
+// Adding a cloud over an existing wire format is an endpoint and its family
+// in its folder plus one line in endpoint_registry.cpp.
 #pragma once
 
 #include <span>
@@ -16,21 +17,11 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "rewrite/count_envelope.hpp"
+#include "rewrite/upstream_family.hpp"
 #include "rewrite/wire_format.hpp"
 
 namespace gistproxy::rewrite {
-
-// Where an endpoint's requests go: endpoints of one family share an upstream
-// (and its keep-alive pool), configured by --NAME-upstream.
-struct upstream_family {
-  std::string_view name;         // openai, anthropic
-  std::string_view default_url;  // when neither --NAME-upstream nor --upstream is given; empty: none (a
-                                 // request of the family is refused with a 502 naming the flag)
-  // The signer: AWS services check a SigV4 signature over the body, so a body
-  // gistproxy changes must be signed again, with gistproxy's own credentials
-  // (empty: the family does not sign).
-  std::string_view sigv4_service;
-};
 
 // Which request fields carry the API key that names a request's tenant, in
 // order of preference. "authorization" holds a scheme-prefixed credential.
@@ -59,8 +50,22 @@ class endpoint {
   // body (endpoints that name the model or the streaming mode in the path);
   // nothing by default.
   virtual void inspect_target(std::string_view target, request_facts& facts) const;
-  virtual upstream_family upstream() const = 0;
+  // The provider its requests go to. Endpoints of one family return the same object.
+  virtual const upstream_family& upstream() const = 0;
   virtual credential_fields credentials() const;
+  // Token counts: an agent asks how large its next turn is, and gistproxy
+  // counts the turn it will really send. Whether a POST to `path` (query
+  // removed, on this endpoint's family) is a count this endpoint reads: its
+  // body is this endpoint's request, or wraps one (wraps_counts).
+  virtual bool counts_tokens_at(std::string_view path) const;
+  // Whether this endpoint's counts wrap the request they count (Gemini's
+  // :countTokens, Bedrock's CountTokens): such a count is read only once
+  // unwrap_count has taken its request out, else forwarded unread.
+  virtual bool wraps_counts() const { return false; }
+  // The request a count's body wraps and the endpoint that reads it
+  // (count_envelope.hpp); nullopt when the body is not such a wrapping.
+  // `model` is the one the path names.
+  virtual std::optional<unwrapped_count> unwrap_count(std::string_view model, std::string_view body) const;
   // OpenTelemetry GenAI provider (openai, azure.ai.openai, aws.bedrock).
   virtual std::string_view provider_name() const = 0;
   // How strongly a bare request body (a trace that does not say where it was
@@ -80,7 +85,8 @@ std::span<const endpoint* const> all_endpoints();
 const endpoint& default_endpoint();
 // The distinct upstream families, the default one first: requests that no
 // endpoint serves go to it, and its flag is plain --upstream.
-std::vector<upstream_family> upstream_families();
+std::span<const upstream_family* const> families();
+std::vector<upstream_family> upstream_families();  // the same, as values
 // The endpoint for a request, matched on the path (query ignored: Claude Code
 // posts to /v1/messages?beta=true); nullptr when none applies.
 const endpoint* endpoint_for(std::string_view method, std::string_view target);

@@ -1,4 +1,8 @@
 #include "rewrite/endpoint.hpp"
+
+#include <algorithm>
+#include <array>
+
 #include "rewrite/dialects/azure/azure_endpoints.hpp"
 #include "rewrite/dialects/bedrock/bedrock_messages.hpp"
 #include "rewrite/dialects/bedrock/converse_api.hpp"
@@ -15,6 +19,10 @@ namespace gistproxy::rewrite {
 void endpoint::inspect_target(std::string_view, request_facts&) const {}
 
 credential_fields endpoint::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
+
+bool endpoint::counts_tokens_at(std::string_view) const { return false; }
+
+std::optional<unwrapped_count> endpoint::unwrap_count(std::string_view, std::string_view) const { return std::nullopt; }
 
 namespace {
 
@@ -35,39 +43,58 @@ struct registry {
   // The clouds' endpoints over those wire formats (one line per endpoint).
   azure_endpoint azure_chat{chat, "azure-chat", "chat/completions"};
   azure_endpoint azure_responses{responses, "azure-responses", "responses"};
-  vertex_endpoint vertex_messages{messages, "vertex-messages", "anthropic", "rawPredict", "streamRawPredict"};
-  vertex_endpoint vertex_gemini{gemini,  "vertex-gemini", "google", "generateContent", "streamGenerateContent",
+  vertex_endpoint vertex_messages{messages, "vertex-messages", {"anthropic", "rawPredict", "streamRawPredict", {}, "count-tokens"}};
+  vertex_endpoint vertex_gemini{gemini, "vertex-gemini", {"google", "generateContent", "streamGenerateContent", "countTokens"},
                                 &gemini_endpoint::read_gemini_target};
   bedrock_invoke_endpoint bedrock_invoke{bedrock_messages};
-  converse_endpoint bedrock_converse{converse};  // Bedrock's own API
-  const endpoint* const apis[4] = {&openai_chat, &openai_responses, &anthropic_messages, &google_gemini};
-  // Matching order: the clouds' paths are exact, the APIs' match any prefix
-  // (…/chat/completions), so the clouds are asked first.
-  const endpoint* const matching[10] = {&azure_chat,       &azure_responses, &vertex_messages,    &vertex_gemini,
-                                        &bedrock_invoke,   &bedrock_converse, &openai_chat,       &openai_responses,
-                                        &anthropic_messages, &google_gemini};
+  converse_endpoint bedrock_converse{converse, bedrock_invoke};  // Bedrock's own API
 };
+
 const registry& the_registry() {
   static const registry r;
   return r;
 }
 
+// The APIs' own endpoints, in the order their upstream families are listed:
+// the first one's family is the default upstream (--upstream).
+std::span<const endpoint* const> apis() {
+  const auto& r = the_registry();
+  static const auto list = std::to_array<const endpoint*>(
+      {&r.openai_chat, &r.openai_responses, &r.anthropic_messages, &r.google_gemini});
+  return list;
+}
+
 }  // namespace
 
-std::span<const endpoint* const> all_endpoints() { return the_registry().matching; }
+// Matching order: the clouds' paths are exact, the APIs' match any prefix
+// (…/chat/completions), so the clouds are asked first.
+std::span<const endpoint* const> all_endpoints() {
+  const auto& r = the_registry();
+  static const auto matching = std::to_array<const endpoint*>(
+      {&r.azure_chat, &r.azure_responses, &r.vertex_messages, &r.vertex_gemini, &r.bedrock_invoke, &r.bedrock_converse,
+       &r.openai_chat, &r.openai_responses, &r.anthropic_messages, &r.google_gemini});
+  return matching;
+}
 
-const endpoint& default_endpoint() { return *the_registry().apis[0]; }
+const endpoint& default_endpoint() { return *apis().front(); }
+
+std::span<const upstream_family* const> families() {
+  static const auto list = [] {
+    std::vector<const upstream_family*> out;
+    auto add = [&](const endpoint* e) {
+      const auto* f = &e->upstream();
+      if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
+    };
+    for (const auto* e : apis()) add(e);
+    for (const auto* e : all_endpoints()) add(e);
+    return out;
+  }();
+  return list;
+}
 
 std::vector<upstream_family> upstream_families() {
   std::vector<upstream_family> out;
-  auto add = [&](const endpoint* e) {
-    auto f = e->upstream();
-    bool seen = false;
-    for (const auto& o : out) seen |= o.name == f.name;
-    if (!seen) out.push_back(f);
-  };
-  for (const auto* e : the_registry().apis) add(e);
-  for (const auto* e : all_endpoints()) add(e);
+  for (const auto* f : families()) out.push_back(*f);
   return out;
 }
 

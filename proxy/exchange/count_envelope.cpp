@@ -13,14 +13,14 @@ void unwrap_count(request_context& ctx) {
   // unwrapped (forwarded as sent; SDKs do not compress their counts).
   rewrite::request_facts named;
   in.endpoint->inspect_target(rewrite::gateway_mount_of(std::string_view(in.request.target())).target, named);
-  auto unwrapped = in.sent_body ? std::nullopt : rewrite::unwrap_count(in.family, named.model, in.request.body());
+  auto unwrapped = in.sent_body ? std::nullopt : in.endpoint->unwrap_count(named.model, in.request.body());
   if (!unwrapped) {
-    // Vertex's count reads a generateContent body as it is; the others
-    // cannot be read without their wrapping taken off.
-    if (in.family == "gemini" || in.family == "bedrock") in.endpoint = nullptr;
+    // A count read as it is (Anthropic's, Vertex's) keeps its endpoint; a
+    // wrapped one cannot be read without its wrapping taken off.
+    if (in.endpoint->wraps_counts()) in.endpoint = nullptr;
     return;
   }
-  in.endpoint = rewrite::endpoint_named(unwrapped->endpoint_name);
+  in.endpoint = unwrapped->reader;
   in.count_wrapping = std::move(unwrapped->envelope);
   in.count_body = std::exchange(in.request.body(), std::move(unwrapped->request));
 }

@@ -11,7 +11,14 @@ constexpr std::string_view openai = "/openai/";
 
 std::string_view deployment_of(std::string_view path) { return cloud_path::segment_after(path, deployments); }
 
+constexpr path_claim azure_paths[] = {{openai}};
+constexpr credential_kind azure_credentials[] = {credential_kind::azure_key};
+constexpr upstream_family azure{
+    .name = "azure", .default_url = {}, .paths = azure_paths, .credentials = azure_credentials, .gateway_mount = "/azure"};
+
 }  // namespace
+
+const upstream_family& azure_family() { return azure; }
 
 bool azure_endpoint::serves_path(std::string_view path) const {
   if (path.starts_with(v1)) return path.substr(v1.size()) == operation_;

@@ -14,6 +14,10 @@
 
 namespace gistproxy::rewrite {
 
+// Azure OpenAI's family: every path under /openai/ (the resource's host is
+// the operator's, so no default host), keyed by api-key.
+const upstream_family& azure_family();
+
 // An endpoint over OpenAI's wire formats: Azure's paths, keys and upstream.
 class azure_endpoint final : public endpoint {
  public:
@@ -23,7 +27,7 @@ class azure_endpoint final : public endpoint {
   std::string_view name() const override { return name_; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override { return {"azure", {}, {}}; }
+  const upstream_family& upstream() const override { return azure_family(); }
   credential_fields credentials() const override { return {{"api-key", "authorization"}, {}}; }
   std::string_view provider_name() const override { return "azure.ai.openai"; }
   void inspect_target(std::string_view target, request_facts& facts) const override;

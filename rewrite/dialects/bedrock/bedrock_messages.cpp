@@ -35,7 +35,18 @@ bool has_anthropic_version(json::document body) {
   return ok.has_value() && found;
 }
 
+constexpr path_claim bedrock_paths[] = {{model_prefix}, {"/guardrail/"}, {"/async-invoke/"}};
+constexpr credential_kind bedrock_credentials[] = {credential_kind::aws_signature};
+constexpr upstream_family bedrock{.name = "bedrock",
+                                  .default_url = {},
+                                  .sigv4_service = "bedrock",
+                                  .paths = bedrock_paths,
+                                  .credentials = bedrock_credentials,
+                                  .gateway_mount = "/bedrock"};
+
 }  // namespace
+
+const upstream_family& bedrock_family() { return bedrock; }
 
 std::string bedrock_model_of(std::string_view path) {
   return cloud_path::model_id(cloud_path::segment_after(path, model_prefix));

@@ -23,8 +23,10 @@
 
 namespace gistproxy::rewrite {
 
-// Bedrock Runtime: one upstream for InvokeModel and Converse, SigV4 service "bedrock".
-constexpr upstream_family bedrock_family() { return {"bedrock", {}, "bedrock"}; }
+// Bedrock Runtime: one upstream for InvokeModel, Converse and the rest of
+// Bedrock's API (guardrails, async invocations), SigV4 service "bedrock"; no
+// default host (it is per region).
+const upstream_family& bedrock_family();
 
 class bedrock_messages_wire final : public messages_wire {
  public:
@@ -40,7 +42,7 @@ class bedrock_invoke_endpoint final : public endpoint {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
-  upstream_family upstream() const override { return bedrock_family(); }
+  const upstream_family& upstream() const override { return bedrock_family(); }
   credential_fields credentials() const override { return {{"authorization"}, {}}; }
   std::string_view provider_name() const override { return "aws.bedrock"; }
   int request_affinity(const nlohmann::json& body) const override;

@@ -144,6 +144,14 @@ std::string converse_model_of(std::string_view path) {
 
 bool converse_endpoint::serves_path(std::string_view path) const { return parse_target(path).has_value(); }
 
+bool converse_endpoint::counts_tokens_at(std::string_view path) const {
+  return path.starts_with(model_segment) && path.ends_with("/count-tokens");
+}
+
+std::optional<unwrapped_count> converse_endpoint::unwrap_count(std::string_view, std::string_view body) const {
+  return unwrap_bedrock_count(*this, invoke_, body);
+}
+
 std::string converse_endpoint::request_path(std::string_view model) const {
   return std::string(model_segment) + cloud_path::percent_encoded(model.empty() ? std::string_view("bedrock") : model) +
          std::string(converse_suffix);

@@ -67,16 +67,23 @@ class converse_wire final : public wire_format {
 
 class converse_endpoint final : public endpoint {
  public:
-  using endpoint::endpoint;
+  // `invoke` reads the InvokeModel bodies Bedrock's CountTokens may wrap.
+  converse_endpoint(const wire_format& wire, const endpoint& invoke) : endpoint(wire), invoke_(invoke) {}
   std::string_view name() const override { return "bedrock-converse"; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
-  // Bedrock Runtime's family (no default host: it is per region), signed as service "bedrock".
-  upstream_family upstream() const override { return bedrock_family(); }
+  const upstream_family& upstream() const override { return bedrock_family(); }
+  // POST /model/{modelId}/count-tokens: a Converse or InvokeModel request, wrapped.
+  bool counts_tokens_at(std::string_view path) const override;
+  bool wraps_counts() const override { return true; }
+  std::optional<unwrapped_count> unwrap_count(std::string_view model, std::string_view body) const override;
   credential_fields credentials() const override { return {{"authorization"}, {}}; }
   std::string_view provider_name() const override { return "aws.bedrock"; }
   int request_affinity(const nlohmann::json& body) const override;
+
+ private:
+  const endpoint& invoke_;
 };
 // The text block the last hop adds after the read_blob results (Converse
 // cannot forbid tool calls; this asks for an answer instead).

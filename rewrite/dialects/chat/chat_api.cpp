@@ -129,8 +129,6 @@ bool chat_endpoint::serves_path(std::string_view path) const { return path.ends_
 
 std::string chat_endpoint::request_path(std::string_view) const { return "/v1/chat/completions"; }
 
-upstream_family chat_endpoint::upstream() const { return {"openai", "https://api.openai.com", {}}; }
-
 std::unique_ptr<stream_filter> chat_wire::make_stream_filter(std::string tool_name) const {
   return make_chat_stream_filter(*this, std::move(tool_name));
 }

@@ -101,6 +101,45 @@ bool gemini_endpoint::serves_path(std::string_view path) const {
   return path.ends_with(":generateContent") || path.ends_with(":streamGenerateContent");
 }
 
+bool gemini_endpoint::counts_tokens_at(std::string_view path) const {
+  return (path.starts_with("/v1beta/models/") || path.starts_with("/v1/models/")) && path.ends_with(":countTokens");
+}
+
+std::optional<unwrapped_count> gemini_endpoint::unwrap_count(std::string_view model, std::string_view body) const {
+  return unwrap_gemini_count(*this, model, body);
+}
+
+namespace {
+
+// Gemini's model methods under /v1/ (/v1beta/ is Gemini's whatever the method).
+// OpenAI's fine-tuned model ids hold colons too, but never end in one of these.
+bool gemini_method_path(std::string_view path) {
+  const auto colon = path.rfind(':');
+  if (colon == std::string_view::npos || path.find('/', colon) != std::string_view::npos) return false;
+  const auto method = path.substr(colon + 1);
+  for (std::string_view m : {"generateContent", "streamGenerateContent", "countTokens", "embedContent",
+                             "batchEmbedContents", "batchGenerateContent"})
+    if (method == m) return true;
+  return false;
+}
+
+constexpr path_claim gemini_paths[] = {{"/v1beta/"},
+                                       {"/v1alpha/"},
+                                       {"/upload/v1beta/"},
+                                       {"/v1/models/", gemini_method_path},
+                                       {"/v1/tunedModels/", gemini_method_path}};
+// Vertex's express mode takes Google's API keys too (vertex_endpoints.cpp).
+constexpr credential_kind gemini_credentials[] = {credential_kind::google_key};
+constexpr upstream_family gemini{.name = "gemini",
+                                 .default_url = "https://generativelanguage.googleapis.com",
+                                 .paths = gemini_paths,
+                                 .credentials = gemini_credentials,
+                                 .gateway_mount = "/gemini"};
+
+}  // namespace
+
+const upstream_family& gemini_family() { return gemini; }
+
 std::string gemini_endpoint::request_path(std::string_view model) const {
   return "/v1beta/models/" + std::string(model.empty() ? "gemini" : model) + ":generateContent";
 }

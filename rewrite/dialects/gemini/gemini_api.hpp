@@ -50,6 +50,9 @@ class gemini_wire final : public wire_format {
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
 };
 
+// Gemini's family (the Gemini Developer API), keyed by x-goog-api-key or ?key=.
+const upstream_family& gemini_family();
+
 class gemini_endpoint final : public endpoint {
  public:
   using endpoint::endpoint;
@@ -57,7 +60,11 @@ class gemini_endpoint final : public endpoint {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override { read_gemini_target(target, facts); }
-  upstream_family upstream() const override { return {"gemini", "https://generativelanguage.googleapis.com", {}}; }
+  const upstream_family& upstream() const override { return gemini_family(); }
+  // POST …/models/{model}:countTokens under /v1beta/ or /v1/: a generateContentRequest, wrapped.
+  bool counts_tokens_at(std::string_view path) const override;
+  bool wraps_counts() const override { return true; }
+  std::optional<unwrapped_count> unwrap_count(std::string_view model, std::string_view body) const override;
   credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
   std::string_view provider_name() const override { return "gcp.gemini"; }
   int request_affinity(const nlohmann::json& body) const override;

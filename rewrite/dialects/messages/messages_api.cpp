@@ -147,7 +147,25 @@ bool messages_endpoint::serves_path(std::string_view path) const { return path.e
 
 std::string messages_endpoint::request_path(std::string_view) const { return "/v1/messages"; }
 
-upstream_family messages_endpoint::upstream() const { return {"anthropic", "https://api.anthropic.com", {}}; }
+bool messages_endpoint::counts_tokens_at(std::string_view path) const { return path.ends_with("/messages/count_tokens"); }
+
+namespace {
+
+// /v1/models and /v1/files are OpenAI's too: Anthropic's SDKs always say anthropic-version.
+constexpr path_claim anthropic_paths[] = {
+    {"/v1/messages/"}, {"/v1/complete"}, {"/v1/models/", nullptr, claim_strength::hinted},
+    {"/v1/files/", nullptr, claim_strength::hinted}};
+constexpr credential_kind anthropic_credentials[] = {credential_kind::anthropic_key};
+constexpr upstream_family anthropic{.name = "anthropic",
+                                    .default_url = "https://api.anthropic.com",
+                                    .paths = anthropic_paths,
+                                    .credentials = anthropic_credentials,
+                                    .gateway_mount = "/anthropic",
+                                    .named_by_anthropic_version = true};
+
+}  // namespace
+
+const upstream_family& anthropic_family() { return anthropic; }
 
 std::unique_ptr<stream_filter> messages_wire::make_stream_filter(std::string tool_name) const {
   return make_messages_stream_filter(*this, std::move(tool_name));

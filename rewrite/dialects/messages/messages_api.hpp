@@ -31,13 +31,18 @@ class messages_wire : public wire_format {
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
 };
 
+// Anthropic's family: the Messages API and the rest of Anthropic's, keyed by x-api-key.
+const upstream_family& anthropic_family();
+
 class messages_endpoint final : public endpoint {
  public:
   using endpoint::endpoint;
   std::string_view name() const override { return "messages"; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override;
+  const upstream_family& upstream() const override { return anthropic_family(); }
+  // POST …/messages/count_tokens, over a Messages body.
+  bool counts_tokens_at(std::string_view path) const override;
   std::string_view provider_name() const override { return "anthropic"; }
   int request_affinity(const nlohmann::json& body) const override;
 };

@@ -135,8 +135,6 @@ bool responses_endpoint::serves_path(std::string_view path) const { return path.
 
 std::string responses_endpoint::request_path(std::string_view) const { return "/v1/responses"; }
 
-upstream_family responses_endpoint::upstream() const { return {"openai", "https://api.openai.com", {}}; }
-
 std::unique_ptr<stream_filter> responses_wire::make_stream_filter(std::string tool_name) const {
   return make_responses_stream_filter(*this, std::move(tool_name));
 }

@@ -2,6 +2,7 @@
 // Its wire format, and OpenAI's endpoint for it (Azure's: azure/).
 #pragma once
 
+#include "rewrite/dialects/openai_family.hpp"
 #include "rewrite/endpoint.hpp"
 
 namespace gistproxy::rewrite {
@@ -34,7 +35,7 @@ class responses_endpoint final : public endpoint {
   std::string_view name() const override { return "responses"; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override;
+  const upstream_family& upstream() const override { return openai_family(); }
   std::string_view provider_name() const override { return "openai"; }
   int request_affinity(const nlohmann::json& body) const override;
 };

@@ -34,10 +34,10 @@ bool vertex_endpoint::split(std::string_view path, std::string_view& model, std:
     if (path.starts_with(version)) rest = path.substr(version.size());
   std::string_view last;
   if (std::string_view p[8]; rest.starts_with("projects/") && segments(rest, p)) {
-    if (p[2] != "locations" || p[4] != "publishers" || p[5] != publisher_ || p[6] != "models") return false;
+    if (p[2] != "locations" || p[4] != "publishers" || p[5] != paths_.publisher || p[6] != "models") return false;
     last = p[7];
   } else if (std::string_view e[4]; rest.starts_with("publishers/") && segments(rest, e)) {
-    if (e[1] != publisher_ || e[2] != "models") return false;
+    if (e[1] != paths_.publisher || e[2] != "models") return false;
     last = e[3];
   } else {
     return false;
@@ -46,7 +46,7 @@ bool vertex_endpoint::split(std::string_view path, std::string_view& model, std:
   if (colon == std::string_view::npos || colon == 0) return false;
   model = last.substr(0, colon);
   verb = last.substr(colon + 1);
-  return verb == unstreamed_ || verb == streamed_;
+  return verb == paths_.unstreamed || verb == paths_.streamed;
 }
 
 bool vertex_endpoint::serves_path(std::string_view path) const {
@@ -54,9 +54,31 @@ bool vertex_endpoint::serves_path(std::string_view path) const {
   return split(path, model, verb);
 }
 
+bool vertex_endpoint::counts_tokens_at(std::string_view path) const {
+  if (!paths_.count_model.empty()) {
+    std::string_view model, verb;
+    return split(path, model, verb) && model == paths_.count_model;
+  }
+  if (paths_.count_verb.empty()) return false;
+  return path.ends_with(":" + std::string(paths_.count_verb)) &&
+         path.find("/publishers/" + std::string(paths_.publisher) + "/models/") != std::string_view::npos;
+}
+
+namespace {
+
+constexpr path_claim vertex_claims[] = {{"/v1beta1/"}, {"/v1/projects/"}, {"/v1/publishers/"}};
+// Express mode takes Google's API keys (OAuth tokens travel as Bearer).
+constexpr credential_kind vertex_credentials[] = {credential_kind::google_key};
+constexpr upstream_family vertex{
+    .name = "vertex", .default_url = {}, .paths = vertex_claims, .credentials = vertex_credentials, .gateway_mount = "/vertex_ai"};
+
+}  // namespace
+
+const upstream_family& vertex_family() { return vertex; }
+
 std::string vertex_endpoint::request_path(std::string_view model) const {
-  return "/v1/projects/project/locations/us-east5/publishers/" + std::string(publisher_) + "/models/" +
-         cloud_path::percent_encoded(model.empty() ? std::string_view("model") : model) + ":" + std::string(unstreamed_);
+  return "/v1/projects/project/locations/us-east5/publishers/" + std::string(paths_.publisher) + "/models/" +
+         cloud_path::percent_encoded(model.empty() ? std::string_view("model") : model) + ":" + std::string(paths_.unstreamed);
 }
 
 void vertex_endpoint::inspect_target(std::string_view target, request_facts& facts) const {
@@ -64,12 +86,12 @@ void vertex_endpoint::inspect_target(std::string_view target, request_facts& fac
   std::string_view model, verb;
   if (!split(path_of(target), model, verb)) return;
   facts.model = std::string(model);
-  facts.stream = facts.stream || verb == streamed_;
+  facts.stream = facts.stream || verb == paths_.streamed;
 }
 
 // Claude on Vertex says so in its body: anthropic_version "vertex-…".
 int vertex_endpoint::request_affinity(const nlohmann::json& body) const {
-  return checked::string_at(body, "anthropic_version").starts_with("vertex-") && publisher_ == "anthropic" ? 4 : 0;
+  return checked::string_at(body, "anthropic_version").starts_with("vertex-") && paths_.publisher == "anthropic" ? 4 : 0;
 }
 
 }  // namespace gistproxy::rewrite

@@ -14,22 +14,32 @@
 
 namespace gistproxy::rewrite {
 
+// Vertex AI's family: a project's region is the operator's, so no default host.
+const upstream_family& vertex_family();
+
+// What a hosted API's paths say after …/publishers/.
+struct vertex_paths {
+  std::string_view publisher;              // anthropic, google
+  std::string_view unstreamed, streamed;   // the verbs after the model
+  // Its token counts: a verb of their own after the model (Gemini's
+  // countTokens, over a generateContent body), or a model the generate
+  // verbs count at (Claude's count-tokens, over a Messages body).
+  std::string_view count_verb = {}, count_model = {};
+};
+
 // An endpoint over Anthropic's or Gemini's wire format: Vertex's paths, keys and upstream.
 class vertex_endpoint final : public endpoint {
  public:
   // What the hosted API reads from a target ending in its own path tail
   // (Gemini's …/models/{model}:{verb}?alt=sse), or nullptr.
   using target_reader = void (*)(std::string_view target, request_facts& facts);
-  // `publisher`: "anthropic" or "google"; `methods`: the path's verbs after
-  // the model (unstreamed first, streamed second).
-  vertex_endpoint(const wire_format& wire, std::string_view name, std::string_view publisher, std::string_view unstreamed,
-                  std::string_view streamed, target_reader hosted_target = nullptr)
-      : endpoint(wire), name_(name), publisher_(publisher), unstreamed_(unstreamed), streamed_(streamed),
-        hosted_target_(hosted_target) {}
+  vertex_endpoint(const wire_format& wire, std::string_view name, vertex_paths paths, target_reader hosted_target = nullptr)
+      : endpoint(wire), name_(name), paths_(paths), hosted_target_(hosted_target) {}
   std::string_view name() const override { return name_; }
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
-  upstream_family upstream() const override { return {"vertex", {}, {}}; }
+  const upstream_family& upstream() const override { return vertex_family(); }
+  bool counts_tokens_at(std::string_view path) const override;
   credential_fields credentials() const override { return {{"authorization", "x-goog-api-key"}, "key"}; }
   std::string_view provider_name() const override { return "gcp.vertex_ai"; }
   int request_affinity(const nlohmann::json& body) const override;
@@ -38,7 +48,8 @@ class vertex_endpoint final : public endpoint {
  private:
   // The model and the verb after it, when `path` is one of this endpoint's.
   bool split(std::string_view path, std::string_view& model, std::string_view& verb) const;
-  std::string_view name_, publisher_, unstreamed_, streamed_;
+  std::string_view name_;
+  vertex_paths paths_;
   target_reader hosted_target_;
 };
 
