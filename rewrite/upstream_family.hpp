@@ -3,8 +3,9 @@
 // APIs that no endpoint rewrites (OpenAI's /v1/threads/, Bedrock's
 // /guardrail/), which are forwarded untouched but must still reach it and
 // no one else. upstream_route.hpp reads these descriptions and knows no
-// provider by name. Pure data: the families are constants defined next to
-// their endpoints (rewrite/dialects/*).
+// provider by name. Pure data: the built-in families are constants defined
+// next to their endpoints (rewrite/dialects/*), an OpenAI-compatible
+// provider's is built at start (dialects/compatible/, endpoint_registry.hpp).
 #pragma once
 
 #include <array>
@@ -77,6 +78,10 @@ struct upstream_family {
   // Where neither path nor credential names a family, a request carrying
   // anthropic-version goes to the family that says so here.
   bool named_by_anthropic_version = false;
+  // The prefix gistproxy serves the family under, replaced by the path of
+  // its upstream URL when forwarded (a compatible provider's PREFIX); empty:
+  // the target is forwarded whole, after the upstream URL's path.
+  std::string_view local_prefix = {};
 };
 
 // Whether `path` (query removed) lies under the claim's prefix.

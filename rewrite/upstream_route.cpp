@@ -1,4 +1,5 @@
 #include "rewrite/upstream_route.hpp"
+#include "rewrite/endpoint_registry.hpp"
 #include "rewrite/request_target.hpp"
 
 #include <algorithm>
@@ -21,11 +22,11 @@ bool hint_holds(claim_strength s, const request_credentials& c) {
 // claims do not overlap; a prefix configured inside another family's folder
 // is more specific); a path several families serve alike goes to the one the
 // request's hint names.
-const upstream_family* path_family(std::string_view path, const request_credentials& c) {
+const upstream_family* path_family(const endpoint_registry& registry, std::string_view path, const request_credentials& c) {
   const upstream_family* best = nullptr;
   std::size_t best_length = 0;
   const upstream_family* hinted = nullptr;
-  for (const auto* f : families())
+  for (const auto* f : registry.families())
     for (const auto& claim : f->paths) {
       if (!claims(claim, path)) continue;
       if (claim.strength != claim_strength::path) {
@@ -42,17 +43,12 @@ bool belongs(credential_kind k, const upstream_family& f) {
   return std::find(f.credentials.begin(), f.credentials.end(), k) != f.credentials.end();
 }
 
-const upstream_family* family_named(std::string_view name) {
-  for (const auto* f : families())
-    if (f->name == name) return f;
-  return nullptr;
-}
-
 // A token count whose body is its generate request's, or wraps it: the
 // endpoint of the family that reads it.
-const endpoint* count_endpoint(std::string_view method, std::string_view path, std::string_view family) {
+const endpoint* count_endpoint(const endpoint_registry& registry, std::string_view method, std::string_view path,
+                               std::string_view family) {
   if (method != "POST") return nullptr;
-  for (const auto* e : all_endpoints())
+  for (const auto* e : registry.endpoints())
     if (e->upstream().name == family && e->counts_tokens_at(path)) return e;
   return nullptr;
 }
@@ -97,12 +93,18 @@ gateway_mount gateway_mount_of(std::string_view target) {
 }
 
 upstream_route route_request(std::string_view method, std::string_view target, const request_credentials& creds) {
+  return route_request(endpoint_registry::builtin(), method, target, creds);
+}
+
+upstream_route route_request(const endpoint_registry& registry, std::string_view method, std::string_view target,
+                             const request_credentials& creds) {
   const auto mounted = gateway_mount_of(target);
   auto path = path_of(mounted.target);
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   upstream_route r;
-  const upstream_family* family = mounted.family.empty() ? path_family(path, creds) : family_named(mounted.family);
-  r.api = endpoint_for(method, target);
+  const upstream_family* family =
+      mounted.family.empty() ? path_family(registry, path, creds) : registry.family_named(mounted.family);
+  r.api = registry.endpoint_for(method, target);
   // An endpoint speaks for its own family's paths only: an API of another
   // family that ends alike (OpenAI's /v1/threads/{id}/messages, Gemini's
   // OpenAI-compatible /v1beta/openai/chat/completions) is forwarded untouched.
@@ -110,18 +112,19 @@ upstream_route route_request(std::string_view method, std::string_view target, c
   if (!family && r.api) family = &r.api->upstream();
   for (std::size_t k = 0; k < credential_kinds && !family; ++k)
     if (creds.has[k])
-      for (const auto* f : families())
+      for (const auto* f : registry.families())
         if (!family && belongs(credential_kind(k), *f)) family = f;
-  for (const auto* f : families())
+  for (const auto* f : registry.families())
     if (!family && creds.anthropic_version && f->named_by_anthropic_version) family = f;
-  if (!family) family = &default_endpoint().upstream();
+  if (!family) family = &registry.default_endpoint().upstream();
   r.family = family->name;
+  if (!family->local_prefix.empty() && target.starts_with(family->local_prefix)) r.local_prefix = family->local_prefix;
   if (r.api) {
     // A count some endpoint serves as a generate request (Claude on Vertex
     // counts at the model "count-tokens").
     r.count_tokens = r.api->counts_tokens_at(path);
   } else {
-    r.api = count_endpoint(method, path, r.family);
+    r.api = count_endpoint(registry, method, path, r.family);
     r.count_tokens = r.api != nullptr;
   }
   for (std::size_t k = 0; k < credential_kinds; ++k)

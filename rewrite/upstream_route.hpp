@@ -27,6 +27,8 @@
 
 namespace gistproxy::rewrite {
 
+class endpoint_registry;
+
 // The families a credential kind belongs to, in family order (google_key: gemini and vertex).
 std::vector<std::string_view> credential_families(credential_kind k);
 // The field a kind travels in, for error messages (never its value).
@@ -39,11 +41,18 @@ struct upstream_route {
   // :countTokens): rewritten as its turn would be, so the count matches what
   // the turn sends; its answer is passed back, never intercepted.
   bool count_tokens = false;
+  // The start of the target that names the family at gistproxy only (a
+  // compatible provider's PREFIX): replaced by the upstream URL's path when
+  // forwarded. Empty: the whole target is the provider's.
+  std::string_view local_prefix;
   // Credentials the request carries that do not belong to `family`, in kind order.
   std::array<bool, credential_kinds> foreign{};
   bool has_foreign() const;
 };
 
+upstream_route route_request(const endpoint_registry& registry, std::string_view method, std::string_view target,
+                             const request_credentials& creds);
+// Over the built-in endpoints alone.
 upstream_route route_request(std::string_view method, std::string_view target, const request_credentials& creds);
 
 // A gateway that mounts each provider's API under its name (LiteLLM's
