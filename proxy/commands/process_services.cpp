@@ -15,17 +15,22 @@ namespace gistproxy::proxy {
 namespace {
 
 // One upstream per API family: --upstream, --anthropic-upstream, --gemini-upstream, ...
-// each with the egress proxy it is reached through, if any.
-std::vector<upstream_target> upstream_targets(const config& cfg, bool& any_tls) {
+// and each --compatible provider's URL, each with the egress proxy it is
+// reached through, if any.
+std::vector<upstream_target> upstream_targets(const config& cfg, const rewrite::endpoint_registry& endpoints,
+                                              bool& any_tls) {
   std::vector<upstream_target> out;
-  for (const auto& family : rewrite::upstream_families()) {
+  for (const auto* f : endpoints.families()) {
+    const auto& family = *f;
     std::string error;
     const auto configured = cfg.upstream_for(family.name);
     // A cloud family has no default host (its region or resource is the
     // operator's): without its flag, its requests get a 502 naming it.
     if (configured.empty() && !out.empty()) continue;
     auto url = parse_http_url(configured, error);
-    const std::string flag = out.empty() ? "--upstream" : "--" + std::string(family.name) + "-upstream";
+    const std::string flag = out.empty()                      ? "--upstream"
+                             : family.local_prefix.empty() ? "--" + std::string(family.name) + "-upstream"
+                                                           : "--compatible " + std::string(family.name);
     if (!url) throw std::runtime_error(flag + ": " + error);
     auto via = egress_route(cfg.egress, url->tls, url->host, url->port, error);
     if (!error.empty()) throw std::runtime_error(error);
@@ -114,7 +119,8 @@ class offload_services_impl {
 // among what uses them.
 struct process_services::parts {
   parts(const config& cfg, telemetry::logger& log)
-      : upstreams(upstream_targets(cfg, any_tls)), metrics(registry), pipeline(with_apis(cfg, metrics)),
+      : endpoints(cfg.compatible), upstreams(upstream_targets(cfg, endpoints, any_tls)), metrics(registry),
+        pipeline(with_apis(cfg, endpoints, metrics)),
         tracer(clock, ids, pipeline.get()), tls(any_tls ? make_upstream_tls_context(cfg.upstream_ca) : nullptr),
         signer(make_aws_signer(cfg, upstreams)),
         svc{cfg, registry, metrics, tracer, log, std::move(upstreams), tls.get()},
@@ -126,6 +132,7 @@ struct process_services::parts {
         store_pool(cfg.store_threads),  // blocking store work runs here, not on I/O threads
         // Half the store threads at most for any one tenant: the rest stay free for the others.
         lanes(std::max(1u, cfg.store_threads / 2)), offload(cfg, svc, store_pool, clock) {
+    svc.endpoints = &endpoints;
     svc.aws = signer.get();
     svc.prices = &prices;
     svc.prefixes = &prefixes;
@@ -139,14 +146,16 @@ struct process_services::parts {
       svc.recorder = rec.get();
     }
   }
-  static std::unique_ptr<telemetry::export_pipeline> with_apis(const config& cfg, telemetry::metric_catalogue& m) {
+  static std::unique_ptr<telemetry::export_pipeline> with_apis(const config& cfg, const rewrite::endpoint_registry& endpoints,
+                                                              telemetry::metric_catalogue& m) {
     std::vector<std::string_view> apis;
-    for (const auto* d : rewrite::all_endpoints()) apis.push_back(d->name());
+    for (const auto* d : endpoints.endpoints()) apis.push_back(d->name());
     m.initialise_api_series(apis);
     return make_exporters(cfg, m);
   }
 
   bool any_tls = false;
+  rewrite::endpoint_registry endpoints;  // the built-in APIs and --compatible providers
   std::vector<upstream_target> upstreams;
   telemetry::registry registry;
   telemetry::metric_catalogue metrics;

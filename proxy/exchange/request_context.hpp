@@ -31,6 +31,7 @@ struct received {
   client_request& request;
   const rewrite::endpoint* endpoint = nullptr;  // null: not an API we know (forwarded untouched)
   std::string_view family;                      // the upstream family it goes to (routing.cpp)
+  std::string_view local_prefix;                // the target's start its upstream URL's path replaces (--compatible)
   bool count_tokens = false;                    // a token count: rewritten as its turn, never intercepted
   // A count's wrapping and its body as sent, while the phases read the
   // wrapped request in its place (count_envelope.cpp).

@@ -56,10 +56,11 @@ std::optional<credential_kind> misdirected(const config& cfg, const rewrite::ups
 void route(services& svc, request_context& ctx) {
   auto& in = ctx.in;
   const auto& req = in.request;
-  const auto r = rewrite::route_request(std::string_view(req.method_string()), std::string_view(req.target()),
-                                        credentials_of(req));
+  const auto r = rewrite::route_request(*svc.endpoints, std::string_view(req.method_string()),
+                                        std::string_view(req.target()), credentials_of(req));
   in.endpoint = r.api;
   in.family = r.family;
+  in.local_prefix = r.local_prefix;
   in.count_tokens = r.count_tokens;
   in.misdirected = misdirected(svc.cfg, r);
 }

@@ -143,7 +143,7 @@ void read_stored(services& svc, request_context& ctx) {
   if (!read) return;
   // The endpoint a POST of this family's …/responses would reach names the
   // tenant, as it would for the turn that made the response.
-  const auto* api = rewrite::endpoint_for_path(target.substr(0, read->id_at - 1));
+  const auto* api = svc.endpoints->endpoint_for_path(target.substr(0, read->id_at - 1));
   if (!speaks_responses(api)) return;
   in.api = api->name();
   in.tenant = tenant_of_request(svc, ctx, *api);

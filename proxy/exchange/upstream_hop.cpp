@@ -74,6 +74,14 @@ void sign_for_aws(const services& svc, const request_context& ctx, const http_ur
     head.field(name, value);
 }
 
+// The target as its provider spells it: a --compatible provider's PREFIX
+// names it at gistproxy only, and its URL's path stands there instead.
+std::string_view provider_target(const request_context& ctx) {
+  auto target = std::string_view(ctx.in.request.target());
+  if (!ctx.in.local_prefix.empty() && target.starts_with(ctx.in.local_prefix)) target.remove_prefix(ctx.in.local_prefix.size());
+  return target;
+}
+
 std::string upstream_request_head(const services& svc, const request_context& ctx, const http_url& target,
                                   const telemetry::span& span, std::string_view body, bool decode_answer) {
   const auto& req = ctx.in.request;
@@ -87,8 +95,8 @@ std::string upstream_request_head(const services& svc, const request_context& ct
   const bool signs = ctx.in.aws == aws_auth::proxy_signs && svc.aws;
   // A request gistproxy signs carries gistproxy's identity only: the
   // client's SigV4 query parameters go too (aws_signing.hpp).
-  const std::string unsigned_target = signs ? without_sigv4_query(std::string_view(req.target())) : std::string();
-  const std::string path = target.join(signs ? std::string_view(unsigned_target) : std::string_view(req.target()));
+  const std::string unsigned_target = signs ? without_sigv4_query(provider_target(ctx)) : std::string();
+  const std::string path = target.join(signs ? std::string_view(unsigned_target) : provider_target(ctx));
   auto head = head_builder::request(req.method_string(), path, head_size_hint(req));
   // These modes are chosen because Authorization is absent or blank: a blank
   // one is dropped, never forwarded beside (or instead of) a signature of ours.

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include "proxy/net/http_url.hpp"
 #include "rewrite/endpoint.hpp"
 #include "telemetry/access_log.hpp"
 
@@ -34,11 +35,40 @@ void add_family_upstream_options(std::vector<option>& table) {
   }
 }
 
+// --compatible NAME=PREFIX=URL read alone (names and prefixes given twice
+// are found once every source was read: compatible_problem below); why not, or empty.
+std::string compatible_error(const std::string& v, rewrite::compatible_provider* out = nullptr) {
+  std::string error;
+  auto p = rewrite::parse_compatible(v, error);
+  if (!p) return error;
+  if (!parse_http_url(p->url, error)) return "URL: " + error;
+  if (out) *out = std::move(*p);
+  return {};
+}
+
+// Providers given twice (a name or prefix), by any mix of flags and the config file.
+std::optional<std::string> compatible_problem(const config& c) {
+  const std::span<const rewrite::compatible_provider> all = c.compatible;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (auto problem = rewrite::compatible_problem(all[i], all.first(i))) return "bad value for --compatible: " + *problem;
+  return std::nullopt;
+}
+
 const std::vector<option>& options() {
   static const std::vector<option> table = [] {
     std::vector<option> t = {
       {"upstream", "URL", "LLM API base URL, http or https (default https://api.openai.com); the client's path and query are appended",
        [](config& c, const std::string& v) { return c.upstream = v, true; }},
+      {"compatible", "NAME=PREFIX=URL",
+       "an OpenAI-compatible provider beside OpenAI (repeatable): Chat Completions at PREFIX/chat/completions and "
+       "Responses at PREFIX/responses; every request under PREFIX goes to URL with PREFIX replaced by URL's path, and "
+       "no other provider's (e.g. groq=/groq/v1=https://api.groq.com/openai/v1; docs/compatible.md)",
+       [](config& c, const std::string& v) {
+         rewrite::compatible_provider p;
+         if (!compatible_error(v, &p).empty()) return false;
+         return c.compatible.push_back(std::move(p)), true;
+       },
+       [](const std::string& v) { return compatible_error(v); }},
       {"egress-proxy", "URL|none",
        "outbound HTTP proxy for upstreams and the S3 store: http://[user:password@]host[:port] (CONNECT tunnels, "
        "TLS end to end); none: connect directly. Default: https_proxy / HTTPS_PROXY for https upstreams, "
@@ -155,6 +185,8 @@ void read_egress_environment(egress_settings& egress, const char* const* environ
 }
 
 std::string config::upstream_for(std::string_view family) const {
+  for (const auto& p : compatible)
+    if (p.name == family) return p.url;
   if (family == rewrite::upstream_families().front().name) return upstream;
   if (auto it = family_upstreams.find(family); it != family_upstreams.end()) return it->second;
   for (const auto& f : rewrite::upstream_families())
@@ -281,6 +313,7 @@ parse_result parse_serve_args(const std::vector<std::string>& args, const char* 
       if (f.name != rewrite::upstream_families().front().name) c.family_upstreams.try_emplace(std::string(f.name), c.upstream);
   if (!telemetry::parse_log_level(c.log_level)) return {std::nullopt, "bad value for --log-level: '" + c.log_level + "'", 2};
   if (auto problem = listeners_problem(c)) return {std::nullopt, *problem, 2};
+  if (auto problem = compatible_problem(c)) return {std::nullopt, *problem, 2};
   r.cfg = std::move(c);
   return r;
 }

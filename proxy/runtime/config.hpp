@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "proxy/net/egress_proxy.hpp"
+#include "rewrite/dialects/compatible/compatible_endpoint.hpp"
 #include "rewrite/offload/cost_model.hpp"
 
 namespace gistproxy::proxy {
@@ -40,6 +41,9 @@ struct config {
   // --NAME-upstream of the other families (anthropic, ...), where given; an
   // explicit --upstream stands in for those not given.
   std::map<std::string, std::string, std::less<>> family_upstreams;
+  // --compatible NAME=PREFIX=URL: OpenAI-compatible providers served beside
+  // OpenAI, each its own family with URL as its upstream (docs/compatible.md).
+  std::vector<rewrite::compatible_provider> compatible;
   std::string upstream_ca;  // PEM file of an extra trusted CA
   // The outbound HTTP proxy for upstreams and the S3 store: --egress-proxy
   // (a URL or none; config key egress_proxy) over the environment's.

@@ -21,7 +21,7 @@
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialects/responses/stored_turns.hpp"
-#include "rewrite/endpoint.hpp"
+#include "rewrite/endpoint_registry.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/turn_memory/turn_memory.hpp"
@@ -31,7 +31,7 @@
 
 namespace gistproxy::proxy {
 
-// One upstream per API family (rewrite::upstream_families()), the default family first.
+// One upstream per API family (services::endpoints->families()), the default family first.
 struct upstream_target {
   std::string family;
   http_url url;
@@ -46,6 +46,8 @@ struct services {
   telemetry::logger& log;
   std::vector<upstream_target> upstreams;
   asio::ssl::context* tls = nullptr;  // set when an upstream is https
+  // Every endpoint served: the built-in APIs and the --compatible providers (process_services builds it).
+  const rewrite::endpoint_registry* endpoints = &rewrite::endpoint_registry::builtin();
   rewrite::offload_engine* offload = nullptr;  // null with --offload off
   rewrite::blob_store* store = nullptr;        // read_blob answers come from here
   rewrite::churn_tracker* churn = nullptr;

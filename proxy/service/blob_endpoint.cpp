@@ -24,11 +24,12 @@ namespace {
 // the header you offloaded with). A field merely present does not choose:
 // an empty Authorization beside x-api-key must read the key's tenant, as
 // /v1/offload and the proxy path wrote it, not the keyless one.
-const rewrite::endpoint* credential_rule(const client_request& req, const std::optional<std::string>& api) {
-  if (api) return rewrite::endpoint_named(*api);
-  for (const auto* d : rewrite::all_endpoints())
+const rewrite::endpoint* credential_rule(const rewrite::endpoint_registry& endpoints, const client_request& req,
+                                         const std::optional<std::string>& api) {
+  if (api) return endpoints.endpoint_named(*api);
+  for (const auto* d : endpoints.endpoints())
     if (!endpoint_credential(req, *d).empty()) return d;
-  return &rewrite::default_endpoint();
+  return &endpoints.default_endpoint();
 }
 
 // read_blob's arguments from the query string, as the model would send them.
@@ -106,7 +107,7 @@ awaitable<void> serve_blob(services& svc, request_context& ctx, std::string_view
   receive(svc, ctx);
   const std::string target(req.target());
   const auto api = query_parameter(target, "api");
-  const auto* rule = credential_rule(req, api);
+  const auto* rule = credential_rule(*svc.endpoints, req, api);
   std::optional<proxy_error> refused;
   std::string arguments, error;
   const bool raw = req.method() == http::verb::head || query_parameter(target, "raw") == "1";

@@ -27,21 +27,21 @@ bool usable_model(std::string_view m) {
   return true;
 }
 
-std::string known_apis() {
+std::string known_apis(const rewrite::endpoint_registry& endpoints) {
   std::string out;
-  for (const auto* d : rewrite::all_endpoints()) out += (out.empty() ? "" : ", ") + std::string(d->name());
+  for (const auto* d : endpoints.endpoints()) out += (out.empty() ? "" : ", ") + std::string(d->name());
   return out;
 }
 
 // Why the request cannot be served, before anything is read; empty if it can.
 // On success the request's target becomes the API's own path (the query kept:
 // Gemini's ?key= names a tenant).
-std::optional<proxy_error> retarget(client_request& req, std::string_view api) {
+std::optional<proxy_error> retarget(const rewrite::endpoint_registry& endpoints, client_request& req, std::string_view api) {
   if (req.method() != http::verb::post)
     return proxy_error{error_kind::method_not_allowed, "/v1/offload/{api} takes POST"};
-  const auto* endpoint = rewrite::endpoint_named(api);
+  const auto* endpoint = endpoints.endpoint_named(api);
   if (!endpoint)
-    return proxy_error{error_kind::not_found, "no API named '" + std::string(api.substr(0, 64)) + "': one of " + known_apis()};
+    return proxy_error{error_kind::not_found, "no API named '" + std::string(api.substr(0, 64)) + "': one of " + known_apis(endpoints)};
   const std::string target(req.target());
   if (!query_decodes(target)) return proxy_error{error_kind::bad_request, "the query string is not percent-encoded correctly"};
   const auto model = query_parameter(target, "model").value_or("");
@@ -126,7 +126,7 @@ awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_v
   const std::string api(api_in_target);  // the target is about to change
   ctx.in.source = "api";
   const std::string sent_target(ctx.in.request.target());
-  auto refused = retarget(ctx.in.request, api);
+  auto refused = retarget(*svc.endpoints, ctx.in.request, api);
   receive(svc, ctx);
   // Logs, spans and metrics name the service's path, not the API's it stood in for.
   ctx.in.request.target(sent_target);
@@ -134,7 +134,7 @@ awaitable<bool> serve_offload(services& svc, request_context& ctx, std::string_v
   if (!refused && !ctx.in.controls.error.empty()) refused = proxy_error{error_kind::bad_request, ctx.in.controls.error};
   if (!refused && ctx.in.endpoint && ctx.in.tenant == anonymous_tenant && !svc.cfg.offload_service_anonymous)
     refused = keyless_refusal();
-  if (!refused && ctx.in.endpoint != rewrite::endpoint_named(api))
+  if (!refused && ctx.in.endpoint != svc.endpoints->endpoint_named(api))
     refused = proxy_error{error_kind::bad_request, "model= does not fit the " + api + " API's path"};
   if (!refused && ctx.in.body_encoded)
     refused = proxy_error{error_kind::unsupported_encoding, "the body's Content-Encoding cannot be decoded"};

@@ -143,3 +143,38 @@ TEST_CASE("a numeric flag takes digits only: no sign and no space") {
   CHECK(whole_number("18446744073709551615") == ~std::uint64_t(0));
   CHECK_FALSE(whole_number("0x10"));
 }
+
+TEST_CASE("--compatible adds a provider per value, from flags and the config file, its URL its family's upstream") {
+  auto path = std::filesystem::temp_directory_path() / "gp-config-compatible-test.json";
+  std::ofstream(path) << R"({"compatible":["groq=/groq/v1=https://api.groq.com/openai/v1"]})";
+  auto r = parse_serve_args({"--config", path.string(), "--compatible", "ollama=/ollama/v1=http://127.0.0.1:11434/v1",
+                             "--upstream", "http://127.0.0.1:1234"},
+                            no_env);
+  REQUIRE(r.cfg);
+  REQUIRE(r.cfg->compatible.size() == 2);
+  CHECK(r.cfg->compatible[0].name == "groq");
+  CHECK(r.cfg->compatible[1].prefix == "/ollama/v1");
+  CHECK(r.cfg->upstream_for("groq") == "https://api.groq.com/openai/v1");  // not --upstream's, which stands in for built-ins only
+  CHECK(r.cfg->upstream_for("ollama") == "http://127.0.0.1:11434/v1");
+  CHECK(r.cfg->upstream_for("openai") == "http://127.0.0.1:1234");
+
+  auto twice = parse_serve_args({"--config", path.string(), "--compatible", "groq=/other=http://h"}, no_env);
+  CHECK_FALSE(twice.cfg);
+  CHECK(twice.exit_code == 2);
+  CHECK(twice.message.find("--compatible") != std::string::npos);
+  CHECK(twice.message.find("given twice") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("a bad --compatible says why, and never shows the URL's password") {
+  for (std::string v : {"groq=/v1/chat=http://h", "groq=/groq/v1=ftp://h", "groq=/groq/v1", "openai=/x=http://h"}) {
+    CAPTURE(v);
+    auto r = parse_serve_args({"--compatible", v}, no_env);
+    CHECK_FALSE(r.cfg);
+    CHECK(r.exit_code == 2);
+    CHECK(r.message.find("--compatible") != std::string::npos);
+  }
+  auto r = parse_serve_args({"--compatible", "groq=/groq/v1=ftp://user:hunter2@h/v1"}, no_env);
+  CHECK_FALSE(r.cfg);
+  CHECK(r.message.find("hunter2") == std::string::npos);
+}
