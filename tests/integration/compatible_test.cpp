@@ -78,13 +78,7 @@ TEST_CASE("compatible: two providers and OpenAI side by side, each offloaded, pa
     CHECK(bodies[1].find("NEEDLE secret_port=48213") != std::string::npos);
     for (const auto& head : heads) CHECK(head.at("authorization") == "Bearer " + lane.key);
   }
-  std::vector<std::string> page_ins;
-  for (const auto& lane : s.lanes)
-    page_ins.push_back("gistproxy_page_ins_total{api=\"" + api_label(lane, api) +
-                       "\",mode=\"pattern\",result=\"ok\",source=\"proxy\"} 1");
-  const auto metrics = metrics_with(s.proxy.admin_port(), page_ins);
-  for (const auto& line : page_ins) CHECK(metrics.find(line) != std::string::npos);
-
+  // A request's span ends after its metrics are counted: once all three are there, so are their figures.
   auto spans = read_spans_until(s.spans, [](const auto& all) { return count_named(all, "gistproxy.request") >= 3; });
   const auto requests = spans_named(spans, "gistproxy.request");
   REQUIRE(requests.size() == 3);
@@ -96,6 +90,28 @@ TEST_CASE("compatible: two providers and OpenAI side by side, each offloaded, pa
     CHECK(attributes.value("gistproxy.upstream_family", "") == provider);
   }
   CHECK(providers == std::set<std::string>{"openai", "groq", "mistral"});
+
+  const auto metrics = http_request(s.proxy.admin_port(), "GET", "/metrics").body;
+  for (const auto& lane : s.lanes) {
+    const auto label = api_label(lane, api);
+    CAPTURE(label);
+    CHECK(series_value(metrics, "gistproxy_page_ins_total{api=\"" + label +
+                                    "\",mode=\"pattern\",result=\"ok\",source=\"proxy\"}") == 1);
+    CHECK(series_value(metrics, "gistproxy_cost_usd_total{api=\"" + label + "\",kind=\"input\",group=\"treated\"}") > 0);
+  }
+  // The live view lists each provider's conversation under its own label (its feed is a queue: polled).
+  std::set<std::string> live;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (live.size() < 3 && std::chrono::steady_clock::now() < deadline) {
+    live.clear();
+    const auto list = njson::parse(http_request(s.proxy.admin_port(), "GET", "/api/conversations").body, nullptr, false);
+    if (list.is_object() && list["conversations"].is_array())
+      for (const auto& c : list["conversations"]) live.insert(c.value("api", ""));
+    if (live.size() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::set<std::string> labels;
+  for (const auto& lane : s.lanes) labels.insert(api_label(lane, api));
+  CHECK(live == labels);
 }
 
 TEST_CASE("compatible: every path under a prefix is its provider's, with its URL's path in the prefix's place") {
