@@ -81,19 +81,28 @@ endpoint_registry::endpoint_registry() {
   };
   for (const auto* e : apis) add(e);
   for (const auto* e : matching) add(e);
+  claim_order_ = families_;
 }
 
 endpoint_registry::endpoint_registry(std::span<const compatible_provider> providers) : endpoint_registry() {
   std::vector<const endpoint*> first;
+  std::vector<const upstream_family*> claimed_first;
   for (std::size_t i = 0; i < providers.size(); ++i) {
     // Checked when the configuration was read; a caller that did not is told here, before anything is served.
     if (auto problem = compatible_problem(providers[i], providers.first(i))) throw std::invalid_argument(*problem);
     auto& c = *compatible_.emplace_back(std::make_unique<compatible>(providers[i], built_ins()));
     families_.push_back(&c.family.family());
+    claimed_first.push_back(&c.family.family());
     // Their paths are exact and may lie inside a built-in family's (/openai/v1): asked first.
     first.insert(first.end(), {&c.chat, &c.responses});
   }
   endpoints_.insert(endpoints_.begin(), first.begin(), first.end());
+  // A prefix may lie inside a built-in folder (/openai/v1 in Azure's
+  // /openai/), never above one (compatible_problem), or inside another
+  // provider's: the providers' claims are asked first, the longer first.
+  std::stable_sort(claimed_first.begin(), claimed_first.end(),
+                   [](const auto* a, const auto* b) { return a->local_prefix.size() > b->local_prefix.size(); });
+  claim_order_.insert(claim_order_.begin(), claimed_first.begin(), claimed_first.end());
 }
 
 endpoint_registry::~endpoint_registry() = default;

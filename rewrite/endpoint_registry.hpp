@@ -33,6 +33,11 @@ class endpoint_registry {
   // The distinct upstream families, the default one first (its flag is plain
   // --upstream; requests no family claims go to it), the compatible ones last.
   std::span<const upstream_family* const> families() const { return families_; }
+  // The same, in the order their path claims are asked: the first family
+  // whose claim holds on its own names a path (the built-in families'
+  // claims do not overlap; a provider's PREFIX lies inside a built-in
+  // folder at most, and is asked before it).
+  std::span<const upstream_family* const> claim_order() const { return claim_order_; }
   const endpoint& default_endpoint() const { return *default_; }
   // The endpoint for a request, matched on the path (query ignored); nullptr when none applies.
   const endpoint* endpoint_for(std::string_view method, std::string_view target) const;
@@ -49,7 +54,7 @@ class endpoint_registry {
   endpoint_registry();
   std::vector<std::unique_ptr<compatible>> compatible_;
   std::vector<const endpoint*> endpoints_;
-  std::vector<const upstream_family*> families_;
+  std::vector<const upstream_family*> families_, claim_order_;
   const endpoint* default_ = nullptr;
 };
 

@@ -40,7 +40,7 @@ struct request_credentials {
 
 // When a path claim names its family.
 enum class claim_strength : std::uint8_t {
-  path,  // the path alone (the longest such claim of any family wins)
+  path,  // the path alone (no two built-in families' such claims overlap)
   // Paths several families serve alike (/v1/models, /v1/files), where no
   // family's own claim names the path: the request must say whose it is.
   hinted,  // claimed when the request carries anthropic-version

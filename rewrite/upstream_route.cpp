@@ -18,25 +18,19 @@ bool hint_holds(claim_strength s, const request_credentials& c) {
 }
 
 // The family a path names; nullptr when it names none (or only a credential
-// can tell). The longest claim on the path itself wins (the families' own
-// claims do not overlap; a prefix configured inside another family's folder
-// is more specific); a path several families serve alike goes to the one the
-// request's hint names.
+// can tell). The first claim on the path itself, in the registry's claim
+// order, names it (a provider's prefix inside a built-in folder is asked
+// first); a path several families serve alike goes to the one the request's
+// hint names.
 const upstream_family* path_family(const endpoint_registry& registry, std::string_view path, const request_credentials& c) {
-  const upstream_family* best = nullptr;
-  std::size_t best_length = 0;
   const upstream_family* hinted = nullptr;
-  for (const auto* f : registry.families())
+  for (const auto* f : registry.claim_order())
     for (const auto& claim : f->paths) {
       if (!claims(claim, path)) continue;
-      if (claim.strength != claim_strength::path) {
-        if (!hinted && hint_holds(claim.strength, c)) hinted = f;
-      } else if (!best || claim.prefix.size() > best_length) {
-        best = f;
-        best_length = claim.prefix.size();
-      }
+      if (claim.strength == claim_strength::path) return f;
+      if (!hinted && hint_holds(claim.strength, c)) hinted = f;
     }
-  return best ? best : hinted;
+  return hinted;
 }
 
 bool belongs(credential_kind k, const upstream_family& f) {

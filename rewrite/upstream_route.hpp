@@ -6,9 +6,10 @@
 // through to the default (OpenAI) upstream.
 //
 // The path decides first, by a gateway's mount (/anthropic/, /gemini/,
-// /vertex_ai/, ...) or the longest of the families' path claims
-// (upstream_family.hpp: /openai/ Azure, /model/ Bedrock, /v1/projects/
-// Vertex, /v1beta/ Gemini, /v1/messages Anthropic, ...); an endpoint then
+// /vertex_ai/, ...) or the families' path claims (upstream_family.hpp:
+// /openai/ Azure, /model/ Bedrock, /v1/projects/ Vertex, /v1beta/ Gemini,
+// /v1/messages Anthropic, a --compatible PREFIX, which is asked before the
+// built-in folder it may lie in, ...); an endpoint then
 // applies only on its own family's paths. Where the path says nothing, the
 // endpoint's family, else the first family the credential belongs to, else
 // the family anthropic-version names, else the default family. A Bearer

@@ -159,3 +159,22 @@ TEST_CASE("compatible providers: names and prefixes are each given once; a taken
   const std::vector<compatible_provider> twice = {before[0], before[0]};
   CHECK_THROWS_AS(endpoint_registry{twice}, std::invalid_argument);
 }
+
+TEST_CASE("routing: no two built-in families claim a path on its own, so the first claim that holds is the only one") {
+  // Whether some path lies under both claims (their further tests aside).
+  auto overlap = [](const path_claim& a, const path_claim& b) {
+    auto as_path = [](std::string_view p) { return p.ends_with('/') ? p.substr(0, p.size() - 1) : p; };
+    return claims(path_claim{b.prefix}, as_path(a.prefix)) || claims(path_claim{a.prefix}, as_path(b.prefix));
+  };
+  const auto families = endpoint_registry::builtin().families();
+  for (const auto* a : families)
+    for (const auto* b : families) {
+      if (a == b) continue;
+      for (const auto& ca : a->paths)
+        for (const auto& cb : b->paths) {
+          if (ca.strength != claim_strength::path || cb.strength != claim_strength::path) continue;
+          CAPTURE(a->name, ca.prefix, b->name, cb.prefix);
+          CHECK_FALSE(overlap(ca, cb));
+        }
+    }
+}
