@@ -144,7 +144,7 @@ TEST_CASE("a numeric flag takes digits only: no sign and no space") {
   CHECK_FALSE(whole_number("0x10"));
 }
 
-TEST_CASE("--compatible adds a provider per value, from flags and the config file, its URL its family's upstream") {
+TEST_CASE("each --compatible value adds a provider, from flags and the config file, its URL its family's upstream") {
   auto path = std::filesystem::temp_directory_path() / "gp-config-compatible-test.json";
   std::ofstream(path) << R"({"compatible":["groq=/groq/v1=https://api.groq.com/openai/v1"]})";
   auto r = parse_serve_args({"--config", path.string(), "--compatible", "ollama=/ollama/v1=http://127.0.0.1:11434/v1",

@@ -101,7 +101,7 @@ TEST_CASE("compatible providers: a credential that names another provider is for
   CHECK_FALSE(route_request(two_providers(), "POST", "/groq/v1/chat/completions", {}).has_foreign());
 }
 
-TEST_CASE("compatible providers: one at /openai/v1 wins there over Azure's v1 API; Azure keeps its other paths") {
+TEST_CASE("compatible providers: one at /openai/v1 wins there over Azure's v1 API, and Azure keeps its other paths") {
   const std::vector<compatible_provider> providers = {provider("gateway=/openai/v1=http://gateway.internal/v1")};
   const endpoint_registry r{providers};
   CHECK(api_of(route_request(endpoint_registry::builtin(), "POST", "/openai/v1/chat/completions", {})) == "azure-chat");
@@ -150,7 +150,7 @@ TEST_CASE("compatible providers: a name or prefix that another API holds is refu
   CHECK_FALSE(error.empty());
 }
 
-TEST_CASE("compatible providers: names and prefixes are each given once; a taken one is refused when built") {
+TEST_CASE("compatible providers: names and prefixes are each given once, and a taken one is refused when built") {
   const std::vector<compatible_provider> before = {provider("groq=/groq/v1=https://api.groq.com/openai/v1")};
   CHECK(compatible_problem(provider("groq=/other=http://x"), before));
   CHECK(compatible_problem(provider("other=/groq/v1=http://x"), before));
