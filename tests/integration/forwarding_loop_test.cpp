@@ -49,7 +49,10 @@ TEST_CASE("a proxy whose upstream leads back into itself answers 508 once, and k
   CHECK(looped.body.find("sk-ant-test") == std::string::npos);
   // One pass forwarded it, the second refused it: one connection through the gateway.
   CHECK(gateway.connections() == 1);
-  const auto metrics = metrics_with(proxy.admin_port(), {"type=\"loop_detected\""});
+  // The refusing pass finishes after its 508 is written, and the forwarding
+  // pass counts the upstream's 508 too: wait for the refusal's own series.
+  const auto metrics = metrics_with(
+      proxy.admin_port(), {R"(gistproxy_errors_total{source="internal",type="loop_detected",group="treated"})"});
   CHECK(series_value(metrics, R"(gistproxy_errors_total{source="internal",type="loop_detected",group="treated"})") == 1);
 
   // The next request, to an upstream that is not the proxy itself, is served.
