@@ -4,7 +4,7 @@ namespace gistproxy::telemetry {
 
 metric_catalogue::metric_catalogue(registry& r)
     : requests(r.add_counter("gistproxy_requests_total",
-                             "Requests proxied, by API dialect, HTTP status, group (control, treated) and the client's "
+                             "Requests proxied, by endpoint (its metric label), HTTP status, group (control, treated) and the client's "
                              "protocol (HTTP/1.1, HTTP/1.0, HTTP/2).",
                              {"api", "status", "group", "protocol"})),
       request_duration(r.add_histogram("gistproxy_request_duration_seconds",

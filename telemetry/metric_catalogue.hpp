@@ -9,7 +9,7 @@ namespace gistproxy::telemetry {
 struct metric_catalogue {
   explicit metric_catalogue(registry& r);
 
-  // Requests by API dialect (chat, responses, messages, other) and HTTP status.
+  // Requests by endpoint label (chat, responses, messages, azure-chat, …) and HTTP status.
   family<counter>& requests;
   family<histogram>& request_duration;   // accept of headers .. last byte written
   family<histogram>& upstream_duration;  // time spent waiting on the upstream

@@ -247,9 +247,10 @@ std::optional<std::uint64_t> parse_bytes(const std::string& s) {
 std::string serve_help() {
   std::string out =
       "usage: gistproxy serve [--config FILE] [options]\n\n"
-      "A transparent reverse proxy in front of LLM APIs (OpenAI Chat Completions,\n"
-      "OpenAI Responses, Anthropic Messages, Google Gemini). Clients change only\n"
-      "their base URL.\n\n"
+      "A transparent reverse proxy in front of LLM APIs (OpenAI Chat Completions\n"
+      "and Responses, Anthropic Messages, Google Gemini; on Azure OpenAI, Vertex AI\n"
+      "and Bedrock, with Bedrock's Converse; OpenAI-compatible providers beside\n"
+      "OpenAI with --compatible). Clients change only their base URL.\n\n"
       "options (also keys of the --config JSON file, e.g. {\"listen\": \"0.0.0.0:8080\"}):\n"
       "  --config FILE                 read options from a JSON object\n";
   for (const auto& o : options()) {

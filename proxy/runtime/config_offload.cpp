@@ -73,7 +73,7 @@ std::vector<option> offload_options() {
      [](config& c, const std::string& v) { return set_uint(c.age.step_tokens, v, 1000, 1ull << 40); }},
     {"inject-read-blob", "auto|always|when-referenced",
      "when to offer read_blob: auto (default) where the cost model says offloading pays, never raising a "
-     "conversation's cost by more than 0.5% (README: the cost model); always: every request that declares tools; "
+     "conversation's cost by more than 0.5% (docs/offload.md: the cost model); always: every request that declares tools; "
      "when-referenced: only requests holding a reference",
      [](config& c, const std::string& v) {
        c.inject_read_blob = v;
