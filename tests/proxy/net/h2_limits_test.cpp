@@ -6,7 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "proxy/net/checked_parser.hpp"
-#include "tests/proxy/h2_pair.hpp"
+#include "tests/proxy/net/h2_pair.hpp"
 
 using namespace gistproxy::proxy;
 using gistproxy::testing::pair_of_sessions;
