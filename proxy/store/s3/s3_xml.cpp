@@ -5,13 +5,17 @@
 namespace gistproxy::store::s3 {
 namespace {
 
-// The text of the first <tag>…</tag> in [from, to) of xml, and where it ends.
+// The text of the first <tag>…</tag> in [at, to) of xml, and where it ends.
+// The search stops at `to`: a field missing from one <Contents> must not
+// scan the rest of the body (was quadratic: a 1 MiB listing of objects with
+// no <Size>, 20 s of CPU; 64 MiB, a day).
 std::optional<std::string_view> element(std::string_view xml, std::string_view tag, std::size_t& at, std::size_t to) {
   const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
-  auto b = xml.find(open, at);
-  if (b == std::string_view::npos || b >= to) return std::nullopt;
-  auto e = xml.find(close, b + open.size());
-  if (e == std::string_view::npos || e > to) return std::nullopt;
+  const std::string_view window = xml.substr(0, to);
+  auto b = window.find(open, at);
+  if (b == std::string_view::npos) return std::nullopt;
+  auto e = window.find(close, b + open.size());
+  if (e == std::string_view::npos) return std::nullopt;
   at = e + close.size();
   return xml.substr(b + open.size(), e - b - open.size());
 }
