@@ -1,4 +1,5 @@
 #include "tests/support/mock_upstream.hpp"
+#include "tests/support/mock_upstream_ws.hpp"
 #include "tests/support/responses_state.hpp"
 #include "tests/support/scripted_model.hpp"
 #include "tests/support/http_compression.hpp"
@@ -16,6 +17,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -76,6 +78,7 @@ struct mock_upstream::impl {
   std::vector<std::string> llm;
   std::vector<std::map<std::string, std::string>> llm_heads;  // their headers, lowercase names
   responses_state responses;  // ids, store and previous_response_id, as the real API keeps them
+  ws_responses* ws = nullptr;  // the Responses WebSocket route, owned by mock_upstream
   int otlp_failures = 0;
 
   template <class Stream>
@@ -98,8 +101,7 @@ struct mock_upstream::impl {
     head.chunked(true);
     http::response_serializer<http::empty_body> sr{head};
     auto [ec, n] = co_await http::async_write_header(s, sr, nothrow);
-    if (ec) co_return false;
-    co_return true;
+    co_return !ec;
   }
 
   template <class Stream>
@@ -205,6 +207,7 @@ struct mock_upstream::impl {
       if (req.body().size() <= 65536) j["body"] = req.body();
       co_return co_await send(simple(http::status::ok, j.dump()));
     }
+    if (ws_responses::wants(req)) co_return co_await ws->serve(s, std::move(req));
     if (auto kept = responses.serve(std::string_view(req.method_string()), target))  // Responses' stored state
       co_return co_await send(simple(http::status(kept->status), kept->body, kept->content_type));
     const auto route = route_of(path);
@@ -395,7 +398,7 @@ struct mock_upstream::impl {
 
   asio::awaitable<void> accept_loop() {
     for (;;) {
-      auto [ec, socket] = co_await acceptor.async_accept(nothrow);
+      auto [ec, socket] = co_await acceptor.async_accept(asio::make_strand(io), nothrow);  // see ws_responses
       if (ec) co_return;
       accepted++;
       asio::co_spawn(io, session(std::move(socket)), asio::detached);
@@ -405,6 +408,7 @@ struct mock_upstream::impl {
 
 mock_upstream::mock_upstream(mock_upstream_options options) : impl_(std::make_unique<impl>()) {
   impl_->options = options;
+  impl_->ws = (ws_ = std::make_shared<ws_responses>(impl_->responses)).get();
   if (!options.tls_cert_file.empty()) {
     impl_->tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
     impl_->tls->use_certificate_chain_file(options.tls_cert_file);
@@ -441,9 +445,6 @@ std::vector<std::map<std::string, std::string>> mock_upstream::llm_headers() con
   return locked_copy(impl_->otlp_mutex, impl_->llm_heads);
 }
 std::vector<std::string> mock_upstream::otlp_posts() const { return locked_copy(impl_->otlp_mutex, impl_->otlp); }
-void mock_upstream::fail_next_otlp_posts(int n) {
-  std::lock_guard lock(impl_->otlp_mutex);
-  impl_->otlp_failures = n;
-}
+void mock_upstream::fail_next_otlp_posts(int n) { std::lock_guard lock(impl_->otlp_mutex); impl_->otlp_failures = n; }
 
 }  // namespace gistproxy::testing

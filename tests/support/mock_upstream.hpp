@@ -17,6 +17,8 @@
 //   /bytes?n=N              N bytes of payload with Content-Length
 //   POST /v1/traces         an OTLP collector: stores the body, answers {}
 //                           (?fail=N: the first N posts get 503)
+//   GET …/responses, Upgrade: websocket
+//                           the Responses API's WebSocket mode (mock_upstream_ws.hpp)
 //   anything else           404 JSON
 #pragma once
 
@@ -29,6 +31,39 @@
 #include <vector>
 
 namespace gistproxy::testing {
+
+class ws_responses;
+
+// A fault the Responses WebSocket route plays for the next `times` upgrades
+// (refuse_upgrade) or generating response.create messages (the others).
+struct ws_fault {
+  enum class kind {
+    none,
+    refuse_upgrade,  // answer the upgrade with `status` (426: the client falls back to HTTP)
+    close,           // a close frame with `close_code` after `after_events` events
+    drop,            // the TCP connection ends (no close frame) after `after_events` events
+    non_json_text,   // a text frame that is not JSON after `after_events` events, then the rest
+    binary_frame,    // a binary frame after `after_events` events, then the rest
+    stall,           // `after_events` events, then nothing (the response stays in flight)
+  };
+  kind what = kind::none;
+  int status = 426;
+  int after_events = 0;
+  int close_code = 1011;
+  int times = 1;
+};
+
+// What the WebSocket route saw: each upgrade request, each client frame.
+struct ws_upgrade_seen {
+  std::string target;
+  std::map<std::string, std::string> headers;  // lowercase names
+  int status = 101;                            // or the refusal's
+};
+struct ws_frame_seen {
+  int connection = 0;  // 1 for the first upgrade accepted, 2 for the next, ...
+  bool text = true;
+  std::string payload;
+};
 
 struct mock_upstream_options {
   std::string host = "127.0.0.1";
@@ -64,8 +99,15 @@ class mock_upstream {
   std::vector<std::map<std::string, std::string>> llm_headers() const;
   void fail_next_otlp_posts(int n);
 
+  // The Responses WebSocket route (mock_upstream_ws.hpp).
+  void set_ws_fault(ws_fault fault);
+  void set_ws_handshake_headers(std::map<std::string, std::string> headers);  // added to the 101
+  std::vector<ws_upgrade_seen> ws_upgrades() const;
+  std::vector<ws_frame_seen> ws_frames() const;  // every client frame, in order
+
  private:
   struct impl;
+  std::shared_ptr<ws_responses> ws_;  // first: outlives impl_'s coroutines
   std::unique_ptr<impl> impl_;
 };
 

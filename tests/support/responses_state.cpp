@@ -67,7 +67,7 @@ responses_state::admitted responses_state::admit(const nlohmann::json& request) 
 
 std::string responses_state::keep(const nlohmann::json& admitted_request, const nlohmann::json& answer) {
   std::lock_guard lock(mutex_);
-  const auto id = "resp_" + std::to_string(next_++);
+  const auto id = prefix_ + std::to_string(next_++);
   const auto store = admitted_request.find("store");
   if (store != admitted_request.end() && store->is_boolean() && !store->get<bool>()) return id;
   kept k{admitted_request.value("input", nlohmann::json::array()), {}, answer, {}};

@@ -30,6 +30,9 @@ namespace gistproxy::testing {
 
 class responses_state {
  public:
+  // Ids are id_prefix then a number: a WebSocket connection's own cache has
+  // its own prefix, so no two connections name different answers alike.
+  explicit responses_state(std::string id_prefix = "resp_") : prefix_(std::move(id_prefix)) {}
   struct admitted {
     nlohmann::json request;  // input: the conversation previous_response_id names, then the request's own
     std::string error;       // set: answer 400 with this message
@@ -58,6 +61,7 @@ class responses_state {
     std::vector<std::string> pending_calls;
   };
   served list_input_items(const kept& k, std::string_view target) const;
+  std::string prefix_;
   std::mutex mutex_;
   std::map<std::string, kept> kept_;
   std::uint64_t next_ = 1, next_item_ = 1;
