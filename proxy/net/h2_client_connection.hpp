@@ -35,6 +35,8 @@ struct h2_client_limits {
   std::uint32_t max_header_list = 256 * 1024;
   // Response body bytes handed over and not yet consumed(): per stream, and
   // on the connection. The windows reopen only as the caller consumes.
+  // (Until the upstream acknowledges the SETTINGS, a stream may still take
+  // HTTP/2's default 65,535 bytes: RFC 9113 §6.9.2.)
   std::uint32_t stream_window = 1u << 20;
   std::uint32_t connection_window = 16u << 20;
   // Request body bytes a streamed request may have buffered here.
