@@ -203,6 +203,11 @@ class wire_format {
   // Folds usage from one SSE event of a streamed response into `usage`.
   virtual void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const = 0;
 
+  // Whether this API also speaks over a WebSocket the client opens on its
+  // path (the Responses API's WebSocket mode: rewrite/dialects/responses/
+  // responses_socket), whose messages the transport maps onto this wire
+  // format's requests and SSE events.
+  virtual bool speaks_over_socket() const { return false; }
   // How this API's streamed answers frame their events (SSE unless said).
   virtual stream_transport answer_stream_transport() const { return stream_transport::sse; }
   // Streams: the filter that splices page-in hops into one client stream

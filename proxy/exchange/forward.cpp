@@ -6,6 +6,7 @@
 #include "proxy/exchange/blob_pager.hpp"
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/page_in_loop.hpp"
+#include "proxy/exchange/socket_hop.hpp"
 #include "proxy/exchange/stored_state.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/keepalive_ticker.hpp"
@@ -13,11 +14,19 @@
 namespace gistproxy::proxy {
 namespace {
 
+// Where a hop goes: on the transport's own upstream socket when it holds one,
+// else through the pool.
+std::unique_ptr<outgoing_hop> make_hop(services& svc, upstream_pool* pool, upstream_socket* leg, request_context& ctx,
+                                       client_watch& watch, int hop) {
+  if (leg) return std::make_unique<socket_hop>(svc, ctx, *leg, hop);
+  return std::make_unique<upstream_hop>(svc, *pool, ctx, watch, hop);
+}
+
 class upstream_source final : public hop_source {
  public:
-  upstream_source(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch,
-                  client_channel& client)
-      : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
+  upstream_source(services& svc, upstream_pool* pool, upstream_socket* leg, request_context& ctx,
+                  client_watch& watch, client_channel& client)
+      : svc_(svc), pool_(pool), leg_(leg), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
 
   awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
     std::optional<keepalive_ticker> ticker;
@@ -27,7 +36,7 @@ class upstream_source final : public hop_source {
       ticker.emplace(client_, keepalive, svc_.cfg.stream_keepalive);
       ticker->start();
     }
-    auto answer = std::make_unique<upstream_hop>(svc_, pool_, ctx_, watch_, hop);
+    auto answer = make_hop(svc_, pool_, leg_, ctx_, watch_, hop);
     auto failure = co_await answer->send(body);
     if (ticker) {
       co_await ticker->stop();
@@ -46,7 +55,8 @@ class upstream_source final : public hop_source {
 
  private:
   services& svc_;
-  upstream_pool& pool_;
+  upstream_pool* pool_;
+  upstream_socket* leg_;
   request_context& ctx_;
   client_watch& watch_;
   client_channel& client_;
@@ -90,36 +100,36 @@ std::optional<proxy_error> forwarding_loop(const services& svc, const request_co
 }
 
 awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_channel& client) {
-  auto* configured = sh.pool_for(ctx.in.family);
+  auto* leg = client.upstream_leg();
+  auto* pool = leg ? nullptr : sh.pool_for(ctx.in.family);
   exchange_stats stats(svc.metrics, ctx.in.api);
-  if (!configured) {
+  if (!leg && !pool) {
     const proxy_error missing{error_kind::upstream_not_configured,
                               "no upstream for the " + std::string(ctx.in.family) + " APIs: start gistproxy with --" +
                                   std::string(ctx.in.family) + "-upstream URL (or --upstream)"};
     co_await ctx.out.error(missing);
     co_return;
   }
-  auto& pool = *configured;
   client_watch watch;
   client.watch(watch);
   const std::string& body = ctx.forwarded_body();
 
-  upstream_hop first(svc, pool, ctx, watch, 0);
-  if (auto failure = co_await first.send(body)) {
-    first.fail(failure->type());
+  auto first = make_hop(svc, pool, leg, ctx, watch, 0);
+  if (auto failure = co_await first->send(body)) {
+    first->fail(failure->type());
     co_await ctx.out.error(*failure);
   } else {
-    upstream_source source(svc, pool, ctx, watch, client);
+    upstream_source source(svc, pool, leg, ctx, watch, client);
     reader_env env{ctx.out, stats, ctx.in.endpoint ? &ctx.in.endpoint->wire() : nullptr, ctx.rw.intercept_tool};
     // Only a rewritten body differs from what the client sent in what it echoes.
     if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body());
     // The previous_response_id the client sent, where the request names the turn's kept id.
     if (!ctx.stored.previous_sent.empty()) env.echoed["previous_response_id"] = ctx.stored.previous_sent;
-    ctx.stored.streamed = body_kind_of(first.head()) != rewrite::usage_observer::body_kind::json;
-    auto reader = reader_for(svc, ctx, first, std::move(env));
+    ctx.stored.streamed = body_kind_of(first->head()) != rewrite::usage_observer::body_kind::json;
+    auto reader = reader_for(svc, ctx, *first, std::move(env));
     const page_in_plan plan{env.wire, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
     const auto noted = [&ctx](const hop_read& got, bool continued) { note_hop(ctx, got, continued); };
-    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats, noted);
+    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, *first, body, plan, stats, noted);
     ctx.upstream.usage = reader->usage();
   }
   if (ctx.offers_read_blob()) stats.page_in_hops(ctx.upstream.hops);

@@ -9,6 +9,7 @@
 #include "proxy/exchange/request_context.hpp"
 #include "proxy/net/proxy_error.hpp"
 #include "proxy/runtime/services.hpp"
+#include "rewrite/upstream_route.hpp"
 
 namespace gistproxy::proxy {
 
@@ -44,6 +45,12 @@ void receive(services& svc, request_context& ctx);
 // Part of receive (routing.cpp): the upstream family and endpoint of the
 // request, and the credential it carries that its family must not see.
 void route(services& svc, request_context& ctx);
+// The routing of a request as route() decides it (a transport that must
+// open its upstream before the request's messages arrive asks this).
+rewrite::upstream_route route_of(const services& svc, const client_request& request);
+// Whether that routing would carry a credential to a provider it does not
+// belong to (route() refuses such a request as credential_mismatch).
+bool misdirects(const services& svc, const rewrite::upstream_route& route);
 // The 400 for a request whose credential belongs to another provider; nullopt when none does.
 std::optional<proxy_error> credential_mismatch(const request_context& ctx);
 // `report`: where the engine's report goes when the caller wants it (the offload service).

@@ -53,11 +53,18 @@ std::optional<credential_kind> misdirected(const config& cfg, const rewrite::ups
 
 }  // namespace
 
+rewrite::upstream_route route_of(const services& svc, const client_request& req) {
+  return rewrite::route_request(*svc.endpoints, std::string_view(req.method_string()), std::string_view(req.target()),
+                                credentials_of(req));
+}
+
+bool misdirects(const services& svc, const rewrite::upstream_route& route) {
+  return misdirected(svc.cfg, route).has_value();
+}
+
 void route(services& svc, request_context& ctx) {
   auto& in = ctx.in;
-  const auto& req = in.request;
-  const auto r = rewrite::route_request(*svc.endpoints, std::string_view(req.method_string()),
-                                        std::string_view(req.target()), credentials_of(req));
+  const auto r = route_of(svc, in.request);
   in.endpoint = r.api;
   in.family = r.family;
   in.local_prefix = r.local_prefix;

@@ -49,6 +49,14 @@ class upstream_answer {
   virtual void fail(std::string_view reason) = 0;
 };
 
+// A hop not yet sent: over the upstream pool (upstream_hop) or over a
+// transport's own upstream socket (socket_hop).
+class outgoing_hop : public upstream_answer {
+ public:
+  // Sends the request and reads the answer's head; nullopt on success.
+  virtual awaitable<std::optional<proxy_error>> send(const std::string& body) = 0;
+};
+
 // Where hops come from: the upstream (or a fake), and the blob store that
 // answers read_blob calls between them.
 class hop_source {
@@ -72,13 +80,12 @@ class hop_source {
 // the first answer's status).
 bool intercepts_answers(const services& svc, const request_context& ctx);
 
-class upstream_hop final : public upstream_answer {
+class upstream_hop final : public outgoing_hop {
  public:
   upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch, int hop);
   ~upstream_hop() override;  // a span nobody ended ends as abandoned
 
-  // Sends the request and reads the answer's head; nullopt on success.
-  awaitable<std::optional<proxy_error>> send(const std::string& body);
+  awaitable<std::optional<proxy_error>> send(const std::string& body) override;
 
   const http::response_header<>& head() const override;
   std::optional<std::uint64_t> content_length() const override { return length_; }

@@ -16,6 +16,8 @@
 
 namespace gistproxy::proxy {
 
+class upstream_socket;
+
 // A response's head as the exchange decides it, before any transport frames it.
 struct reply_head {
   unsigned status = 200;
@@ -44,6 +46,10 @@ class client_channel {
   // Starts `watch` noticing a client that leaves while the request is upstream.
   virtual void watch(client_watch& watch) = 0;
   virtual executor get_executor() = 0;
+  // The upstream leg the transport holds for this client, when it holds one
+  // (a WebSocket's upstream socket: every hop goes on it); nullptr: hops go
+  // through the upstream pool.
+  virtual upstream_socket* upstream_leg() { return nullptr; }
 };
 
 }  // namespace gistproxy::proxy

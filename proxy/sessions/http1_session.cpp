@@ -10,6 +10,7 @@
 #include "proxy/net/uninitialized_grow.hpp"
 #include "proxy/sessions/http1_channel.hpp"
 #include "proxy/sessions/request_dispatch.hpp"
+#include "proxy/sessions/ws_session.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -197,6 +198,12 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     auto head = screen_head(parser);
     if (head.refusal) {
       co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(head.refusal));
+      co_return;
+    }
+    // A Responses WebSocket leaves the HTTP/1.1 loop for good (ws_session).
+    if (auto route = socket_route(svc, parser.get())) {
+      handle.busy = true;
+      co_await serve_websocket(sh, stream, socket, *route, parser.release());
       co_return;
     }
     if (!head.interim.empty()) {

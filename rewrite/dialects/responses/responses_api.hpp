@@ -27,6 +27,8 @@ class responses_wire final : public wire_format {
   void usage_from_event(std::string_view event, std::string_view data, token_usage& usage) const override;
   std::unique_ptr<stream_filter> make_stream_filter(std::string tool_name) const override;
   std::optional<nlohmann::json> assemble_stream(std::string_view sse_text) const override;
+  // Responses' WebSocket mode: response.create messages, the SSE events' JSON back.
+  bool speaks_over_socket() const override { return true; }
 };
 
 class responses_endpoint final : public endpoint {

@@ -1,0 +1,90 @@
+#include "proxy/exchange/socket_hop.hpp"
+
+#include "proxy/exchange/exchange_stats.hpp"
+#include "rewrite/dialects/responses/responses_socket.hpp"
+
+namespace gistproxy::proxy {
+
+socket_hop::socket_hop(services& svc, request_context& ctx, upstream_socket& socket, int hop)
+    : svc_(svc), ctx_(ctx), socket_(socket) {
+  span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
+  // Over the socket the answer is always a stream of events, read as SSE.
+  head_.result(http::status::ok);
+  head_.set(http::field::content_type, "text/event-stream");
+  if (!span_.recording) return;
+  if (auto* d = ctx.in.endpoint) {
+    span_.name = std::string(d->wire().operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
+    span_.set_text("gen_ai.operation.name", d->wire().operation_name());
+    span_.set_text("gen_ai.provider.name", d->provider_name());
+  }
+  if (ctx.in.facts) span_.set_text("gen_ai.request.model", ctx.in.facts->model);
+  span_.set_text("network.protocol.name", "websocket");
+  span_.set("gistproxy.hop", std::int64_t(hop + 1));
+  span_.set_text("gistproxy.group", rewrite::group_label(ctx.in.group));
+}
+
+socket_hop::~socket_hop() {
+  if (!ended_) fail("abandoned");
+}
+
+awaitable<std::optional<proxy_error>> socket_hop::send(const std::string& body) {
+  auto frame = rewrite::response_create_frame(body);
+  if (!frame) co_return proxy_error{error_kind::internal, "a hop's body is not a JSON object: not sent on the socket"};
+  if (auto ec = co_await socket_.send_text(*frame))
+    co_return proxy_error{error_kind::upstream_reset, "the upstream WebSocket closed before the request was sent"};
+  co_return std::nullopt;
+}
+
+awaitable<upstream_answer::piece> socket_hop::read_piece() {
+  if (done_) co_return piece{{}, true, std::nullopt};
+  auto message = co_await socket_.read();
+  if (message.error) {
+    const bool timeout = message.error == beast::error::timeout;
+    co_return piece{{}, false,
+                    proxy_error{timeout ? error_kind::upstream_timeout : error_kind::upstream_reset,
+                                timeout ? "the upstream WebSocket went silent" : "the upstream WebSocket closed mid-response"}};
+  }
+  auto event = message.binary ? std::nullopt
+                              : rewrite::sse_of_upstream_frame(message.text, svc_.cfg.max_body_bytes);
+  if (!event)
+    co_return piece{{}, false, proxy_error{error_kind::upstream_bad_response,
+                                           "the upstream WebSocket sent a message that is not a JSON event"}};
+  piece_ = std::move(event->sse);
+  done_ = event->ends_response;
+  co_return piece{piece_, done_, std::nullopt};
+}
+
+awaitable<std::optional<std::string>> socket_hop::read_whole(proxy_error& failure) {
+  std::string whole;
+  for (;;) {
+    auto p = co_await read_piece();
+    if (p.failure) {
+      failure = *p.failure;
+      co_return std::nullopt;
+    }
+    if (whole.size() + p.bytes.size() > max_whole_answer) {
+      failure = proxy_error{error_kind::upstream_bad_response, "the upstream's response over the socket is too large"};
+      co_return std::nullopt;
+    }
+    whole.append(p.bytes);
+    if (p.done) co_return whole;
+  }
+}
+
+void socket_hop::end(int status, const rewrite::token_usage& usage) {
+  if (ended_) return;
+  ended_ = true;
+  span_.set("http.response.status_code", std::int64_t(status));
+  exchange_stats::set_usage_attributes(span_, usage);
+  svc_.tracer.end(span_);
+}
+
+void socket_hop::fail(std::string_view reason) {
+  if (ended_) return;
+  ended_ = true;
+  span_.fail(std::string(reason));
+  span_.set_text("error.type", reason);
+  svc_.tracer.end(span_);
+}
+
+}  // namespace gistproxy::proxy

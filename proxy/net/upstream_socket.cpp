@@ -1,0 +1,104 @@
+#include "proxy/net/upstream_socket.hpp"
+
+#include "proxy/net/hop_by_hop.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+// The handshake's own fields, which Beast writes: the client's would name
+// the client's key or extensions, not this socket's.
+bool handshake_field(const http::fields::value_type& f) {
+  const auto name = f.name();
+  return name == http::field::sec_websocket_key || name == http::field::sec_websocket_version ||
+         name == http::field::sec_websocket_extensions || name == http::field::sec_websocket_accept ||
+         name == http::field::sec_websocket_protocol || name == http::field::content_length;
+}
+
+template <class Ws>
+void configure(Ws& ws, std::size_t max_message, std::chrono::milliseconds handshake, std::chrono::milliseconds idle,
+               const http::fields& client_fields) {
+  websocket::stream_base::timeout t{};
+  t.handshake_timeout = handshake;
+  t.idle_timeout = idle;
+  t.keep_alive_pings = true;  // a live upstream answers, so only a dead one times out
+  ws.set_option(t);
+  ws.read_message_max(max_message);
+  // No permessage-deflate: gistproxy reads every message, and compression
+  // would only move bytes it must inflate anyway (and their bombs) upstream.
+  websocket::permessage_deflate pmd;
+  pmd.client_enable = false;
+  ws.set_option(pmd);
+  // Copied: the decorator runs inside the handshake, after open's caller may have moved on.
+  ws.set_option(websocket::stream_base::decorator([fields = client_fields](websocket::request_type& req) {
+    for_each_end_to_end_field(fields, [&](const auto& f) {
+      if (!handshake_field(f)) req.insert(f.name_string(), f.value());
+    });
+  }));
+}
+
+}  // namespace
+
+upstream_socket::upstream_socket(std::unique_ptr<upstream_connection> connection, std::size_t max_message)
+    : connection_(std::move(connection)), max_message_(max_message) {
+  if (connection_->tls) tls_ = std::make_unique<tls_ws>(*connection_->tls);
+  else plain_ = std::make_unique<plain_ws>(*connection_->plain);
+}
+
+upstream_socket::~upstream_socket() = default;
+
+bool upstream_socket::is_open() const { return !closed_ && (tls_ ? tls_->is_open() : plain_->is_open()); }
+
+awaitable<upstream_socket::opening> upstream_socket::open(std::string_view host, std::string_view target,
+                                                           const http::fields& fields,
+                                                           std::chrono::milliseconds handshake_timeout,
+                                                           std::chrono::milliseconds idle_timeout) {
+  opening result;
+  websocket::response_type answer;
+  auto [ec] = co_await with_ws([&](auto& ws) {
+    configure(ws, max_message_, handshake_timeout, idle_timeout, fields);
+    return ws.async_handshake(answer, host, target, use_nothrow);
+  });
+  result.status = int(answer.result_int());
+  for (const auto& f : answer) result.fields.insert(f.name_string(), f.value());
+  if (ec == websocket::error::upgrade_declined && result.status != 0) {
+    result.body = std::move(answer.body());  // what the upstream said, for the client that may fall back
+  } else if (ec) {
+    result.status = 0;
+    result.error = ec == beast::error::timeout
+                       ? proxy_error{error_kind::upstream_timeout, "the upstream did not answer the WebSocket upgrade in time"}
+                       : proxy_error{error_kind::upstream_unreachable, "the WebSocket upgrade to the upstream failed: " + ec.message()};
+  }
+  co_return result;
+}
+
+awaitable<upstream_socket::message> upstream_socket::read() {
+  message m;
+  beast::flat_buffer buffer;
+  auto [ec, n] = co_await with_ws([&](auto& ws) { return ws.async_read(buffer, use_nothrow); });
+  if (ec) {
+    m.error = ec;
+    if (ec == websocket::error::closed) m.closed_with = with_ws([](auto& ws) { return websocket::close_code(ws.reason().code); });
+    closed_ = true;
+    co_return m;
+  }
+  m.binary = with_ws([](auto& ws) { return ws.got_binary(); });
+  m.text.assign(static_cast<const char*>(buffer.data().data()), buffer.size());
+  co_return m;
+}
+
+awaitable<error_code> upstream_socket::send_text(std::string_view text) {
+  auto [ec, n] = co_await with_ws([&](auto& ws) {
+    ws.text(true);
+    return ws.async_write(asio::buffer(text), use_nothrow);
+  });
+  if (ec) closed_ = true;
+  co_return ec;
+}
+
+awaitable<void> upstream_socket::close(websocket::close_code code) {
+  if (closed_) co_return;
+  closed_ = true;
+  co_await with_ws([&](auto& ws) { return ws.async_close(code, use_nothrow); });
+}
+
+}  // namespace gistproxy::proxy

@@ -1,0 +1,188 @@
+#include "proxy/sessions/ws_session.hpp"
+
+#include <boost/beast/websocket.hpp>
+
+#include "proxy/exchange/phases.hpp"
+#include "proxy/net/hop_by_hop.hpp"
+#include "proxy/net/tls_stream.hpp"
+#include "proxy/net/upstream_socket.hpp"
+#include "proxy/sessions/request_dispatch.hpp"
+#include "proxy/sessions/ws_channel.hpp"
+#include "rewrite/dialects/responses/responses_socket.hpp"
+
+namespace gistproxy::proxy {
+namespace {
+
+// A WebSocket's own fields, which each leg's handshake writes for itself.
+bool socket_field(std::string_view name) {
+  return beast::iequals(name.substr(0, std::min<std::size_t>(name.size(), 14)), "sec-websocket-") ||
+         beast::iequals(name, "content-length") || beast::iequals(name, "date") || beast::iequals(name, "server");
+}
+
+// The client's end-to-end fields, for the upstream's handshake and each message's request.
+http::fields end_to_end_of(const http::request_header<>& upgrade) {
+  http::fields out;
+  for_each_end_to_end_field(upgrade, [&](const auto& f) {
+    if (!socket_field(f.name_string())) out.insert(f.name_string(), f.value());
+  });
+  return out;
+}
+
+// The HTTP Responses request a response.create message carries: POST on the
+// upgrade's target, with the client's end-to-end fields and Host.
+client_request request_of(const http::request_header<>& upgrade, const http::fields& fields, std::string body) {
+  client_request r{http::verb::post, upgrade.target(), 11};
+  for (const auto& f : fields) r.insert(f.name_string(), f.value());
+  if (auto host = upgrade.find(http::field::host); host != upgrade.end()) r.set(http::field::host, host->value());
+  r.set(http::field::content_type, "application/json");
+  r.body() = std::move(body);
+  r.prepare_payload();
+  return r;
+}
+
+// The upstream's refusal (or gistproxy's, when no upstream answered), as an
+// HTTP answer on the client's connection, which then closes.
+template <class Stream>
+awaitable<void> refuse_upgrade(Stream& stream, int status, const http::fields& fields, std::string body) {
+  http::response<http::string_body> answer{http::status(status), 11};
+  for_each_end_to_end_field(fields, [&](const auto& f) {
+    if (!socket_field(f.name_string())) answer.insert(f.name_string(), f.value());
+  });
+  answer.set(http::field::connection, "close");
+  answer.body() = std::move(body);
+  answer.prepare_payload();
+  co_await http::async_write(stream, answer, use_nothrow);
+}
+
+template <class Stream>
+class socket_ws_channel final : public ws_channel {
+ public:
+  socket_ws_channel(websocket::stream<Stream&>& ws, tcp_socket& socket, upstream_socket& leg, std::size_t max)
+      : ws_channel(leg, max), ws_(ws), socket_(socket) {}
+  // The client's departure shows as a failed write (its socket is read between messages only).
+  void watch(client_watch&) override {}
+  executor get_executor() override { return socket_.get_executor(); }
+
+ private:
+  awaitable<error_code> send_text(std::string_view text) override {
+    ws_.text(true);
+    auto [ec, n] = co_await ws_.async_write(asio::buffer(text), use_nothrow);
+    co_return ec;
+  }
+  websocket::stream<Stream&>& ws_;
+  tcp_socket& socket_;
+};
+
+// Opens the upstream leg; on a refusal or failure answers the client and
+// returns null.
+template <class Stream>
+awaitable<std::unique_ptr<upstream_socket>> open_upstream(shard& sh, Stream& stream, const rewrite::upstream_route& route,
+                                                          const http::request_header<>& upgrade,
+                                                          const http::fields& fields, upstream_socket::opening& opened) {
+  auto& svc = sh.svc();
+  auto* pool = sh.pool_for(route.family);
+  std::optional<proxy_error> failure;
+  std::unique_ptr<upstream_socket> leg;
+  if (!pool) {
+    failure = proxy_error{error_kind::upstream_not_configured,
+                          "no upstream for the " + std::string(route.family) + " APIs: start gistproxy with --" +
+                              std::string(route.family) + "-upstream URL (or --upstream)"};
+  } else if (auto lease = co_await pool->acquire(true); lease.error) {
+    failure = lease.error;
+  } else {
+    leg = std::make_unique<upstream_socket>(std::move(lease.connection), svc.cfg.max_body_bytes);
+    auto target = std::string_view(upgrade.target());
+    if (!route.local_prefix.empty() && target.starts_with(route.local_prefix)) target.remove_prefix(route.local_prefix.size());
+    opened = co_await leg->open(pool->target().host_header(), pool->target().join(target), fields,
+                                svc.cfg.connect_timeout, svc.cfg.stream_idle_timeout);
+    if (opened.accepted()) co_return leg;
+    failure = opened.error;
+  }
+  if (failure) co_await refuse_upgrade(stream, failure->status(), {}, failure->json_body());
+  else co_await refuse_upgrade(stream, opened.status, opened.fields, std::move(opened.body));
+  co_return nullptr;
+}
+
+// One client message: a response.create runs as a request; another goes upstream as it is.
+template <class Stream>
+awaitable<bool> serve_message(shard& sh, websocket::stream<Stream&>& ws, tcp_socket& socket, upstream_socket& leg,
+                              connection_memo& memo, const http::request_header<>& upgrade, const http::fields& fields,
+                              std::string_view text) {
+  auto& svc = sh.svc();
+  auto frame = rewrite::read_client_frame(text, svc.cfg.max_body_bytes);
+  if (frame.kind == rewrite::client_frame_kind::other) co_return !co_await leg.send_text(text);
+  socket_ws_channel<Stream> channel(ws, socket, leg, svc.cfg.max_body_bytes);
+  if (frame.kind == rewrite::client_frame_kind::refused) {
+    const nlohmann::json error{{"error", {{"type", "invalid_request_error"}, {"message", std::string(frame.refusal)}}}};
+    const http::fields none;
+    co_return !co_await channel.whole_response(reply_head{400, {}, none, std::nullopt}, error.dump());
+  }
+  auto request = request_of(upgrade, fields, std::move(frame.request_body));
+  co_await dispatch(sh, channel, memo, request, std::nullopt);
+  // A response the upstream cut short leaves its socket in no known state.
+  co_return channel.ended() && leg.is_open();
+}
+
+}  // namespace
+
+std::optional<rewrite::upstream_route> socket_route(const services& svc, const http::request_header<>& request) {
+  if (request.method() != http::verb::get || !websocket::is_upgrade(request)) return std::nullopt;
+  // Routed as the messages' requests will be: POST on the same target.
+  client_request as_post{http::verb::post, request.target(), 11};
+  for (const auto& f : request) as_post.insert(f.name_string(), f.value());
+  auto route = route_of(svc, as_post);
+  if (!route.api || !route.api->wire().speaks_over_socket() || misdirects(svc, route)) return std::nullopt;
+  return route;
+}
+
+template <class Stream>
+awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, const rewrite::upstream_route& route,
+                                http::request<http::string_body> upgrade) {
+  auto& svc = sh.svc();
+  const http::fields fields = end_to_end_of(upgrade);
+  upstream_socket::opening opened;
+  auto leg = co_await open_upstream(sh, stream, route, upgrade, fields, opened);
+  if (!leg) co_return;
+  websocket::stream<Stream&> ws(stream);
+  websocket::stream_base::timeout t = websocket::stream_base::timeout::suggested(beast::role_type::server);
+  t.idle_timeout = svc.cfg.idle_timeout;
+  t.keep_alive_pings = true;  // a live client answers, so only a dead one is dropped
+  ws.set_option(t);
+  ws.read_message_max(svc.cfg.max_body_bytes);
+  ws.set_option(websocket::stream_base::decorator([&opened](websocket::response_type& res) {
+    for_each_end_to_end_field(opened.fields, [&](const auto& f) {
+      if (!socket_field(f.name_string())) res.insert(f.name_string(), f.value());
+    });
+  }));
+  if (auto [ec] = co_await ws.async_accept(upgrade, use_nothrow); ec) {
+    co_await leg->close(websocket::close_code::going_away);
+    co_return;
+  }
+  connection_memo memo;
+  beast::flat_buffer buffer;
+  auto closing = websocket::close_code::normal;
+  while (!svc.draining) {
+    buffer.clear();
+    auto [ec, n] = co_await ws.async_read(buffer, use_nothrow);
+    if (ec) break;  // the client closed or left: the upstream leg closes below
+    if (!ws.got_text()) {
+      closing = websocket::close_code::unknown_data;  // 1003: only JSON text messages
+      break;
+    }
+    const std::string_view text(static_cast<const char*>(buffer.data().data()), buffer.size());
+    if (!co_await serve_message(sh, ws, socket, *leg, memo, upgrade, fields, text)) {
+      closing = websocket::close_code::internal_error;
+      break;
+    }
+  }
+  if (svc.draining) closing = websocket::close_code::going_away;
+  co_await leg->close(closing == websocket::close_code::unknown_data ? websocket::close_code::normal : closing);
+  if (ws.is_open()) co_await ws.async_close(closing, use_nothrow);
+}
+
+template awaitable<void> serve_websocket(shard&, tcp_socket&, tcp_socket&, const rewrite::upstream_route&,
+                                         http::request<http::string_body>);
+template awaitable<void> serve_websocket(shard&, tls_stream&, tcp_socket&, const rewrite::upstream_route&,
+                                         http::request<http::string_body>);
+
+}  // namespace gistproxy::proxy
