@@ -10,7 +10,7 @@ bool is_event_stream(const http::fields& fields) {
 
 }  // namespace
 
-ws_channel::ws_channel(upstream_socket& leg, std::size_t max_message)
+ws_channel::ws_channel(upstream_socket* leg, std::size_t max_message)
     : leg_(leg), max_message_(max_message), frames_(max_message) {}
 
 awaitable<error_code> ws_channel::whole_response(const reply_head& head, std::string_view body) {

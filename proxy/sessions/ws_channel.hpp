@@ -22,14 +22,14 @@ namespace gistproxy::proxy {
 class ws_channel : public client_channel {
  public:
   // `max_message`: the largest message (and buffered error body) sent.
-  ws_channel(upstream_socket& leg, std::size_t max_message);
+  ws_channel(upstream_socket* leg, std::size_t max_message);
 
   awaitable<error_code> whole_response(const reply_head& head, std::string_view body) final;
   awaitable<error_code> begin_response(const reply_head& head) final;
   awaitable<error_code> write_body(std::string_view bytes, bool last) final;
   // The socket outlives each response: another message may follow.
   bool keeps_connection() const final { return true; }
-  upstream_socket* upstream_leg() final { return &leg_; }
+  upstream_socket* upstream_leg() final { return leg_; }
   // Whether the response ended in a message the client reads as its end (a
   // terminal event or an error event); a response cut short did not.
   bool ended() const { return ended_; }
@@ -41,7 +41,7 @@ class ws_channel : public client_channel {
   awaitable<error_code> send_frames(std::string_view sse_bytes);
   awaitable<error_code> send_error(unsigned status, std::string_view body);
 
-  upstream_socket& leg_;
+  upstream_socket* leg_;
   std::size_t max_message_;
   rewrite::sse_to_client_frames frames_;
   unsigned status_ = 0;

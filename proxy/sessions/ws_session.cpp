@@ -58,7 +58,7 @@ template <class Stream>
 class socket_ws_channel final : public ws_channel {
  public:
   socket_ws_channel(websocket::stream<Stream&>& ws, tcp_socket& socket, upstream_socket& leg, std::size_t max)
-      : ws_channel(leg, max), ws_(ws), socket_(socket) {}
+      : ws_channel(&leg, max), ws_(ws), socket_(socket) {}
   // The client's departure shows as a failed write (its socket is read between messages only).
   void watch(client_watch&) override {}
   executor get_executor() override { return socket_.get_executor(); }

@@ -182,7 +182,7 @@ TEST_CASE("an h2 upstream response is held to the stream window until the caller
   CHECK(r.ended);
 }
 
-TEST_CASE("an RST_STREAM from the h2 upstream fails that stream alone; the others and the connection go on") {
+TEST_CASE("an RST_STREAM from the h2 upstream fails that stream alone while the others and the connection go on") {
   client_and_server s;
   const auto reset = s.client.submit(client_and_server::get());
   const auto refused = s.client.submit(client_and_server::get());
