@@ -28,7 +28,9 @@ std::string_view sigv4_access_key(std::string_view authorization);
 bool is_sigv4_query_parameter(const query_pair& pair);
 
 // What a request carries of an AWS identity. Built from the target, then
-// each Authorization and X-Amz-Security-Token field is added.
+// each Authorization and X-Amz-Security-Token field is added. Its views are
+// into the target and the fields it read: valid while they are (the
+// request's), never past them.
 struct aws_credentials {
   bool signature_field = false;          // an Authorization field is a SigV4 or SigV4a signature
   bool presigned = false;                // X-Amz-Signature with a value in the query

@@ -55,8 +55,10 @@ TEST_CASE("aws credentials: a presigned query is the client's signature in any c
   auto name = GENERATE(as<std::string>{}, "X-Amz-Signature", "x-amz-signature", "X-AMZ-SIGNATURE", "X-Amz-%53ignature",
                        "X%2DAmz%2DSignature", "%58-%41mz-%53%69%67%6e%61%74%75%72%65", "x-AmZ-sIgNaTuRe");
   CAPTURE(name);
-  const auto c = aws_credentials_in_query(invoke + "?X-Amz-Algorithm=AWS4-HMAC-SHA256&x-AMZ-credential=AKIDQ%2F20260101%2F"
-                                                   "us-east-1%2Fbedrock%2Faws4_request&" + name + "=abcdef");
+  // The reader's views are into the target: it outlives them.
+  const std::string target = invoke + "?X-Amz-Algorithm=AWS4-HMAC-SHA256&x-AMZ-credential=AKIDQ%2F20260101%2F"
+                                      "us-east-1%2Fbedrock%2Faws4_request&" + name + "=abcdef";
+  const auto c = aws_credentials_in_query(target);
   CHECK(c.presigned);
   CHECK(c.client_signed());
   CHECK(c.identity() == "AKIDQ");
@@ -66,14 +68,16 @@ TEST_CASE("aws credentials: a presigned query is the client's signature in any c
 }
 
 TEST_CASE("aws credentials: X-Amz-Security-Token names a session in its field or as a query parameter") {
-  const auto in_query = aws_credentials_in_query(invoke + "?a=1&X-Amz-%53ecurity-Token=query-tok");
+  const std::string token_target = invoke + "?a=1&X-Amz-%53ecurity-Token=query-tok";
+  const auto in_query = aws_credentials_in_query(token_target);
   CHECK(in_query.carried());
   CHECK_FALSE(in_query.client_signed());  // a token signs nothing: gistproxy may still sign for it
   CHECK(in_query.identity() == "query-tok");
   CHECK(aws_credentials_in_query(invoke + "?x%2Damz%2Dsecurity%2Dtoken=t").carried());
   CHECK_FALSE(aws_credentials_in_query(invoke + "?X-Amz-Security-Token=").carried());
   CHECK(aws_credentials_in_query(invoke + "?X-Amz-Security-Token=&X-Amz-Security-Token=second").identity() == "second");
-  auto field = aws_credentials_in_query(invoke + "?X-Amz-Security-Token=query-tok");
+  const std::string field_target = invoke + "?X-Amz-Security-Token=query-tok";
+  auto field = aws_credentials_in_query(field_target);
   field.add_security_token(" \t");  // blank: none
   field.add_security_token(" field-tok ");
   field.add_security_token("later-tok");
@@ -89,7 +93,8 @@ TEST_CASE("aws credentials: the tenant's identity is the access key id before an
   CHECK(aws_credentials_in_query(invoke + "?X-Amz-Credential=AKIDLOWER%2f2026").identity() == "AKIDLOWER");
   CHECK(with_authorization(invoke + "?X-Amz-Credential=AKIDQUERY%2Fx", sigv4).identity() == "AKIDV4");
   // A credential with a value is a credential even when it names no key.
-  const auto keyless = aws_credentials_in_query(invoke + "?X-Amz-Credential=%2F20260101");
+  const std::string keyless_target = invoke + "?X-Amz-Credential=%2F20260101";
+  const auto keyless = aws_credentials_in_query(keyless_target);
   CHECK(keyless.carried());
   CHECK(keyless.identity().empty());
   CHECK_FALSE(aws_credentials_in_query(invoke + "?X-Amz-Date=20260101T000000Z&X-Amz-Expires=60").carried());
@@ -114,7 +119,8 @@ TEST_CASE("aws credentials: SigV4's query parameters are known in any spelling, 
 
 TEST_CASE("aws credentials: hostile queries and fields are read in bounded time, and fail to no credential") {
   CHECK(aws_credentials_in_query(invoke + "?" + std::string(10'000, '&') + "X-Amz-Security-Token=t").identity() == "t");
-  const auto huge = aws_credentials_in_query(invoke + "?" + std::string(100 * 1024, 'X') + "=v&X-Amz-Signature=s");
+  const std::string huge_target = invoke + "?" + std::string(100 * 1024, 'X') + "=v&X-Amz-Signature=s";
+  const auto huge = aws_credentials_in_query(huge_target);
   CHECK_FALSE(huge.carried());  // past the reader's bound; the transport refuses such a target
   CHECK_FALSE(aws_credentials_in_query(invoke + "?X-Amz-Signature%=s&%zzX-Amz-Signature=s&X-Amz-Signatur%65").carried());
   CHECK(aws_credentials_in_query(invoke + "?X-Amz-Signature=%").presigned);

@@ -105,8 +105,9 @@ TEST_CASE("aws signing: a request's AWS credentials are read from its query, eve
             .identity() == "field-tok");
   CHECK(aws_credentials_of(request(invoke, {{"X-Amz-Security-Token", ""}, {"X-Amz-Security-Token", "second-tok"}}))
             .identity() == "second-tok");
-  const auto second_field = aws_credentials_of(
-      request(invoke, {{"Authorization", "Bearer k"}, {"Authorization", "AWS4-HMAC-SHA256 Credential=AKID2/x"}}));
+  // The credentials' views are into the request: it outlives them.
+  const auto two_fields = request(invoke, {{"Authorization", "Bearer k"}, {"Authorization", "AWS4-HMAC-SHA256 Credential=AKID2/x"}});
+  const auto second_field = aws_credentials_of(two_fields);
   CHECK(second_field.signature_field);
   CHECK(second_field.identity() == "AKID2");
   CHECK_FALSE(aws_credentials_of(request(invoke + "?X-Amz-Date=20260101T000000Z&X-Amz-Signature=")).carried());
