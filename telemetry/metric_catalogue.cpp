@@ -32,6 +32,22 @@ metric_catalogue::metric_catalogue(registry& r)
                                 "stream_limit (a stream refused while the connection's streams, with the work of "
                                 "reset ones still running, are at the limit).",
                                 {"reason"})),
+      websockets(r.add_counter("gistproxy_websockets_total",
+                               "WebSocket upgrades asked of a Responses path, by result: accepted (both legs open), "
+                               "refused (the upstream's own refusal relayed with its status, so the client falls back "
+                               "at once), failed (no upstream answered: gistproxy's error relayed).",
+                               {"result"})),
+      websocket_messages(r.add_counter("gistproxy_websocket_messages_total",
+                                       "Client WebSocket messages, by kind: create (a response.create run through the "
+                                       "proxy path), other (another message type, forwarded as it is), refused (not a "
+                                       "JSON object with a type: answered with an error event), binary (closed 1003).",
+                                       {"kind"})),
+      websocket_closes(r.add_counter("gistproxy_websocket_closes_total",
+                                     "WebSocket closes, by who closed (client, upstream, gistproxy) and close code "
+                                     "(normal 1000, going_away 1001 on drain, unsupported 1003, too_big 1009, "
+                                     "internal 1011, gone: the TCP connection ended without a close, other).",
+                                     {"side", "code"})),
+      active_websockets(r.add_gauge("gistproxy_active_websockets", "Open client WebSockets (each with its upstream socket).")),
       session_failures(r.add_counter("gistproxy_session_failures_total",
                                      "Failures that escaped a connection's work (a bug, or memory ran out) and ended "
                                      "that connection or stream only, by transport (http1, h2, admin, any) and where "
@@ -202,6 +218,8 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
     for (std::string_view part : {"shared", "new"}) turn_memory_bytes.labels({api, part});
     page_ins.labels({api, "full", "io", "proxy"});
   }
+  for (std::string_view result : {"accepted", "refused", "failed"}) websockets.labels({result});
+  for (std::string_view kind : {"create", "other", "refused", "binary"}) websocket_messages.labels({kind});
   // The remote store's calls (all 0 with a filesystem store): the store panels
   // and rates see every operation from the first scrape.
   for (std::string_view op : {"put", "get", "head", "list", "refresh"}) {

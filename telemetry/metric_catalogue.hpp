@@ -22,6 +22,12 @@ struct metric_catalogue {
   // refused by reason (rapid_reset, flood, header_list, protocol, body_budget).
   family<counter>& h2_streams;
   family<counter>& h2_refusals;
+  // WebSocket (the Responses API's socket mode): upgrades by result, client
+  // messages by kind, closes by side and code, and the sockets open now.
+  family<counter>& websockets;
+  family<counter>& websocket_messages;
+  family<counter>& websocket_closes;
+  family<gauge>& active_websockets;
   // Failures that escaped a connection's work, by transport and where.
   family<counter>& session_failures;
   // TLS on the client listener: handshakes by result, certificate reloads

@@ -30,9 +30,10 @@ const rewrite::model_price* price_of(services& svc, request_context& ctx) {
 }
 
 // The client's protocol, as the access log and the request metric name it
-// (the h2 session marks its requests version 20).
-std::string_view protocol_of(const client_request& r) {
-  const unsigned version = r.version();
+// (the h2 session marks its requests version 20; a WebSocket's channel names it).
+std::string_view protocol_of(const request_context& ctx) {
+  if (!ctx.protocol.empty()) return ctx.protocol;
+  const unsigned version = ctx.in.request.version();
   return version >= 20 ? "HTTP/2" : version == 10 ? "HTTP/1.0" : "HTTP/1.1";
 }
 
@@ -42,7 +43,7 @@ void count(services& svc, request_context& ctx, const std::string& status, std::
   const auto& reply = ctx.out.reply();
   const auto& usage = ctx.upstream.usage;
   const auto group = rewrite::group_label(ctx.in.group);
-  exchange_stats::finished_request finished{status, group, protocol_of(ctx.in.request), total, ctx.upstream.wait,
+  exchange_stats::finished_request finished{status, group, protocol_of(ctx), total, ctx.upstream.wait,
                                             ctx.in.bytes_in, reply.bytes_out, {}, {}};
   if (reply.error) {
     finished.error_source = source_name(reply.error->source());
@@ -77,7 +78,7 @@ void log_access(services& svc, const request_context& ctx, int status, const std
   const auto& reply = ctx.out.reply();
   telemetry::access_record r;
   r.method = std::string(ctx.in.request.method_string());
-  r.protocol = protocol_of(ctx.in.request);
+  r.protocol = protocol_of(ctx);
   r.path = path_of(ctx.in.request);
   r.api = std::string(ctx.in.api);
   if (ctx.in.facts) r.model = ctx.in.facts->model;
@@ -103,6 +104,7 @@ void record(services& svc, request_context& ctx, int status, const std::string& 
   r.api = std::string(ctx.in.api);
   r.method = std::string(ctx.in.request.method_string());
   r.path = path_of(ctx.in.request);
+  r.protocol = std::string(protocol_of(ctx));
   r.trace_id = trace_hex;
   r.status = status;
   r.hops = ctx.upstream.hops;

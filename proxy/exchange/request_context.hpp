@@ -132,7 +132,7 @@ struct live_notes {
 
 struct request_context {
   request_context(client_request& r, client_channel& channel, bool keep_alive, bool record, connection_memo& m)
-      : in(r), out(channel, r, keep_alive, record), memo(m) {}
+      : in(r), out(channel, r, keep_alive, record), memo(m), protocol(channel.protocol_name()) {}
 
   received in;
   recalled turns;
@@ -144,6 +144,7 @@ struct request_context {
   connection_memo& memo;
   telemetry::span span;  // gistproxy.request, ended by finish
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  std::string_view protocol;  // the channel's, when its requests do not say it (exchange_finish.cpp)
 
   const std::string& forwarded_body() const { return rw.body ? *rw.body : in.request.body(); }
   bool offers_read_blob() const { return !rw.intercept_tool.empty(); }

@@ -50,6 +50,10 @@ class client_channel {
   // (a WebSocket's upstream socket: every hop goes on it); nullptr: hops go
   // through the upstream pool.
   virtual upstream_socket* upstream_leg() { return nullptr; }
+  // The client's protocol as the access log and request metric name it,
+  // when the transport's requests do not say it (a WebSocket's messages are
+  // synthetic HTTP/1.1 requests); empty: read it from the request.
+  virtual std::string_view protocol_name() const { return {}; }
 };
 
 }  // namespace gistproxy::proxy

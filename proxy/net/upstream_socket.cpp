@@ -77,7 +77,10 @@ awaitable<upstream_socket::message> upstream_socket::read() {
   auto [ec, n] = co_await with_ws([&](auto& ws) { return ws.async_read(buffer, use_nothrow); });
   if (ec) {
     m.error = ec;
-    if (ec == websocket::error::closed) m.closed_with = with_ws([](auto& ws) { return websocket::close_code(ws.reason().code); });
+    if (ec == websocket::error::closed) {
+      m.closed_with = with_ws([](auto& ws) { return websocket::close_code(ws.reason().code); });
+      upstream_close_ = m.closed_with;
+    }
     closed_ = true;
     co_return m;
   }

@@ -58,6 +58,8 @@ class upstream_socket {
   // Closes with `code` (at most once); a failed close just drops the socket.
   awaitable<void> close(websocket::close_code code);
   bool is_open() const;
+  // The code the upstream closed with, once a read met its close; none otherwise.
+  websocket::close_code upstream_close() const { return upstream_close_; }
 
  private:
   using plain_ws = websocket::stream<tcp_socket&>;
@@ -73,6 +75,7 @@ class upstream_socket {
   std::unique_ptr<tls_ws> tls_;
   std::size_t max_message_;
   bool closed_ = false;
+  websocket::close_code upstream_close_ = websocket::close_code::none;
 };
 
 }  // namespace gistproxy::proxy

@@ -62,6 +62,7 @@ std::string to_record_line(const exchange_record& r) {
   put(out, "api", r.api);
   put(out, "method", r.method);
   put(out, "path", r.path);
+  if (!r.protocol.empty()) put(out, "protocol", r.protocol);
   put(out, "trace_id", r.trace_id);
   char numbers[160];
   std::snprintf(numbers, sizeof numbers, ",\"status\":%d,\"hops\":%d,\"duration_ms\":%.3f,\"upstream_ms\":%.3f", r.status,

@@ -27,6 +27,7 @@ namespace gistproxy::proxy {
 struct exchange_record {
   std::uint64_t unix_ms = 0;
   std::string api, method, path;  // path without the query
+  std::string protocol;           // the client's: HTTP/1.1, HTTP/1.0, HTTP/2, WebSocket
   std::string trace_id;
   int status = 0;
   int hops = 0;  // extra upstream hops for read_blob calls

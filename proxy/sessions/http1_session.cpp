@@ -203,7 +203,7 @@ awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socke
     // A Responses WebSocket leaves the HTTP/1.1 loop for good (ws_session).
     if (auto route = socket_route(svc, parser.get())) {
       handle.busy = true;
-      co_await serve_websocket(sh, stream, socket, *route, parser.release());
+      co_await serve_websocket(sh, stream, socket, deadline, handle, *route, parser.release());
       co_return;
     }
     if (!head.interim.empty()) {

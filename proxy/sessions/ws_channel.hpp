@@ -30,6 +30,7 @@ class ws_channel : public client_channel {
   // The socket outlives each response: another message may follow.
   bool keeps_connection() const final { return true; }
   upstream_socket* upstream_leg() final { return leg_; }
+  std::string_view protocol_name() const final { return "WebSocket"; }
   // Whether the response ended in a message the client reads as its end (a
   // terminal event or an error event); a response cut short did not.
   bool ended() const { return ended_; }

@@ -73,6 +73,54 @@ class socket_ws_channel final : public ws_channel {
   tcp_socket& socket_;
 };
 
+std::string_view kind_name(rewrite::client_frame_kind kind) {
+  switch (kind) {
+    case rewrite::client_frame_kind::create: return "create";
+    case rewrite::client_frame_kind::other: return "other";
+    case rewrite::client_frame_kind::refused: return "refused";
+  }
+  return "refused";
+}
+
+// The close-code label: the codes this transport sends or meets, others as "other".
+std::string_view code_name(websocket::close_code code) {
+  switch (code) {
+    case websocket::close_code::normal: return "normal";
+    case websocket::close_code::going_away: return "going_away";
+    case websocket::close_code::unknown_data: return "unsupported";
+    case websocket::close_code::too_big: return "too_big";
+    case websocket::close_code::internal_error: return "internal";
+    case websocket::close_code::none: return "gone";
+    default: return "other";
+  }
+}
+
+// Who ended the client's socket and how, counted once when it ends.
+struct socket_end {
+  std::string_view side = "gistproxy";
+  websocket::close_code code = websocket::close_code::normal;
+};
+
+// What a failed read of the client's socket says about its end.
+socket_end client_read_end(const error_code& ec, websocket::close_code client_code) {
+  if (ec == websocket::error::closed) return {"client", client_code};
+  if (ec == websocket::error::message_too_big || ec == websocket::error::buffer_overflow)
+    return {"gistproxy", websocket::close_code::too_big};  // Beast has closed it with 1009
+  return {"client", websocket::close_code::none};  // the connection ended without a close
+}
+
+// The open sockets gauge, held while both legs are open.
+class open_socket_count {
+ public:
+  explicit open_socket_count(services& svc) : svc_(svc) { svc_.metrics.active_websockets.get().add(1); }
+  ~open_socket_count() { svc_.metrics.active_websockets.get().add(-1); }
+  open_socket_count(const open_socket_count&) = delete;
+  open_socket_count& operator=(const open_socket_count&) = delete;
+
+ private:
+  services& svc_;
+};
+
 // Opens the upstream leg; on a refusal or failure answers the client and
 // returns null.
 template <class Stream>
@@ -98,6 +146,7 @@ awaitable<std::unique_ptr<upstream_socket>> open_upstream(shard& sh, Stream& str
     if (opened.accepted()) co_return leg;
     failure = opened.error;
   }
+  svc.metrics.websockets.labels({failure ? "failed" : "refused"}).inc();
   if (failure) co_await refuse_upgrade(stream, failure->status(), {}, failure->json_body());
   else co_await refuse_upgrade(stream, opened.status, opened.fields, std::move(opened.body));
   co_return nullptr;
@@ -110,6 +159,7 @@ awaitable<bool> serve_message(shard& sh, websocket::stream<Stream&>& ws, tcp_soc
                               std::string_view text) {
   auto& svc = sh.svc();
   auto frame = rewrite::read_client_frame(text, svc.cfg.max_body_bytes);
+  svc.metrics.websocket_messages.labels({kind_name(frame.kind)}).inc();
   if (frame.kind == rewrite::client_frame_kind::other) co_return !co_await leg.send_text(text);
   socket_ws_channel<Stream> channel(ws, socket, leg, svc.cfg.max_body_bytes);
   if (frame.kind == rewrite::client_frame_kind::refused) {
@@ -136,9 +186,11 @@ std::optional<rewrite::upstream_route> socket_route(const services& svc, const h
 }
 
 template <class Stream>
-awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, const rewrite::upstream_route& route,
+awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                                session_handle& handle, const rewrite::upstream_route& route,
                                 http::request<http::string_body> upgrade) {
   auto& svc = sh.svc();
+  deadline.disarm();  // from here the sockets' own timeouts (below and upstream_socket) bound every wait
   const http::fields fields = end_to_end_of(upgrade);
   upstream_socket::opening opened;
   auto leg = co_await open_upstream(sh, stream, route, upgrade, fields, opened);
@@ -155,34 +207,63 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, c
     });
   }));
   if (auto [ec] = co_await ws.async_accept(upgrade, use_nothrow); ec) {
+    svc.metrics.websockets.labels({"failed"}).inc();
     co_await leg->close(websocket::close_code::going_away);
     co_return;
   }
+  svc.metrics.websockets.labels({"accepted"}).inc();
+  open_socket_count counted(svc);
+  // A drain closes an idle socket at once with 1001 (Beast allows a close
+  // beside the pending read, which then ends); a busy one after its message.
+  bool closing_for_drain = false;
+  handle.drain = [&] {
+    if (handle.busy || closing_for_drain || !ws.is_open()) return;
+    closing_for_drain = true;
+    ws.async_close(websocket::close_code::going_away, [](error_code) {});
+  };
   connection_memo memo;
   beast::flat_buffer buffer;
-  auto closing = websocket::close_code::normal;
-  while (!svc.draining) {
+  socket_end end;
+  while (true) {
+    if (svc.draining) {
+      end.code = websocket::close_code::going_away;
+      break;
+    }
+    handle.busy = false;
     buffer.clear();
     auto [ec, n] = co_await ws.async_read(buffer, use_nothrow);
-    if (ec) break;  // the client closed or left: the upstream leg closes below
+    handle.busy = true;
+    if (ec) {  // the client closed or left, or its message was too big, or the drain closed it
+      end = closing_for_drain ? socket_end{"gistproxy", websocket::close_code::going_away}
+                              : client_read_end(ec, websocket::close_code(ws.reason().code));
+      break;
+    }
     if (!ws.got_text()) {
-      closing = websocket::close_code::unknown_data;  // 1003: only JSON text messages
+      svc.metrics.websocket_messages.labels({"binary"}).inc();
+      end.code = websocket::close_code::unknown_data;  // 1003: only JSON text messages
       break;
     }
     const std::string_view text(static_cast<const char*>(buffer.data().data()), buffer.size());
     if (!co_await serve_message(sh, ws, socket, *leg, memo, upgrade, fields, text)) {
-      closing = websocket::close_code::internal_error;
+      // An upstream that closed is relayed with its code (1001 on its restart
+      // lets the client reconnect at once); anything else is the proxy's 1011.
+      const auto upstream_code = leg->upstream_close();
+      end = upstream_code != websocket::close_code::none ? socket_end{"upstream", upstream_code}
+                                                          : socket_end{"gistproxy", websocket::close_code::internal_error};
       break;
     }
   }
-  if (svc.draining) closing = websocket::close_code::going_away;
-  co_await leg->close(closing == websocket::close_code::unknown_data ? websocket::close_code::normal : closing);
-  if (ws.is_open()) co_await ws.async_close(closing, use_nothrow);
+  handle.drain = nullptr;
+  svc.metrics.websocket_closes.labels({end.side, code_name(end.code)}).inc();
+  // The upstream leg ends as the client's did (a client's 1003 is the proxy's refusal, not the upstream's business).
+  const bool clean = end.code == websocket::close_code::normal || end.code == websocket::close_code::going_away;
+  co_await leg->close(clean ? end.code : websocket::close_code::normal);
+  if (end.side != "client" && ws.is_open() && !closing_for_drain) co_await ws.async_close(end.code, use_nothrow);
 }
 
-template awaitable<void> serve_websocket(shard&, tcp_socket&, tcp_socket&, const rewrite::upstream_route&,
-                                         http::request<http::string_body>);
-template awaitable<void> serve_websocket(shard&, tls_stream&, tcp_socket&, const rewrite::upstream_route&,
-                                         http::request<http::string_body>);
+template awaitable<void> serve_websocket(shard&, tcp_socket&, tcp_socket&, socket_deadline&, session_handle&,
+                                         const rewrite::upstream_route&, http::request<http::string_body>);
+template awaitable<void> serve_websocket(shard&, tls_stream&, tcp_socket&, socket_deadline&, session_handle&,
+                                         const rewrite::upstream_route&, http::request<http::string_body>);
 
 }  // namespace gistproxy::proxy

@@ -28,7 +28,8 @@ namespace gistproxy::proxy {
 std::optional<rewrite::upstream_route> socket_route(const services& svc, const http::request_header<>& request);
 
 template <class Stream>
-awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, const rewrite::upstream_route& route,
+awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                                session_handle& handle, const rewrite::upstream_route& route,
                                 http::request<http::string_body> upgrade);
 
 }  // namespace gistproxy::proxy

@@ -1,0 +1,103 @@
+// The Responses WebSocket's bounds and ends: a message over the size bound,
+// an upstream that closes mid-response, a drain, and the metrics that count
+// sockets, messages and closes.
+#include <catch2/catch.hpp>
+#include <csignal>
+
+#include "tests/integration/harness.hpp"
+#include "tests/support/ws_client.hpp"
+
+using namespace gistproxy::testing;
+using nlohmann::json;
+
+namespace {
+
+const std::map<std::string, std::string> codex_headers{{"Authorization", "Bearer sk-test"},
+                                                       {"OpenAI-Beta", "responses_websockets=2026-02-06"}};
+
+const json small_create{{"model", "gpt-mock"}, {"input", "hi"}};
+
+// Polls until the client sees its socket closed (bounded).
+bool closed_within(ws_client& client, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (client.closed()) return true;
+    (void)client.read(std::chrono::milliseconds(200));
+  }
+  return client.closed();
+}
+
+}  // namespace
+
+TEST_CASE("a WebSocket message over the body bound closes the socket with 1009 and the proxy serves on") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--max-body", "64KiB"}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  json big = small_create;
+  big["input"] = std::string(100 * 1024, 'x');
+  big["type"] = "response.create";
+  REQUIRE(client.send_text(big.dump()));
+  REQUIRE(closed_within(client, std::chrono::seconds(10)));
+  CHECK(client.close_code() == 1009);
+  CHECK(upstream.ws_frames().empty());  // nothing of it went upstream
+  const auto metrics = metrics_with(proxy.admin_port(), {"gistproxy_websocket_closes_total{side=\"gistproxy\",code=\"too_big\"} 1"});
+  CHECK(metrics.find("gistproxy_websocket_closes_total{side=\"gistproxy\",code=\"too_big\"} 1") != std::string::npos);
+  ws_client again("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(again.open());
+  CHECK(again.create(small_create).end == "response.completed");
+}
+
+TEST_CASE("an upstream that closes its socket mid-response closes the client's with the upstream's code") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url()}};
+  upstream.set_ws_fault({.what = ws_fault::kind::close, .after_events = 2, .close_code = 1001});
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  auto cut = client.create(small_create);
+  CHECK(cut.end.empty());  // no terminal event: the client knows the response did not finish
+  REQUIRE(closed_within(client, std::chrono::seconds(10)));
+  CHECK(client.close_code() == 1001);
+  const std::string series = "gistproxy_websocket_closes_total{side=\"upstream\",code=\"going_away\"} 1";
+  CHECK(metrics_with(proxy.admin_port(), {series}).find(series) != std::string::npos);
+}
+
+TEST_CASE("a drain closes an idle WebSocket with 1001 and the proxy exits") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--drain-timeout", "120s"}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  REQUIRE(client.create(small_create).end == "response.completed");
+  REQUIRE(::kill(proxy.pid(), SIGTERM) == 0);
+  // Far below the drain's 120 s: the idle socket is closed at once, not waited for.
+  REQUIRE(closed_within(client, std::chrono::seconds(10)));
+  CHECK(client.close_code() == 1001);
+  CHECK(proxy.stop() == 0);
+}
+
+TEST_CASE("WebSocket metrics count upgrades messages and open sockets and label requests WebSocket") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url()}};
+  {
+    ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+    REQUIRE(client.open());
+    CHECK(client.create(small_create).end == "response.completed");
+    REQUIRE(client.send_text("[]"));
+    CHECK(client.read_response().end == "error");
+    const auto open = metrics_with(proxy.admin_port(), {"gistproxy_active_websockets 1"});
+    CHECK(series_value(open, "gistproxy_active_websockets") == 1);
+    CHECK(series_value(open, "gistproxy_websockets_total{result=\"accepted\"}") == 1);
+    CHECK(series_value(open, "gistproxy_websocket_messages_total{kind=\"create\"}") == 1);
+    CHECK(series_value(open, "gistproxy_websocket_messages_total{kind=\"refused\"}") == 1);
+    CHECK(open.find("protocol=\"WebSocket\"") != std::string::npos);
+    client.close();
+  }
+  const auto after = metrics_with(proxy.admin_port(), {"gistproxy_active_websockets 0",
+                                                       "gistproxy_websocket_closes_total{side=\"client\",code=\"normal\"} 1"});
+  CHECK(series_value(after, "gistproxy_active_websockets") == 0);
+  upstream.set_ws_fault({.what = ws_fault::kind::refuse_upgrade, .status = 426});
+  ws_client refused("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  CHECK_FALSE(refused.open());
+  const auto counted = metrics_with(proxy.admin_port(), {"gistproxy_websockets_total{result=\"refused\"} 1"});
+  CHECK(series_value(counted, "gistproxy_websockets_total{result=\"refused\"}") == 1);
+}
