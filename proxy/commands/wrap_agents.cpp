@@ -47,6 +47,10 @@ agent_launch codex_settings(const std::string& base, bool lift, const std::vecto
                      "-c", "model_providers.gistproxy.base_url=" + toml_string(base + "/v1"),
                      "-c", "model_providers.gistproxy.wire_api=\"responses\"",
                      "-c", "model_providers.gistproxy.env_key=\"OPENAI_API_KEY\"",
+                     // Codex's own default transport (its built-in provider's):
+                     // the Responses WebSocket, which gistproxy serves; Codex
+                     // itself falls back to HTTP if the upgrade is refused.
+                     "-c", "model_providers.gistproxy.supports_websockets=true",
                      "-c", "model_provider=\"gistproxy\""};
     if (!route.profile.empty())
       l.args_before.insert(l.args_before.end(), {"-c", "profiles." + route.profile + ".model_provider=\"gistproxy\""});

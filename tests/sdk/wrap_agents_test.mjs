@@ -118,6 +118,9 @@ agentTest("codex", "codex", async () => {
     { OPENAI_BASE_URL: `${mock.url}/v1`, OPENAI_API_KEY: key, CODEX_HOME: join(dir, "codex", ".codex") },
     (home) => mkdirSync(join(home, ".codex"), { recursive: true }));
   check(r, key);
+  // Codex's own default transport through wrap: the Responses WebSocket, no HTTP fallback.
+  const protocols = readFileSync(r.recording, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l).protocol);
+  assert.deepEqual([...new Set(protocols)], ["WebSocket"]);
 });
 
 agentTest("gemini", "gemini", async () => {
