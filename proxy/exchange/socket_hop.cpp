@@ -1,26 +1,18 @@
 #include "proxy/exchange/socket_hop.hpp"
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/exchange/hop_span.hpp"
 #include "rewrite/dialects/responses/responses_socket.hpp"
 
 namespace gistproxy::proxy {
 
 socket_hop::socket_hop(services& svc, request_context& ctx, upstream_socket& socket, int hop)
     : svc_(svc), ctx_(ctx), socket_(socket) {
-  span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
+  span_ = start_hop_span(svc, ctx, hop);
   // Over the socket the answer is always a stream of events, read as SSE.
   head_.result(http::status::ok);
   head_.set(http::field::content_type, "text/event-stream");
-  if (!span_.recording) return;
-  if (auto* d = ctx.in.endpoint) {
-    span_.name = std::string(d->wire().operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
-    span_.set_text("gen_ai.operation.name", d->wire().operation_name());
-    span_.set_text("gen_ai.provider.name", d->provider_name());
-  }
-  if (ctx.in.facts) span_.set_text("gen_ai.request.model", ctx.in.facts->model);
-  span_.set_text("network.protocol.name", "websocket");
-  span_.set("gistproxy.hop", std::int64_t(hop + 1));
-  span_.set_text("gistproxy.group", rewrite::group_label(ctx.in.group));
+  if (span_.recording) span_.set_text("network.protocol.name", "websocket");
 }
 
 socket_hop::~socket_hop() {
@@ -82,9 +74,7 @@ void socket_hop::end(int status, const rewrite::token_usage& usage) {
 void socket_hop::fail(std::string_view reason) {
   if (ended_) return;
   ended_ = true;
-  span_.fail(std::string(reason));
-  span_.set_text("error.type", reason);
-  svc_.tracer.end(span_);
+  end_failed_hop_span(svc_, span_, reason);
 }
 
 }  // namespace gistproxy::proxy

@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/exchange/hop_span.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/http_writer.hpp"
@@ -144,19 +145,11 @@ upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& 
       // Interception armed: the answer may carry a read_blob call, so it must
       // be read, whatever coding it comes in.
       decode_answer_(intercepts_answers(svc, ctx)) {
-  span_ = svc_.tracer.start("upstream", telemetry::span_kind::client, ctx.span.trace, ctx.span.id);
-  if (!span_.recording) return;  // no exporter: nothing below would be kept
-  if (auto* d = ctx.in.endpoint) {
-    span_.name = std::string(d->wire().operation_name()) + (ctx.in.facts ? " " + ctx.in.facts->model : "");
-    span_.set_text("gen_ai.operation.name", d->wire().operation_name());
-    span_.set_text("gen_ai.provider.name", d->provider_name());
-  }
-  if (ctx.in.facts) span_.set_text("gen_ai.request.model", ctx.in.facts->model);
+  span_ = start_hop_span(svc, ctx, hop);
+  if (!span_.recording) return;
   span_.set("server.address", pool.target().host);
   span_.set("server.port", std::int64_t(std::stoi(pool.target().port)));
   if (pool.via()) span_.set_text("gistproxy.egress_proxy", pool.via()->name());  // host:port only
-  span_.set("gistproxy.hop", std::int64_t(hop + 1));
-  span_.set_text("gistproxy.group", rewrite::group_label(ctx.in.group));
 }
 
 upstream_hop::~upstream_hop() {
@@ -394,9 +387,7 @@ void upstream_hop::fail(std::string_view reason) {
   conn_.reset();
   if (ended_) return;
   ended_ = true;
-  span_.fail(std::string(reason));
-  span_.set_text("error.type", reason);
-  svc_.tracer.end(span_);
+  end_failed_hop_span(svc_, span_, reason);
 }
 
 }  // namespace gistproxy::proxy

@@ -37,7 +37,9 @@ TEST_CASE("a WebSocket message over the body bound closes the socket with 1009 a
   json big = small_create;
   big["input"] = std::string(100 * 1024, 'x');
   big["type"] = "response.create";
-  REQUIRE(client.send_text(big.dump()));
+  // The write itself may fail: the proxy refuses the message from its
+  // frame header and closes while the client is still writing it.
+  (void)client.send_text(big.dump());
   REQUIRE(closed_within(client, std::chrono::seconds(10)));
   CHECK(client.close_code() == 1009);
   CHECK(upstream.ws_frames().empty());  // nothing of it went upstream
