@@ -40,7 +40,9 @@ metric_catalogue::metric_catalogue(registry& r)
       websocket_messages(r.add_counter("gistproxy_websocket_messages_total",
                                        "Client WebSocket messages, by kind: create (a response.create run through the "
                                        "proxy path), other (another message type, forwarded as it is), refused (not a "
-                                       "JSON object with a type: answered with an error event), binary (closed 1003).",
+                                       "JSON object with a type: answered with an error event), binary (closed 1003); and the "
+                                       "upstream's messages outside a response: upstream_relayed (sent to the client as "
+                                       "they came), upstream_dropped (over the 16 waiting for the client).",
                                        {"kind"})),
       websocket_closes(r.add_counter("gistproxy_websocket_closes_total",
                                      "WebSocket closes, by who closed (client, upstream, gistproxy) and close code "

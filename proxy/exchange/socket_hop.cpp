@@ -22,6 +22,7 @@ socket_hop::~socket_hop() {
 awaitable<std::optional<proxy_error>> socket_hop::send(const std::string& body) {
   auto frame = rewrite::response_create_frame(body);
   if (!frame) co_return proxy_error{error_kind::internal, "a hop's body is not a JSON object: not sent on the socket"};
+  socket_.expect_response();
   if (auto ec = co_await socket_.send_text(*frame))
     co_return proxy_error{error_kind::upstream_reset, "the upstream WebSocket closed before the request was sent"};
   co_return std::nullopt;
@@ -29,20 +30,20 @@ awaitable<std::optional<proxy_error>> socket_hop::send(const std::string& body) 
 
 awaitable<upstream_answer::piece> socket_hop::read_piece() {
   if (done_) co_return piece{{}, true, std::nullopt};
-  auto message = co_await socket_.read();
+  auto message = co_await socket_.read(svc_.cfg.stream_idle_timeout);
   if (message.error) {
     const bool timeout = message.error == beast::error::timeout;
     co_return piece{{}, false,
                     proxy_error{timeout ? error_kind::upstream_timeout : error_kind::upstream_reset,
                                 timeout ? "the upstream WebSocket went silent" : "the upstream WebSocket closed mid-response"}};
   }
-  auto event = message.binary ? std::nullopt
-                              : rewrite::sse_of_upstream_frame(message.text, svc_.cfg.max_body_bytes);
-  if (!event)
+  if (!message.is_event) {
+    socket_.give_up();
     co_return piece{{}, false, proxy_error{error_kind::upstream_bad_response,
                                            "the upstream WebSocket sent a message that is not a JSON event"}};
-  piece_ = std::move(event->sse);
-  done_ = event->ends_response;
+  }
+  piece_ = std::move(message.sse);
+  done_ = message.ends_response;
   co_return piece{piece_, done_, std::nullopt};
 }
 
@@ -72,6 +73,7 @@ void socket_hop::end(int status, const rewrite::token_usage& usage) {
 }
 
 void socket_hop::fail(std::string_view reason) {
+  if (!done_) socket_.give_up();
   if (ended_) return;
   ended_ = true;
   end_failed_hop_span(svc_, span_, reason);

@@ -1,9 +1,13 @@
 #include "proxy/sessions/ws_session.hpp"
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/channel.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include "proxy/exchange/phases.hpp"
 #include "proxy/net/hop_by_hop.hpp"
+#include "proxy/net/socket_mailbox.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/net/upstream_socket.hpp"
 #include "proxy/sessions/request_dispatch.hpp"
@@ -124,13 +128,13 @@ class open_socket_count {
 // Opens the upstream leg; on a refusal or failure answers the client and
 // returns null.
 template <class Stream>
-awaitable<std::unique_ptr<upstream_socket>> open_upstream(shard& sh, Stream& stream, const rewrite::upstream_route& route,
+awaitable<std::shared_ptr<upstream_socket>> open_upstream(shard& sh, Stream& stream, const rewrite::upstream_route& route,
                                                           const http::request_header<>& upgrade,
                                                           const http::fields& fields, upstream_socket::opening& opened) {
   auto& svc = sh.svc();
   auto* pool = sh.pool_for(route.family);
   std::optional<proxy_error> failure;
-  std::unique_ptr<upstream_socket> leg;
+  std::shared_ptr<upstream_socket> leg;
   if (!pool) {
     failure = proxy_error{error_kind::upstream_not_configured,
                           "no upstream for the " + std::string(route.family) + " APIs: start gistproxy with --" +
@@ -138,7 +142,7 @@ awaitable<std::unique_ptr<upstream_socket>> open_upstream(shard& sh, Stream& str
   } else if (auto lease = co_await pool->acquire(true); lease.error) {
     failure = lease.error;
   } else {
-    leg = std::make_unique<upstream_socket>(std::move(lease.connection), svc.cfg.max_body_bytes);
+    leg = std::make_shared<upstream_socket>(std::move(lease.connection), svc.cfg.max_body_bytes);
     auto target = std::string_view(upgrade.target());
     if (!route.local_prefix.empty() && target.starts_with(route.local_prefix)) target.remove_prefix(route.local_prefix.size());
     opened = co_await leg->open(pool->target().host_header(), pool->target().join(target), fields,
@@ -169,8 +173,10 @@ awaitable<bool> serve_message(shard& sh, websocket::stream<Stream&>& ws, tcp_soc
   }
   auto request = request_of(upgrade, fields, std::move(frame.request_body));
   co_await dispatch(sh, channel, memo, request, std::nullopt);
-  // A response the upstream cut short leaves its socket in no known state.
-  co_return channel.ended() && leg.is_open();
+  // A response cut short, or one whose rest the upstream socket may still
+  // send, leaves it in no known state. An upstream that closed after a whole
+  // response is the mailbox's next event, with its code.
+  co_return channel.ended() && !leg.given_up();
 }
 
 }  // namespace
@@ -183,6 +189,28 @@ std::optional<rewrite::upstream_route> socket_route(const services& svc, const h
   auto route = route_of(svc, as_post);
   if (!route.api || !route.api->wire().speaks_over_socket() || misdirects(svc, route)) return std::nullopt;
   return route;
+}
+
+// The client's reader: one read always pending (the client's pongs and
+// close are read while a response streams), each message handed to the
+// session through the mailbox, at most one read ahead.
+template <class Stream>
+awaitable<void> read_client(websocket::stream<Stream&>& ws, socket_mailbox& mailbox,
+                            asio::experimental::channel<void(error_code)>& exited) {
+  for (;;) {
+    beast::flat_buffer buffer;
+    auto [ec, n] = co_await ws.async_read(buffer, use_nothrow);
+    socket_event e;
+    e.error = ec;
+    if (ec == websocket::error::closed) e.code = websocket::close_code(ws.reason().code);
+    if (!ec) {
+      e.binary = !ws.got_text();
+      e.text = beast::buffers_to_string(buffer.data());
+    }
+    const bool last = ec || e.binary;
+    if (!co_await mailbox.post_client(std::move(e)) || last) break;
+  }
+  exited.try_send(error_code{});
 }
 
 template <class Stream>
@@ -213,6 +241,10 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
   }
   svc.metrics.websockets.labels({"accepted"}).inc();
   open_socket_count counted(svc);
+  socket_mailbox mailbox(socket.get_executor());
+  leg->start_reading(mailbox, [&svc] { svc.metrics.websocket_messages.labels({"upstream_dropped"}).inc(); });
+  asio::experimental::channel<void(error_code)> client_reader_exited(socket.get_executor(), 1);
+  asio::co_spawn(socket.get_executor(), read_client(ws, mailbox, client_reader_exited), asio::detached);
   // A drain closes an idle socket at once with 1001 (Beast allows a close
   // beside the pending read, which then ends); a busy one after its message.
   bool closing_for_drain = false;
@@ -222,7 +254,6 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
     ws.async_close(websocket::close_code::going_away, [](error_code) {});
   };
   connection_memo memo;
-  beast::flat_buffer buffer;
   socket_end end;
   while (true) {
     if (svc.draining) {
@@ -230,21 +261,33 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
       break;
     }
     handle.busy = false;
-    buffer.clear();
-    auto [ec, n] = co_await ws.async_read(buffer, use_nothrow);
+    auto e = co_await mailbox.next();
     handle.busy = true;
-    if (ec) {  // the client closed or left, or its message was too big, or the drain closed it
-      end = closing_for_drain ? socket_end{"gistproxy", websocket::close_code::going_away}
-                              : client_read_end(ec, websocket::close_code(ws.reason().code));
+    if (!e.from_client) {  // the upstream, between two responses
+      if (e.error) {
+        end = {"upstream", e.code == websocket::close_code::none ? websocket::close_code::internal_error : e.code};
+        break;
+      }
+      // An event outside a response (one a message forwarded as it is
+      // caused): the client's, as it came.
+      svc.metrics.websocket_messages.labels({"upstream_relayed"}).inc();
+      ws.text(!e.binary);
+      if (auto [wec, wn] = co_await ws.async_write(asio::buffer(e.text), use_nothrow); wec) {
+        end = {"client", websocket::close_code::none};
+        break;
+      }
+      continue;
+    }
+    if (e.error) {  // the client closed or left, or its message was too big, or the drain closed it
+      end = closing_for_drain ? socket_end{"gistproxy", websocket::close_code::going_away} : client_read_end(e.error, e.code);
       break;
     }
-    if (!ws.got_text()) {
+    if (e.binary) {
       svc.metrics.websocket_messages.labels({"binary"}).inc();
       end.code = websocket::close_code::unknown_data;  // 1003: only JSON text messages
       break;
     }
-    const std::string_view text(static_cast<const char*>(buffer.data().data()), buffer.size());
-    if (!co_await serve_message(sh, ws, socket, *leg, memo, upgrade, fields, text)) {
+    if (!co_await serve_message(sh, ws, socket, *leg, memo, upgrade, fields, e.text)) {
       // An upstream that closed is relayed with its code (1001 on its restart
       // lets the client reconnect at once); anything else is the proxy's 1011.
       const auto upstream_code = leg->upstream_close();
@@ -259,6 +302,11 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
   const bool clean = end.code == websocket::close_code::normal || end.code == websocket::close_code::going_away;
   co_await leg->close(clean ? end.code : websocket::close_code::normal);
   if (end.side != "client" && ws.is_open() && !closing_for_drain) co_await ws.async_close(end.code, use_nothrow);
+  // The client's reader ends before `ws` goes: its read is cut if the close did not end it.
+  mailbox.close();
+  error_code ignored;
+  socket.cancel(ignored);
+  co_await client_reader_exited.async_receive(use_nothrow);
 }
 
 template awaitable<void> serve_websocket(shard&, tcp_socket&, tcp_socket&, socket_deadline&, session_handle&,

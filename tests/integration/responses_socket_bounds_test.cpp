@@ -5,6 +5,7 @@
 #include <csignal>
 
 #include "tests/integration/harness.hpp"
+#include "tests/support/api_scenarios.hpp"
 #include "tests/support/ws_client.hpp"
 
 using namespace gistproxy::testing;
@@ -102,4 +103,43 @@ TEST_CASE("WebSocket metrics count upgrades messages and open sockets and label 
   CHECK_FALSE(refused.open());
   const auto counted = metrics_with(proxy.admin_port(), {"gistproxy_websockets_total{result=\"refused\"} 1"});
   CHECK(series_value(counted, "gistproxy_websockets_total{result=\"refused\"}") == 1);
+}
+
+TEST_CASE("an upstream that closes its socket between two responses closes the client's at once with its code") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url()}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  // Every event of the response, then the upstream's close: seen while the
+  // client sends nothing, not at its next message.
+  upstream.set_ws_fault({.what = ws_fault::kind::close, .after_events = 1000, .close_code = 1001});
+  REQUIRE(client.create(small_create).end == "response.completed");
+  REQUIRE(closed_within(client, std::chrono::seconds(10)));
+  CHECK(client.close_code() == 1001);
+  const std::string series = "gistproxy_websocket_closes_total{side=\"upstream\",code=\"going_away\"} 1";
+  CHECK(metrics_with(proxy.admin_port(), {series}).find(series) != std::string::npos);
+}
+
+TEST_CASE("an upstream that goes silent mid-response is given up after the stream idle timeout") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--stream-idle-timeout", "1s"}};
+  upstream.set_ws_fault({.what = ws_fault::kind::stall, .after_events = 2});
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  auto cut = client.create(small_create, std::chrono::seconds(15));
+  CHECK(cut.end.empty());  // no terminal event: the response did not finish
+  REQUIRE(closed_within(client, std::chrono::seconds(15)));
+  CHECK(client.close_code() == 1011);
+}
+
+TEST_CASE("a response longer than the idle timeout keeps the client's socket: its pongs are read meanwhile") {
+  mock_upstream upstream;
+  // Pings at 0.5 s; a client whose pongs went unread would be dropped at 1 s.
+  proxy_process proxy{{"--upstream", upstream.url(), "--idle-timeout", "1s"}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  auto body = request_for("responses", "slow second hop", haystack());
+  auto answer = client.create(body, std::chrono::seconds(20));  // the page-in hop takes 1.5 s
+  REQUIRE(answer.end == "response.completed");
+  CHECK(client.open());
 }
