@@ -114,9 +114,14 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
   client.watch(watch);
   const std::string& body = ctx.forwarded_body();
 
-  auto first = make_hop(svc, pool, leg, ctx, watch, 0);
-  if (auto failure = co_await first->send(body)) {
-    first->fail(failure->type());
+  // The first hop lives in this frame (no allocation on the common path);
+  // later hops come from upstream_source.
+  std::optional<upstream_hop> pooled;
+  std::optional<socket_hop> socketed;
+  outgoing_hop& first = leg ? static_cast<outgoing_hop&>(socketed.emplace(svc, ctx, *leg, 0))
+                            : pooled.emplace(svc, *pool, ctx, watch, 0);
+  if (auto failure = co_await first.send(body)) {
+    first.fail(failure->type());
     co_await ctx.out.error(*failure);
   } else {
     upstream_source source(svc, pool, leg, ctx, watch, client);
@@ -125,11 +130,11 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body());
     // The previous_response_id the client sent, where the request names the turn's kept id.
     if (!ctx.stored.previous_sent.empty()) env.echoed["previous_response_id"] = ctx.stored.previous_sent;
-    ctx.stored.streamed = body_kind_of(first->head()) != rewrite::usage_observer::body_kind::json;
-    auto reader = reader_for(svc, ctx, *first, std::move(env));
+    ctx.stored.streamed = body_kind_of(first.head()) != rewrite::usage_observer::body_kind::json;
+    auto reader = reader_for(svc, ctx, first, std::move(env));
     const page_in_plan plan{env.wire, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
     const auto noted = [&ctx](const hop_read& got, bool continued) { note_hop(ctx, got, continued); };
-    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, *first, body, plan, stats, noted);
+    ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats, noted);
     ctx.upstream.usage = reader->usage();
   }
   if (ctx.offers_read_blob()) stats.page_in_hops(ctx.upstream.hops);
