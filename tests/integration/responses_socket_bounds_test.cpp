@@ -143,3 +143,24 @@ TEST_CASE("a response longer than the idle timeout keeps the client's socket: it
   REQUIRE(answer.end == "response.completed");
   CHECK(client.open());
 }
+
+TEST_CASE("a message of another type goes upstream as it is and the upstream's answer to it is relayed") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url()}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  const std::string cancel = R"({"type":"response.cancel","response_id":"resp_none"})";
+  REQUIRE(client.send_text(cancel));
+  // The mock answers a type it does not serve with an error event, outside
+  // any response: the client reads it as the upstream sent it.
+  auto answer = client.read_response();
+  REQUIRE(answer.end == "error");
+  CHECK((*answer.last())["error"]["code"] == "unknown_event_type");
+  const auto frames = upstream.ws_frames();
+  REQUIRE(frames.size() == 1);
+  CHECK(frames[0].payload == cancel);
+  // The socket serves on.
+  CHECK(client.create(small_create).end == "response.completed");
+  const std::string series = "gistproxy_websocket_messages_total{kind=\"upstream_relayed\"} 1";
+  CHECK(metrics_with(proxy.admin_port(), {series}).find(series) != std::string::npos);
+}
