@@ -17,6 +17,7 @@
 namespace gistproxy::proxy {
 
 class upstream_socket;
+struct h2_pseudo_fields;
 
 // A response's head as the exchange decides it, before any transport frames it.
 struct reply_head {
@@ -50,6 +51,9 @@ class client_channel {
   // (a WebSocket's upstream socket: every hop goes on it); nullptr: hops go
   // through the upstream pool.
   virtual upstream_socket* upstream_leg() { return nullptr; }
+  // The request's HTTP/2 pseudo-fields as the client sent them; nullptr
+  // when it came over another protocol.
+  virtual const h2_pseudo_fields* pseudo_fields() const { return nullptr; }
 };
 
 }  // namespace gistproxy::proxy

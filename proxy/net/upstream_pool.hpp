@@ -67,13 +67,18 @@ class upstream_pool {
   // Counts a connection closed instead of reused because its answer's framing
   // could not show where it ended (the caller drops it).
   void discard(std::string_view why);
+  // A fresh connection for HTTP/2 (never pooled with the HTTP/1.1 ones):
+  // over TLS it offers ALPN "h2" only, and an upstream that chooses no h2 is
+  // an upstream_no_h2 error (a request that must go over HTTP/2 never falls
+  // back to HTTP/1.1); over plain TCP the caller speaks h2c with prior knowledge.
+  awaitable<lease> connect_h2() { return connect(true); }
   const http_url& target() const { return target_; }
   const std::optional<egress_proxy>& via() const { return via_; }
   void close_idle() { idle_.clear(); }
 
  private:
-  awaitable<lease> connect();
-  awaitable<std::optional<proxy_error>> secure(upstream_connection& c);
+  awaitable<lease> connect(bool h2 = false);
+  awaitable<std::optional<proxy_error>> secure(upstream_connection& c, bool h2);
 
   executor executor_;
   deadline_sweeper& sweeper_;

@@ -1,0 +1,122 @@
+// Client-signed AWS requests over HTTP/2 (issue 50): the AWS SDK for
+// JavaScript, at its defaults, signs SigV4 over HTTP/2 with :authority among
+// its SignedHeaders (no Host). Such a request goes upstream over HTTP/2, its
+// pseudo-headers and fields as the client sent them, so an upstream checking
+// the signature as AWS does (tests/support/sigv4_verifier) verifies it: a
+// Converse answer and a Converse stream. A signature over Host alone still
+// goes over HTTP/1.1; an upstream that does not speak HTTP/2 fails the
+// request clearly, counted, never sent another way.
+#include <catch2/catch.hpp>
+
+#include "tests/integration/harness.hpp"
+#include "tests/support/api_scenarios.hpp"
+#include "tests/support/h2_client.hpp"
+#include "tests/support/mock_upstream_h2.hpp"
+#include "tests/support/raw_upstream.hpp"
+#include "tests/support/sigv4_verifier.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+const std::string secret = "client-secret-key";
+const std::string converse_body = R"({"messages":[{"role":"user","content":[{"text":"hello"}]}]})";
+
+struct signed_h2_request {
+  std::vector<std::pair<std::string, std::string>> headers;  // what h2_client sends after its pseudo-headers
+};
+
+// As the SDK signs over HTTP/2: h2_client's pseudo-headers (:authority
+// 127.0.0.1, :scheme http) and these fields, SignedHeaders listing them all.
+signed_h2_request sign_over_h2(const std::string& path, const std::string& body, bool sign_authority = true) {
+  std::vector<std::pair<std::string, std::string>> fields{
+      {"content-type", "application/json"},
+      {"amz-sdk-invocation-id", "5d8c2d8e-7c1e-4a43-9d7e-0c3f2a1b4e55"},
+      {"amz-sdk-request", "attempt=1; max=3"},
+      {"x-amz-date", "20261129T120000Z"},
+  };
+  auto signed_fields = fields;
+  if (sign_authority) signed_fields.emplace_back(":authority", "127.0.0.1");
+  else signed_fields.emplace_back("host", "127.0.0.1");
+  signed_h2_request r{fields};
+  if (!sign_authority) r.headers.emplace_back("host", "127.0.0.1");
+  r.headers.emplace_back("authorization",
+                         sign_sigv4("POST", path, signed_fields, body, "AKIDCLIENT", secret, "us-east-1", "bedrock"));
+  return r;
+}
+
+h2_client::response exchange_h2(std::uint16_t port, const std::string& path, const std::string& body,
+                                const signed_h2_request& r) {
+  h2_client client(port);
+  const auto stream = client.submit("POST", path, body, r.headers);
+  REQUIRE(client.pump_until([&] { return client.responses[stream].closed; }));
+  return client.responses[stream];
+}
+
+bool log_holds(const proxy_process& proxy, const std::string& needle) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (proxy.log().find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("aws over h2: a Converse request signed over :authority reaches Bedrock over HTTP/2 and verifies") {
+  mock_upstream_h2 upstream(secret);
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto path = path_for("bedrock-converse");
+  const auto answer = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+  const auto seen = upstream.requests();
+  REQUIRE(seen.size() == 1);
+  INFO(seen[0].why);
+  CHECK(seen[0].verified);
+  CHECK(seen[0].field(":authority") == "127.0.0.1");
+  CHECK(seen[0].field(":path") == path);
+  CHECK(seen[0].field("host").empty());
+  CHECK(seen[0].body == converse_body);
+  CHECK(answer.status == 200);
+  CHECK(answer.body.find("verified over h2") != std::string::npos);
+  CHECK(log_holds(proxy, R"("upstream_protocol":"HTTP/2")"));
+}
+
+TEST_CASE("aws over h2: a ConverseStream answer signed over :authority comes back byte for byte") {
+  mock_upstream_h2 upstream(secret);
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto path = path_for("bedrock-converse", true);
+  const auto answer = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+  const auto seen = upstream.requests();
+  REQUIRE(seen.size() == 1);
+  INFO(seen[0].why);
+  CHECK(seen[0].verified);
+  CHECK(answer.status == 200);
+  CHECK(answer.body == mock_upstream_h2::converse_stream_bytes());
+}
+
+TEST_CASE("aws over h2: a signature over Host alone still goes to Bedrock over HTTP/1.1") {
+  const std::string answer = R"({"output":{"message":{"role":"assistant","content":[{"text":"h1"}]}},)"
+                             R"("stopReason":"end_turn","usage":{"inputTokens":1,"outputTokens":1,"totalTokens":2}})";
+  raw_upstream upstream({{raw_upstream::response(answer)}});
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto path = path_for("bedrock-converse");
+  const auto got = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body, false));
+  CHECK(got.status == 200);
+  REQUIRE(upstream.heads().size() == 1);
+  CHECK(upstream.heads()[0].starts_with("POST " + path + " HTTP/1.1\r\n"));
+  CHECK(upstream.bodies()[0] == converse_body);
+}
+
+TEST_CASE("aws over h2: an upstream that does not speak HTTP/2 fails the request with upstream_no_h2, counted") {
+  mock_upstream upstream;  // HTTP/1.1 only: it answers the h2c preface with an HTTP/1.1 error
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto path = path_for("bedrock-converse");
+  const auto got = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+  INFO(got.body);
+  CHECK(got.status == 502);
+  CHECK(got.body.find("upstream_no_h2") != std::string::npos);
+  CHECK(got.body.find(secret) == std::string::npos);
+  const std::string series = R"(gistproxy_errors_total{source="upstream",type="upstream_no_h2",group="treated"})";
+  CHECK(series_value(metrics_with(proxy.admin_port(), {series}), series) == 1);
+}

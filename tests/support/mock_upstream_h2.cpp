@@ -1,0 +1,214 @@
+#include "tests/support/mock_upstream_h2.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <nghttp2/nghttp2.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <map>
+#include <stdexcept>
+
+#include "rewrite/eventstream/eventstream.hpp"
+#include "tests/support/sigv4_verifier.hpp"
+
+namespace gistproxy::testing {
+
+struct mock_upstream_h2::state {
+  mutable std::mutex mutex;
+  std::vector<h2_request_seen> seen;
+};
+
+namespace {
+
+const std::string converse_answer =
+    R"({"output":{"message":{"role":"assistant","content":[{"text":"verified over h2"}]}},"stopReason":"end_turn",)"
+    R"("usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7},"metrics":{"latencyMs":1}})";
+
+std::string event(const std::string& type, const std::string& payload) {
+  return rewrite::eventstream::encode(rewrite::eventstream::make_message(
+      {{":event-type", type}, {":content-type", "application/json"}, {":message-type", "event"}}, payload));
+}
+
+// One connection's streams: the request as it arrives, the answer as it goes.
+struct connection {
+  connection(const std::string& key, mock_upstream_h2::state& shared) : secret(key), st(shared) {}
+  struct stream {
+    h2_request_seen seen;
+    std::vector<std::string> pieces;  // the answer's DATA frames, one per piece
+    std::size_t piece = 0, offset = 0;
+  };
+  const std::string& secret;
+  mock_upstream_h2::state& st;
+  nghttp2_session* session = nullptr;
+  std::map<std::int32_t, stream> streams;
+
+  static connection& self(void* u) { return *static_cast<connection*>(u); }
+
+  static int header(nghttp2_session*, const nghttp2_frame* f, const std::uint8_t* n, std::size_t nl,
+                    const std::uint8_t* v, std::size_t vl, std::uint8_t, void* u) {
+    self(u).streams[f->hd.stream_id].seen.fields.emplace_back(std::string(reinterpret_cast<const char*>(n), nl),
+                                                             std::string(reinterpret_cast<const char*>(v), vl));
+    return 0;
+  }
+  static int data(nghttp2_session*, std::uint8_t, std::int32_t id, const std::uint8_t* d, std::size_t n, void* u) {
+    self(u).streams[id].seen.body.append(reinterpret_cast<const char*>(d), n);
+    return 0;
+  }
+  static int frame(nghttp2_session*, const nghttp2_frame* f, void* u) {
+    const bool request_end = (f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+                             (f->hd.flags & NGHTTP2_FLAG_END_STREAM);
+    if (request_end) self(u).answer(f->hd.stream_id);
+    return 0;
+  }
+  static ssize_t read(nghttp2_session*, std::int32_t id, std::uint8_t* buf, std::size_t length, std::uint32_t* flags,
+                      nghttp2_data_source*, void* u) {
+    auto& s = self(u).streams[id];
+    if (s.piece == s.pieces.size()) {
+      *flags |= NGHTTP2_DATA_FLAG_EOF;
+      return 0;
+    }
+    const auto& p = s.pieces[s.piece];
+    const std::size_t n = std::min(length, p.size() - s.offset);
+    std::memcpy(buf, p.data() + s.offset, n);
+    s.offset += n;
+    if (s.offset == p.size()) {
+      ++s.piece;
+      s.offset = 0;
+      if (s.piece == s.pieces.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
+    }
+    return ssize_t(n);
+  }
+
+  void answer(std::int32_t id) {
+    auto& s = streams[id];
+    const auto pseudo = s.seen.field(":path");
+    const auto check = verify_sigv4(s.seen.field(":method"), pseudo, s.seen.fields, s.seen.body, secret);
+    s.seen.verified = check.ok;
+    s.seen.why = check.why;
+    {
+      std::lock_guard lock(st.mutex);
+      st.seen.push_back(s.seen);
+    }
+    std::string status = "200", type = "application/json";
+    if (!check.ok) {
+      status = "403";
+      s.pieces = {R"({"message":"The request signature we calculated does not match the signature you provided."})"};
+    } else if (pseudo.ends_with("/converse-stream")) {
+      type = "application/vnd.amazon.eventstream";
+      s.pieces = {event("messageStart", R"({"role":"assistant"})"),
+                  event("contentBlockDelta", R"({"contentBlockIndex":0,"delta":{"text":"verified over h2"}})"),
+                  event("messageStop", R"({"stopReason":"end_turn"})"),
+                  event("metadata", R"({"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7},"metrics":{"latencyMs":1}})")};
+    } else {
+      s.pieces = {converse_answer};
+    }
+    std::string error_type = check.ok ? "" : "InvalidSignatureException";
+    std::vector<nghttp2_nv> nva;
+    auto add = [&](const char* n, const std::string& v) {
+      nva.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(n)),
+                     reinterpret_cast<std::uint8_t*>(const_cast<char*>(v.data())), std::strlen(n), v.size(),
+                     NGHTTP2_NV_FLAG_NONE});
+    };
+    add(":status", status);
+    add("content-type", type);
+    if (!check.ok) add("x-amzn-errortype", error_type);
+    nghttp2_data_provider provider{};
+    provider.read_callback = read;
+    nghttp2_submit_response(session, id, nva.data(), nva.size(), &provider);
+  }
+};
+
+bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
+  while (n) {
+    const auto w = ::send(fd, p, n, MSG_NOSIGNAL);
+    if (w <= 0) return false;
+    p += w;
+    n -= std::size_t(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string h2_request_seen::field(const std::string& name) const {
+  for (const auto& [n, v] : fields)
+    if (n == name) return v;
+  return {};
+}
+
+std::string mock_upstream_h2::converse_stream_bytes() {
+  return event("messageStart", R"({"role":"assistant"})") +
+         event("contentBlockDelta", R"({"contentBlockIndex":0,"delta":{"text":"verified over h2"}})") +
+         event("messageStop", R"({"stopReason":"end_turn"})") +
+         event("metadata", R"({"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7},"metrics":{"latencyMs":1}})");
+}
+
+mock_upstream_h2::mock_upstream_h2(std::string secret_access_key)
+    : secret_(std::move(secret_access_key)), state_(std::make_shared<state>()) {
+  listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(listener_, 16) != 0 ||
+      ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+    throw std::runtime_error("mock_upstream_h2: cannot listen");
+  port_ = ntohs(a.sin_port);
+  acceptor_ = std::thread([this] { accept_loop(); });
+}
+
+mock_upstream_h2::~mock_upstream_h2() {
+  stop_ = true;
+  acceptor_.join();
+  std::lock_guard lock(threads_mutex_);
+  for (auto& t : connections_) t.join();
+  ::close(listener_);
+}
+
+std::vector<h2_request_seen> mock_upstream_h2::requests() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->seen;
+}
+
+void mock_upstream_h2::accept_loop() {
+  while (!stop_) {
+    pollfd p{listener_, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    const int fd = ::accept(listener_, nullptr, nullptr);
+    if (fd < 0) continue;
+    std::lock_guard lock(threads_mutex_);
+    connections_.emplace_back([this, fd] { serve(fd); });
+  }
+}
+
+void mock_upstream_h2::serve(int fd) {
+  connection c(secret_, *state_);
+  nghttp2_session_callbacks* cb = nullptr;
+  nghttp2_session_callbacks_new(&cb);
+  nghttp2_session_callbacks_set_on_header_callback(cb, connection::header);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, connection::data);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cb, connection::frame);
+  nghttp2_session_server_new(&c.session, cb, &c);
+  nghttp2_session_callbacks_del(cb);
+  nghttp2_submit_settings(c.session, NGHTTP2_FLAG_NONE, nullptr, 0);
+  std::uint8_t buf[16 * 1024];
+  while (!stop_) {
+    for (;;) {  // one DATA frame per event-stream message: each piece is its own send
+      const std::uint8_t* out = nullptr;
+      const auto n = nghttp2_session_mem_send(c.session, &out);
+      if (n <= 0 || !write_all(fd, out, std::size_t(n))) break;
+    }
+    if (!nghttp2_session_want_read(c.session) && !nghttp2_session_want_write(c.session)) break;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    const auto n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0 || nghttp2_session_mem_recv(c.session, buf, std::size_t(n)) < 0) break;
+  }
+  nghttp2_session_del(c.session);
+  ::close(fd);
+}
+
+}  // namespace gistproxy::testing

@@ -1,0 +1,58 @@
+// An HTTP/2 stand-in for Bedrock Runtime on loopback (h2c, prior knowledge:
+// an http:// upstream), that checks every request's SigV4 signature as AWS
+// does (sigv4_verifier.hpp): over the pseudo-headers and fields it received.
+// A request that verifies gets a Converse answer (…/converse: JSON) or a
+// stream (…/converse-stream: AWS event-stream messages, one DATA frame each);
+// one that does not gets 403 with the reason, as Bedrock's
+// InvalidSignatureException. It records what it saw for assertions.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace gistproxy::testing {
+
+struct h2_request_seen {
+  std::vector<std::pair<std::string, std::string>> fields;  // pseudo-headers first, in the order received
+  std::string body;
+  bool verified = false;
+  std::string why;  // why the signature did not verify
+  std::string field(const std::string& name) const;
+};
+
+class mock_upstream_h2 {
+ public:
+  explicit mock_upstream_h2(std::string secret_access_key);
+  ~mock_upstream_h2();
+  mock_upstream_h2(const mock_upstream_h2&) = delete;
+  mock_upstream_h2& operator=(const mock_upstream_h2&) = delete;
+
+  std::uint16_t port() const { return port_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::vector<h2_request_seen> requests() const;
+  // The body bytes of every streamed answer it sent, in order.
+  static std::string converse_stream_bytes();
+
+  struct state;
+
+ private:
+  void accept_loop();
+  void serve(int fd);
+
+  std::string secret_;
+  int listener_ = -1;
+  std::uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::shared_ptr<state> state_;
+  std::thread acceptor_;
+  std::vector<std::thread> connections_;
+  std::mutex threads_mutex_;
+};
+
+}  // namespace gistproxy::testing
