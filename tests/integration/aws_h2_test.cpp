@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 
 #include "tests/integration/harness.hpp"
+#include "tests/integration/test_pki.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "tests/support/h2_client.hpp"
 #include "tests/support/mock_upstream_h2.hpp"
@@ -117,6 +118,36 @@ TEST_CASE("aws over h2: an upstream that does not speak HTTP/2 fails the request
   CHECK(got.status == 502);
   CHECK(got.body.find("upstream_no_h2") != std::string::npos);
   CHECK(got.body.find(secret) == std::string::npos);
+  const std::string series = R"(gistproxy_errors_total{source="upstream",type="upstream_no_h2",group="treated"})";
+  CHECK(series_value(metrics_with(proxy.admin_port(), {series}), series) == 1);
+}
+
+TEST_CASE("aws over h2: to a TLS upstream the request goes with ALPN h2 and verifies") {
+  test_pki pki("localhost");
+  mock_upstream_h2 upstream(secret, pki.cert.string(), pki.key.string());
+  proxy_process proxy({"--upstream", upstream.url(), "--upstream-ca", pki.ca.string()});
+  const auto path = path_for("bedrock-converse");
+  const auto answer = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+  const auto seen = upstream.requests();
+  REQUIRE(seen.size() == 1);
+  INFO(seen[0].why);
+  CHECK(seen[0].verified);
+  CHECK(seen[0].field(":scheme") == "https");  // the upstream's: the client did not sign :scheme
+  CHECK(answer.status == 200);
+  CHECK(answer.body.find("verified over h2") != std::string::npos);
+}
+
+TEST_CASE("aws over h2: a TLS upstream that chooses no ALPN h2 fails with upstream_no_h2, nothing sent over HTTP/1.1") {
+  test_pki pki("localhost");
+  mock_upstream upstream({"127.0.0.1", 0, pki.cert.string(), pki.key.string()});  // TLS, HTTP/1.1 only, no ALPN
+  proxy_process proxy({"--upstream", upstream.url(), "--upstream-ca", pki.ca.string()});
+  const auto path = path_for("bedrock-converse");
+  const auto got = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+  INFO(got.body);
+  CHECK(got.status == 502);
+  CHECK(got.body.find("upstream_no_h2") != std::string::npos);
+  CHECK(got.body.find("ALPN") != std::string::npos);
+  CHECK(upstream.requests_served() == 0);
   const std::string series = R"(gistproxy_errors_total{source="upstream",type="upstream_no_h2",group="treated"})";
   CHECK(series_value(metrics_with(proxy.admin_port(), {series}), series) == 1);
 }

@@ -3,10 +3,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <nghttp2/nghttp2.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -121,14 +123,42 @@ struct connection {
   }
 };
 
-bool write_all(int fd, const std::uint8_t* p, std::size_t n) {
-  while (n) {
-    const auto w = ::send(fd, p, n, MSG_NOSIGNAL);
-    if (w <= 0) return false;
-    p += w;
-    n -= std::size_t(w);
+// One accepted socket, plain or TLS, its reads bounded by a 50 ms timeout
+// (a timed-out read is `0` bytes, not an end).
+struct socket_io {
+  int fd;
+  SSL* tls = nullptr;
+  bool write_all(const std::uint8_t* p, std::size_t n) {
+    while (n) {
+      const auto w = tls ? SSL_write(tls, p, int(n)) : ::send(fd, p, n, MSG_NOSIGNAL);
+      if (w <= 0) return false;
+      p += w;
+      n -= std::size_t(w);
+    }
+    return true;
   }
-  return true;
+  // Bytes read; 0 on a timeout; -1 when the connection ended.
+  long read_some(std::uint8_t* buf, std::size_t n) {
+    if (tls) {
+      const int r = SSL_read(tls, buf, int(n));
+      if (r > 0) return r;
+      const int e = SSL_get_error(tls, r);
+      return e == SSL_ERROR_WANT_READ || (e == SSL_ERROR_SYSCALL && errno == EAGAIN) ? 0 : -1;
+    }
+    const auto r = ::recv(fd, buf, n, 0);
+    if (r > 0) return r;
+    return r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) ? 0 : -1;
+  }
+};
+
+int choose_h2(SSL*, const unsigned char** out, unsigned char* outlen, const unsigned char* in, unsigned inlen, void*) {
+  for (unsigned i = 0; i < inlen; i += 1u + in[i])
+    if (in[i] == 2 && i + 3 <= inlen && in[i + 1] == 'h' && in[i + 2] == '2') {
+      *out = in + i + 1;
+      *outlen = 2;
+      return SSL_TLSEXT_ERR_OK;
+    }
+  return SSL_TLSEXT_ERR_ALERT_FATAL;  // no h2 offered: refused, as an h2-only server does
 }
 
 }  // namespace
@@ -146,8 +176,16 @@ std::string mock_upstream_h2::converse_stream_bytes() {
          event("metadata", R"({"usage":{"inputTokens":3,"outputTokens":4,"totalTokens":7},"metrics":{"latencyMs":1}})");
 }
 
-mock_upstream_h2::mock_upstream_h2(std::string secret_access_key)
+mock_upstream_h2::mock_upstream_h2(std::string secret_access_key, const std::string& tls_cert_file,
+                                   const std::string& tls_key_file)
     : secret_(std::move(secret_access_key)), state_(std::make_shared<state>()) {
+  if (!tls_cert_file.empty()) {
+    tls_ = SSL_CTX_new(TLS_server_method());
+    if (!tls_ || SSL_CTX_use_certificate_chain_file(tls_, tls_cert_file.c_str()) != 1 ||
+        SSL_CTX_use_PrivateKey_file(tls_, tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1)
+      throw std::runtime_error("mock_upstream_h2: cannot load the TLS certificate");
+    SSL_CTX_set_alpn_select_cb(tls_, choose_h2, nullptr);
+  }
   listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -166,6 +204,7 @@ mock_upstream_h2::~mock_upstream_h2() {
   std::lock_guard lock(threads_mutex_);
   for (auto& t : connections_) t.join();
   ::close(listener_);
+  if (tls_) SSL_CTX_free(tls_);
 }
 
 std::vector<h2_request_seen> mock_upstream_h2::requests() const {
@@ -185,6 +224,18 @@ void mock_upstream_h2::accept_loop() {
 }
 
 void mock_upstream_h2::serve(int fd) {
+  socket_io io{fd};
+  if (tls_) {
+    io.tls = SSL_new(tls_);
+    SSL_set_fd(io.tls, fd);
+    if (SSL_accept(io.tls) != 1) {
+      SSL_free(io.tls);
+      ::close(fd);
+      return;
+    }
+  }
+  timeval timeout{0, 50'000};  // after the handshake: each read waits at most this
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
   connection c(secret_, *state_);
   nghttp2_session_callbacks* cb = nullptr;
   nghttp2_session_callbacks_new(&cb);
@@ -199,15 +250,15 @@ void mock_upstream_h2::serve(int fd) {
     for (;;) {  // one DATA frame per event-stream message: each piece is its own send
       const std::uint8_t* out = nullptr;
       const auto n = nghttp2_session_mem_send(c.session, &out);
-      if (n <= 0 || !write_all(fd, out, std::size_t(n))) break;
+      if (n <= 0 || !io.write_all(out, std::size_t(n))) break;
     }
     if (!nghttp2_session_want_read(c.session) && !nghttp2_session_want_write(c.session)) break;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) <= 0) continue;
-    const auto n = ::recv(fd, buf, sizeof buf, 0);
-    if (n <= 0 || nghttp2_session_mem_recv(c.session, buf, std::size_t(n)) < 0) break;
+    const auto n = io.read_some(buf, sizeof buf);
+    if (n == 0) continue;
+    if (n < 0 || nghttp2_session_mem_recv(c.session, buf, std::size_t(n)) < 0) break;
   }
   nghttp2_session_del(c.session);
+  if (io.tls) SSL_free(io.tls);
   ::close(fd);
 }
 

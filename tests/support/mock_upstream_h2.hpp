@@ -1,5 +1,5 @@
 // An HTTP/2 stand-in for Bedrock Runtime on loopback (h2c, prior knowledge:
-// an http:// upstream), that checks every request's SigV4 signature as AWS
+// an http:// upstream; or TLS choosing ALPN h2 when given a certificate), that checks every request's SigV4 signature as AWS
 // does (sigv4_verifier.hpp): over the pseudo-headers and fields it received.
 // A request that verifies gets a Converse answer (…/converse: JSON) or a
 // stream (…/converse-stream: AWS event-stream messages, one DATA frame each);
@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+struct ssl_ctx_st;
+
 namespace gistproxy::testing {
 
 struct h2_request_seen {
@@ -28,13 +30,17 @@ struct h2_request_seen {
 
 class mock_upstream_h2 {
  public:
-  explicit mock_upstream_h2(std::string secret_access_key);
+  // `tls_cert_file`/`tls_key_file` (PEM) set: TLS, ALPN h2, named localhost.
+  explicit mock_upstream_h2(std::string secret_access_key, const std::string& tls_cert_file = {},
+                            const std::string& tls_key_file = {});
   ~mock_upstream_h2();
   mock_upstream_h2(const mock_upstream_h2&) = delete;
   mock_upstream_h2& operator=(const mock_upstream_h2&) = delete;
 
   std::uint16_t port() const { return port_; }
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  std::string url() const {
+    return tls_ ? "https://localhost:" + std::to_string(port_) : "http://127.0.0.1:" + std::to_string(port_);
+  }
   std::vector<h2_request_seen> requests() const;
   // The body bytes of every streamed answer it sent, in order.
   static std::string converse_stream_bytes();
@@ -46,6 +52,7 @@ class mock_upstream_h2 {
   void serve(int fd);
 
   std::string secret_;
+  ssl_ctx_st* tls_ = nullptr;
   int listener_ = -1;
   std::uint16_t port_ = 0;
   std::atomic<bool> stop_{false};
