@@ -3,13 +3,13 @@
 // credentials — signs SigV4 over HTTP/2: SignedHeaders lists :authority, not
 // host. Through gistproxy, against an HTTP/2 Bedrock stand-in that verifies
 // every signature with the SDK's own signer (@smithy/signature-v4) over the
-// pseudo-headers and fields it received, as Bedrock does: Converse and
-// ConverseStream verify and answer. (Over HTTP/1.1 the stand-in would see a
+// pseudo-headers and fields it received, as Bedrock does: Converse,
+// ConverseStream, InvokeModel and InvokeModelWithResponseStream verify and answer. (Over HTTP/1.1 the stand-in would see a
 // Host and no :authority, and refuse.)
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import http2 from "node:http2";
-import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
+import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, InvokeModelCommand, InvokeModelWithResponseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { Sha256 } from "@aws-crypto/sha256-js";
@@ -55,6 +55,18 @@ function answer(stream, path, check) {
     stream.respond({ ":status": 403, "content-type": "application/json", "x-amzn-errortype": "InvalidSignatureException" });
     return stream.end(JSON.stringify({ message: `The request signature we calculated does not match: ${check.why}` }));
   }
+  const claude = (text) => ({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text } });
+  if (path.endsWith("/invoke-with-response-stream")) {
+    stream.respond({ ":status": 200, "content-type": "application/vnd.amazon.eventstream" });
+    for (const e of [claude("verified "), claude("over h2"), { type: "message_stop" }])
+      stream.write(event("chunk", { bytes: Buffer.from(JSON.stringify(e)).toString("base64") }));
+    return stream.end();
+  }
+  if (path.endsWith("/invoke")) {
+    stream.respond({ ":status": 200, "content-type": "application/json" });
+    return stream.end(JSON.stringify({ type: "message", role: "assistant", content: [{ type: "text", text: "verified over h2" }],
+      stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 4 } }));
+  }
   if (path.endsWith("/converse-stream")) {
     stream.respond({ ":status": 200, "content-type": "application/vnd.amazon.eventstream" });
     for (const e of [event("messageStart", { role: "assistant" }),
@@ -92,7 +104,7 @@ after(async () => {
 
 const input = () => ({ modelId: MODEL, messages: [{ role: "user", content: [{ text: "hello" }] }], inferenceConfig: { maxTokens: 50 } });
 
-test("AWS SDK, default handler and the client's own credentials: Converse and ConverseStream verify over HTTP/2", async () => {
+test("AWS SDK, default handler and the client's own credentials: Converse, ConverseStream, InvokeModel and its stream verify over HTTP/2", async () => {
   // Nothing but an endpoint and credentials: the SDK's default request handler (HTTP/2).
   const client = new BedrockRuntimeClient({ region: "us-east-1", endpoint: proxy.url, credentials: CLIENT_CREDS, maxAttempts: 1 });
   try {
@@ -107,10 +119,20 @@ test("AWS SDK, default handler and the client's own credentials: Converse and Co
     }
     assert.equal(text, "verified over h2");
     assert.equal(kinds.at(-1), "metadata");
+    const body = JSON.stringify({ anthropic_version: "bedrock-2023-05-31", max_tokens: 50, messages: [{ role: "user", content: "hello" }] });
+    const i = await client.send(new InvokeModelCommand({ modelId: MODEL, body, contentType: "application/json" }));
+    assert.equal(JSON.parse(new TextDecoder().decode(i.body)).content[0].text, "verified over h2");
+    const is = await client.send(new InvokeModelWithResponseStreamCommand({ modelId: MODEL, body, contentType: "application/json" }));
+    let streamed = "";
+    for await (const e of is.body) {
+      const chunk = JSON.parse(new TextDecoder().decode(e.chunk.bytes));
+      if (chunk.type === "content_block_delta") streamed += chunk.delta.text;
+    }
+    assert.equal(streamed, "verified over h2");
   } finally {
     client.destroy();
   }
-  assert.equal(seen.length, 2);
+  assert.equal(seen.length, 4);
   for (const s of seen) {
     assert.ok(s.ok, s.why);
     assert.match(s.signedList, /^:authority;/);  // the SDK signed the pseudo-header, as the issue says
