@@ -151,3 +151,25 @@ TEST_CASE("aws over h2: a TLS upstream that chooses no ALPN h2 fails with upstre
   const std::string series = R"(gistproxy_errors_total{source="upstream",type="upstream_no_h2",group="treated"})";
   CHECK(series_value(metrics_with(proxy.admin_port(), {series}), series) == 1);
 }
+
+TEST_CASE("aws over h2: a client that resets its stream mid-answer gives up the upstream HTTP/2 stream") {
+  mock_upstream_h2 upstream(secret);
+  proxy_process proxy({"--upstream", upstream.url()});
+  const auto path = path_for("bedrock-converse", true);
+  const std::string stalling = R"({"messages":[{"role":"user","content":[{"text":"stall"}]}]})";
+  h2_client client(proxy.port());
+  const auto stream = client.submit("POST", path, stalling, sign_over_h2(path, stalling).headers);
+  // The first event reaches the client; the upstream then holds the stream open.
+  REQUIRE(client.pump_until([&] { return !client.responses[stream].body.empty(); }));
+  CHECK(client.responses[stream].status == 200);
+  client.reset(stream);
+  client.send_queued();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (upstream.cancelled() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(upstream.cancelled() == 1);
+  // The proxy serves on.
+  const auto next = exchange_h2(proxy.port(), path_for("bedrock-converse"), converse_body,
+                                sign_over_h2(path_for("bedrock-converse"), converse_body));
+  CHECK(next.status == 200);
+}

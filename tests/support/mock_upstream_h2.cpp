@@ -21,6 +21,7 @@ namespace gistproxy::testing {
 struct mock_upstream_h2::state {
   mutable std::mutex mutex;
   std::vector<h2_request_seen> seen;
+  int cancelled = 0;
 };
 
 namespace {
@@ -41,6 +42,7 @@ struct connection {
     h2_request_seen seen;
     std::vector<std::string> pieces;  // the answer's DATA frames, one per piece
     std::size_t piece = 0, offset = 0;
+    bool stall = false;  // after the first piece, nothing more
   };
   const std::string& secret;
   mock_upstream_h2::state& st;
@@ -68,6 +70,7 @@ struct connection {
   static ssize_t read(nghttp2_session*, std::int32_t id, std::uint8_t* buf, std::size_t length, std::uint32_t* flags,
                       nghttp2_data_source*, void* u) {
     auto& s = self(u).streams[id];
+    if (s.stall && s.piece == 1) return NGHTTP2_ERR_DEFERRED;
     if (s.piece == s.pieces.size()) {
       *flags |= NGHTTP2_DATA_FLAG_EOF;
       return 0;
@@ -82,6 +85,21 @@ struct connection {
       if (s.piece == s.pieces.size()) *flags |= NGHTTP2_DATA_FLAG_EOF;
     }
     return ssize_t(n);
+  }
+
+  static int closed(nghttp2_session*, std::int32_t id, std::uint32_t code, void* u) {
+    auto& c = self(u);
+    if (code != NGHTTP2_NO_ERROR) {
+      std::lock_guard lock(c.st.mutex);
+      ++c.st.cancelled;
+    }
+    c.streams.erase(id);
+    return 0;
+  }
+  // The connection ended: streams still open were given up.
+  void ended() {
+    std::lock_guard lock(st.mutex);
+    st.cancelled += int(streams.size());
   }
 
   void answer(std::int32_t id) {
@@ -100,6 +118,7 @@ struct connection {
       s.pieces = {R"({"message":"The request signature we calculated does not match the signature you provided."})"};
     } else if (pseudo.ends_with("/converse-stream")) {
       type = "application/vnd.amazon.eventstream";
+      s.stall = s.seen.body.find("stall") != std::string::npos;
       s.pieces = {event("messageStart", R"({"role":"assistant"})"),
                   event("contentBlockDelta", R"({"contentBlockIndex":0,"delta":{"text":"verified over h2"}})"),
                   event("messageStop", R"({"stopReason":"end_turn"})"),
@@ -207,6 +226,11 @@ mock_upstream_h2::~mock_upstream_h2() {
   if (tls_) SSL_CTX_free(tls_);
 }
 
+int mock_upstream_h2::cancelled() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->cancelled;
+}
+
 std::vector<h2_request_seen> mock_upstream_h2::requests() const {
   std::lock_guard lock(state_->mutex);
   return state_->seen;
@@ -242,6 +266,7 @@ void mock_upstream_h2::serve(int fd) {
   nghttp2_session_callbacks_set_on_header_callback(cb, connection::header);
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, connection::data);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, connection::frame);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cb, connection::closed);
   nghttp2_session_server_new(&c.session, cb, &c);
   nghttp2_session_callbacks_del(cb);
   nghttp2_submit_settings(c.session, NGHTTP2_FLAG_NONE, nullptr, 0);
@@ -257,6 +282,7 @@ void mock_upstream_h2::serve(int fd) {
     if (n == 0) continue;
     if (n < 0 || nghttp2_session_mem_recv(c.session, buf, std::size_t(n)) < 0) break;
   }
+  c.ended();
   nghttp2_session_del(c.session);
   if (io.tls) SSL_free(io.tls);
   ::close(fd);

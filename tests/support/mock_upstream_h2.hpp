@@ -4,7 +4,9 @@
 // A request that verifies gets a Converse answer (…/converse: JSON) or a
 // stream (…/converse-stream: AWS event-stream messages, one DATA frame each);
 // one that does not gets 403 with the reason, as Bedrock's
-// InvalidSignatureException. It records what it saw for assertions.
+// InvalidSignatureException. A streamed request whose body holds "stall"
+// gets its first event and then nothing, until the peer gives it up
+// (counted: cancelled()). It records what it saw for assertions.
 #pragma once
 
 #include <atomic>
@@ -42,6 +44,8 @@ class mock_upstream_h2 {
     return tls_ ? "https://localhost:" + std::to_string(port_) : "http://127.0.0.1:" + std::to_string(port_);
   }
   std::vector<h2_request_seen> requests() const;
+  // Streams the peer reset, or left open when it closed the connection.
+  int cancelled() const;
   // The body bytes of every streamed answer it sent, in order.
   static std::string converse_stream_bytes();
 
