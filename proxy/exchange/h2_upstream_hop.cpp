@@ -93,14 +93,16 @@ awaitable<std::optional<proxy_error>> h2_upstream_hop::send(const std::string& b
     std::chrono::steady_clock::time_point since;
     ~wait_tally() { total += std::chrono::steady_clock::now() - since; }
   } tally{ctx_.upstream.wait, started};
-  auto lease = co_await pool_.connect_h2();
-  if (lease.error) {
+  if (auto idle = pool_.idle_h2()) conn_ = std::move(idle);
+  else if (auto lease = co_await pool_.connect_h2(); lease.error) {
     if (lease.error->kind == error_kind::out_of_descriptors) out_of_descriptors_warning(svc_.log, lease.error->detail);
     if (lease.error->kind == error_kind::upstream_no_h2)
       svc_.log.log(telemetry::log_level::warn, "upstream refused HTTP/2 for a request signed over HTTP/2 pseudo-headers: not sent");
     co_return lease.error;
+  } else {
+    conn_ = std::make_unique<h2_upstream_connection>(std::move(lease.connection), h2_client_limits{});
   }
-  conn_ = std::make_unique<h2_upstream_connection>(std::move(lease.connection), h2_client_limits{});
+  span_.set("gistproxy.connection_reused", conn_->socket().reused);
   watch_.guard(&conn_->socket());
   conn_->socket().deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
   const auto ec = co_await conn_->send(upstream_request(body.size()), body);
@@ -178,6 +180,10 @@ awaitable<upstream_answer::piece> h2_upstream_hop::read_piece() {
   conn_->consume();  // held here now: the upstream may send that much more
   out.bytes = piece_;
   out.done = conn_->ended();
+  if (out.done && conn_->reusable()) {
+    watch_.guard(nullptr);
+    pool_.release_h2(std::move(conn_));
+  }
   co_return out;
 }
 

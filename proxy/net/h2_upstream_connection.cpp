@@ -45,6 +45,13 @@ awaitable<error_code> h2_upstream_connection::pump(More more) {
 }
 
 awaitable<error_code> h2_upstream_connection::send(const h2_client_request& request, std::string body) {
+  // The last request's stream, if any, ended cleanly (reusable()): its state goes.
+  stream_ = 0;
+  status_.reset();
+  fields_.clear();
+  body_.clear();
+  ended_ = false;
+  failure_.reset();
   const auto stream = h2_.submit(request, std::move(body), true);
   if (!stream) {
     failure_ = std::string(h2_client_failure_name(h2_client_failure::internal));

@@ -1,4 +1,5 @@
-// One HTTP/2 connection to an upstream carrying one request at a time: the
+// One HTTP/2 connection to an upstream carrying one request at a time (and,
+// once one ended cleanly, the next: upstream_pool keeps it idle): the
 // socket side of h2_client_connection (which does the framing) over an
 // upstream_connection the pool made (TLS with ALPN h2, or h2c with prior
 // knowledge). It exists for requests whose SigV4 signature covers an HTTP/2
@@ -35,6 +36,9 @@ class h2_upstream_connection final : private h2_client_events {
   // The bytes of the body read so far; hand them on, then consume().
   const std::string& body() const { return body_; }
   void consume();
+
+  // The stream ended cleanly and the connection can carry another request.
+  bool reusable() const { return ended_ && !failure_ && h2_.can_submit() && h2_.streams_open() == 0; }
 
   // What the stream came to.
   std::optional<unsigned> status() const { return status_; }

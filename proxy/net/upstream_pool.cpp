@@ -7,6 +7,7 @@
 
 #include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/egress_tunnel.hpp"
+#include "proxy/net/h2_upstream_connection.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -68,6 +69,36 @@ upstream_pool::upstream_pool(executor ex, deadline_sweeper& sweeper, http_url ta
       timeouts_(timeouts),
       metrics_(metrics),
       via_(std::move(via)) {}
+
+upstream_pool::~upstream_pool() = default;
+
+void upstream_pool::close_idle() {
+  idle_.clear();
+  idle_h2_.clear();
+}
+
+std::unique_ptr<h2_upstream_connection> upstream_pool::idle_h2() {
+  const auto now = coarse_clock::now();
+  while (!idle_h2_.empty()) {
+    auto c = std::move(idle_h2_.back());
+    idle_h2_.pop_back();
+    if (now - c->socket().idle_since < max_idle_age && c->socket().looks_alive()) {
+      c->socket().reused = true;
+      metrics_.upstream_connections.labels({"reused"}).inc();
+      return c;
+    }
+    discard("leftover");
+  }
+  return nullptr;
+}
+
+void upstream_pool::release_h2(std::unique_ptr<h2_upstream_connection> c) {
+  if (!c->socket().looks_alive()) return discard("leftover");
+  if (idle_h2_.size() >= timeouts_.max_idle) return;  // closes it
+  c->socket().idle_since = coarse_clock::now();
+  c->socket().deadline.disarm();
+  idle_h2_.push_back(std::move(c));
+}
 
 awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
   auto now = coarse_clock::now();

@@ -173,3 +173,26 @@ TEST_CASE("aws over h2: a client that resets its stream mid-answer gives up the 
                                 sign_over_h2(path_for("bedrock-converse"), converse_body));
   CHECK(next.status == 200);
 }
+
+TEST_CASE("aws over h2: requests signed over :authority reuse one idle HTTP/2 connection, never one the upstream ended") {
+  mock_upstream_h2 upstream(secret);
+  proxy_process proxy({"--upstream", upstream.url(), "--threads", "1"});  // one pool: each I/O thread has its own
+  const auto path = path_for("bedrock-converse");
+  for (int i = 0; i < 3; ++i) {
+    CHECK(exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body)).status == 200);
+    CHECK(upstream.connections() == 1);
+  }
+  // An upstream that ends each connection after its answer (GOAWAY): the
+  // idle one carries the next request, each after it gets a fresh one, and
+  // every one is answered.
+  upstream.goaway_after_answer(true);
+  for (int i = 0; i < 3; ++i) {
+    const auto got = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+    INFO(got.body);
+    CHECK(got.status == 200);
+  }
+  CHECK(upstream.connections() == 3);
+  const auto seen = upstream.requests();
+  REQUIRE(seen.size() == 6);
+  for (const auto& r : seen) CHECK(r.verified);
+}

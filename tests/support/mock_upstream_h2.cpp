@@ -22,6 +22,8 @@ struct mock_upstream_h2::state {
   mutable std::mutex mutex;
   std::vector<h2_request_seen> seen;
   int cancelled = 0;
+  int connections = 0;
+  bool goaway = false;
 };
 
 namespace {
@@ -139,6 +141,8 @@ struct connection {
     nghttp2_data_provider provider{};
     provider.read_callback = read;
     nghttp2_submit_response(session, id, nva.data(), nva.size(), &provider);
+    std::lock_guard lock(st.mutex);
+    if (st.goaway) nghttp2_submit_goaway(session, NGHTTP2_FLAG_NONE, id, NGHTTP2_NO_ERROR, nullptr, 0);
   }
 };
 
@@ -226,6 +230,16 @@ mock_upstream_h2::~mock_upstream_h2() {
   if (tls_) SSL_CTX_free(tls_);
 }
 
+int mock_upstream_h2::connections() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->connections;
+}
+
+void mock_upstream_h2::goaway_after_answer(bool on) {
+  std::lock_guard lock(state_->mutex);
+  state_->goaway = on;
+}
+
 int mock_upstream_h2::cancelled() const {
   std::lock_guard lock(state_->mutex);
   return state_->cancelled;
@@ -242,6 +256,10 @@ void mock_upstream_h2::accept_loop() {
     if (::poll(&p, 1, 50) <= 0) continue;
     const int fd = ::accept(listener_, nullptr, nullptr);
     if (fd < 0) continue;
+    {
+      std::lock_guard lock(state_->mutex);
+      ++state_->connections;
+    }
     std::lock_guard lock(threads_mutex_);
     connections_.emplace_back([this, fd] { serve(fd); });
   }
@@ -284,6 +302,12 @@ void mock_upstream_h2::serve(int fd) {
   }
   c.ended();
   nghttp2_session_del(c.session);
+  // A graceful close, as a front end's: unread bytes at close() would make
+  // the kernel reset the connection and cut the peer's last answer short.
+  if (io.tls) SSL_shutdown(io.tls);
+  ::shutdown(fd, SHUT_WR);
+  for (int i = 0; i < 20 && ::recv(fd, buf, sizeof buf, 0) != 0 && !stop_; ++i) {
+  }
   if (io.tls) SSL_free(io.tls);
   ::close(fd);
 }

@@ -46,6 +46,9 @@ class mock_upstream_h2 {
   std::vector<h2_request_seen> requests() const;
   // Streams the peer reset, or left open when it closed the connection.
   int cancelled() const;
+  int connections() const;  // accepted so far
+  // Each answer is followed by GOAWAY: the connection takes no more streams.
+  void goaway_after_answer(bool on);
   // The body bytes of every streamed answer it sent, in order.
   static std::string converse_stream_bytes();
 
