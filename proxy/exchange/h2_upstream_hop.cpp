@@ -93,22 +93,34 @@ awaitable<std::optional<proxy_error>> h2_upstream_hop::send(const std::string& b
     std::chrono::steady_clock::time_point since;
     ~wait_tally() { total += std::chrono::steady_clock::now() - since; }
   } tally{ctx_.upstream.wait, started};
-  if (auto idle = pool_.idle_h2()) conn_ = std::move(idle);
-  else if (auto lease = co_await pool_.connect_h2(); lease.error) {
-    if (lease.error->kind == error_kind::out_of_descriptors) out_of_descriptors_warning(svc_.log, lease.error->detail);
-    if (lease.error->kind == error_kind::upstream_no_h2)
-      svc_.log.log(telemetry::log_level::warn, "upstream refused HTTP/2 for a request signed over HTTP/2 pseudo-headers: not sent");
-    co_return lease.error;
-  } else {
-    conn_ = std::make_unique<h2_upstream_connection>(std::move(lease.connection), h2_client_limits{});
+  // An idle connection the upstream began to close as the request went out
+  // refuses its stream (GOAWAY below it, REFUSED_STREAM): never processed,
+  // so it is sent once more on a fresh connection.
+  for (int attempt = 0;; ++attempt) {
+    if (auto idle = attempt == 0 ? pool_.idle_h2() : nullptr) conn_ = std::move(idle);
+    else if (auto lease = co_await pool_.connect_h2(); lease.error) {
+      if (lease.error->kind == error_kind::out_of_descriptors) out_of_descriptors_warning(svc_.log, lease.error->detail);
+      if (lease.error->kind == error_kind::upstream_no_h2)
+        svc_.log.log(telemetry::log_level::warn, "upstream refused HTTP/2 for a request signed over HTTP/2 pseudo-headers: not sent");
+      co_return lease.error;
+    } else {
+      conn_ = std::make_unique<h2_upstream_connection>(std::move(lease.connection), h2_client_limits{});
+    }
+    span_.set("gistproxy.connection_reused", conn_->socket().reused);
+    watch_.guard(&conn_->socket());
+    conn_->socket().deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
+    const auto ec = co_await conn_->send(upstream_request(body.size()), body);
+    if (watch_.client_gone())
+      co_return proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
+    if (!ec && conn_->status()) break;
+    auto failure = failure_of(ec, "before sending response headers");
+    const bool unprocessed = conn_->failure() == std::optional<std::string>("refused");
+    watch_.guard(nullptr);
+    const bool retry = attempt == 0 && conn_->socket().reused && unprocessed;
+    conn_.reset();
+    if (!retry) co_return failure;
+    exchange_stats(svc_.metrics, ctx_.in.api).upstream_connection_retried();
   }
-  span_.set("gistproxy.connection_reused", conn_->socket().reused);
-  watch_.guard(&conn_->socket());
-  conn_->socket().deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
-  const auto ec = co_await conn_->send(upstream_request(body.size()), body);
-  if (watch_.client_gone())
-    co_return proxy_error{error_kind::client_disconnected, "client closed the connection; upstream request cancelled"};
-  if (ec || !conn_->status()) co_return failure_of(ec, "before sending response headers");
   take_head();
   co_return std::nullopt;
 }

@@ -196,3 +196,19 @@ TEST_CASE("aws over h2: requests signed over :authority reuse one idle HTTP/2 co
   REQUIRE(seen.size() == 6);
   for (const auto& r : seen) CHECK(r.verified);
 }
+
+TEST_CASE("aws over h2: a request an idle HTTP/2 connection refuses is sent once more on a fresh one") {
+  mock_upstream_h2 upstream(secret);
+  proxy_process proxy({"--upstream", upstream.url(), "--threads", "1"});
+  const auto path = path_for("bedrock-converse");
+  CHECK(exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body)).status == 200);
+  upstream.refuse_next_on_reused();
+  const auto got = exchange_h2(proxy.port(), path, converse_body, sign_over_h2(path, converse_body));
+  INFO(got.body);
+  CHECK(got.status == 200);
+  CHECK(upstream.connections() == 2);
+  const auto seen = upstream.requests();
+  CHECK(seen.size() == 2);  // the refused one was never processed
+  const std::string retried = R"(gistproxy_upstream_connections_total{result="retried"})";
+  CHECK(series_value(metrics_with(proxy.admin_port(), {retried}), retried) == 1);
+}

@@ -24,6 +24,7 @@ struct mock_upstream_h2::state {
   int cancelled = 0;
   int connections = 0;
   bool goaway = false;
+  bool refuse_reused = false;
 };
 
 namespace {
@@ -49,6 +50,7 @@ struct connection {
   const std::string& secret;
   mock_upstream_h2::state& st;
   nghttp2_session* session = nullptr;
+  std::int32_t answered = 0;  // the last stream answered
   std::map<std::int32_t, stream> streams;
 
   static connection& self(void* u) { return *static_cast<connection*>(u); }
@@ -66,7 +68,18 @@ struct connection {
   static int frame(nghttp2_session*, const nghttp2_frame* f, void* u) {
     const bool request_end = (f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
                              (f->hd.flags & NGHTTP2_FLAG_END_STREAM);
-    if (request_end) self(u).answer(f->hd.stream_id);
+    if (!request_end) return 0;
+    auto& c = self(u);
+    {
+      std::lock_guard lock(c.st.mutex);
+      if (c.answered && c.st.refuse_reused) {
+        c.st.refuse_reused = false;
+        nghttp2_submit_goaway(c.session, NGHTTP2_FLAG_NONE, c.answered, NGHTTP2_NO_ERROR, nullptr, 0);
+        return 0;
+      }
+    }
+    c.answered = f->hd.stream_id;
+    c.answer(f->hd.stream_id);
     return 0;
   }
   static ssize_t read(nghttp2_session*, std::int32_t id, std::uint8_t* buf, std::size_t length, std::uint32_t* flags,
@@ -233,6 +246,11 @@ mock_upstream_h2::~mock_upstream_h2() {
 int mock_upstream_h2::connections() const {
   std::lock_guard lock(state_->mutex);
   return state_->connections;
+}
+
+void mock_upstream_h2::refuse_next_on_reused() {
+  std::lock_guard lock(state_->mutex);
+  state_->refuse_reused = true;
 }
 
 void mock_upstream_h2::goaway_after_answer(bool on) {

@@ -49,6 +49,10 @@ class mock_upstream_h2 {
   int connections() const;  // accepted so far
   // Each answer is followed by GOAWAY: the connection takes no more streams.
   void goaway_after_answer(bool on);
+  // The next request on a connection that already answered one is refused
+  // (GOAWAY naming the last answered stream: it was never processed), as by
+  // a front end that began to close the idle connection as it arrived.
+  void refuse_next_on_reused();
   // The body bytes of every streamed answer it sent, in order.
   static std::string converse_stream_bytes();
 
