@@ -55,14 +55,38 @@ bool is_sigv4_query_parameter(const query_pair& pair) {
   return false;
 }
 
+namespace {
+// The SignedHeaders list of a signature ("a;b;c"); empty if it names none.
+std::string_view sigv4_signed_headers(std::string_view authorization) {
+  constexpr std::string_view key = "SignedHeaders=";
+  auto at = authorization.find(key);
+  if (at == std::string_view::npos) return {};
+  auto rest = authorization.substr(at + key.size());
+  return rest.substr(0, rest.find_first_of(", "));
+}
+}  // namespace
+
 void aws_credentials::add_authorization(std::string_view value) {
   if (!is_aws_signature(value)) return;
-  if (!signature_field) signature_access_key = sigv4_access_key(value);
+  if (!signature_field) {
+    signature_access_key = sigv4_access_key(value);
+    signed_headers = sigv4_signed_headers(value);
+  }
   signature_field = true;
 }
 
 void aws_credentials::add_security_token(std::string_view value) {
   if (token_field.empty()) token_field = text::trimmed(value);
+}
+
+bool aws_credentials::signs_pseudo_field() const {
+  for (std::string_view rest = signed_headers; !rest.empty();) {
+    const auto end = rest.find(';');
+    if (rest.substr(0, end).starts_with(':')) return true;
+    if (end == std::string_view::npos) break;
+    rest.remove_prefix(end + 1);
+  }
+  return false;
 }
 
 bool aws_credentials::carried() const {

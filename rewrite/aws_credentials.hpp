@@ -36,6 +36,7 @@ struct aws_credentials {
   bool presigned = false;                // X-Amz-Signature with a value in the query
   bool query_credential = false;         // X-Amz-Credential with a value in the query
   std::string_view signature_access_key; // the first signature field's access key id
+  std::string_view signed_headers;       // the first signature field's SignedHeaders list (';'-separated)
   std::string_view query_access_key;     // X-Amz-Credential's access key id
   std::string_view token_field;          // the first non-blank X-Amz-Security-Token field
   std::string_view token_query;          // X-Amz-Security-Token in the query
@@ -46,6 +47,10 @@ struct aws_credentials {
   // The client signed the request (a signature over the body): forwarded
   // byte for byte, never signed again with another identity.
   bool client_signed() const { return signature_field || presigned; }
+  // The signature covers an HTTP/2 pseudo-header (":authority", ...): the
+  // AWS SDK for JavaScript signs those over HTTP/2, and such a request can
+  // only verify upstream if it goes there over HTTP/2, its pseudo-fields as sent.
+  bool signs_pseudo_field() const;
   // Any AWS credential at all: the request belongs to Bedrock's family.
   bool carried() const;
   // Whose request it is when no other credential names it: the access key id

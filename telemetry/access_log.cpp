@@ -122,6 +122,7 @@ void logger::access(const access_record& r) {
   line += ",\"level\":\"info\",\"msg\":\"access\"";
   field(line, "method", r.method);
   field(line, "protocol", r.protocol);
+  if (!r.upstream_protocol.empty()) field(line, "upstream_protocol", r.upstream_protocol);
   field(line, "path", r.path);
   field(line, "api", r.api);
   if (!r.model.empty()) field(line, "model", r.model);

@@ -17,6 +17,7 @@ std::optional<log_level> parse_log_level(std::string_view s);
 struct access_record {
   std::string method;
   std::string_view protocol = "HTTP/1.1";  // HTTP/1.0, HTTP/1.1 or HTTP/2
+  std::string_view upstream_protocol;       // "HTTP/2" when the upstream hop went over HTTP/2; empty: HTTP/1.1
   std::string path;  // without the query string: it may carry keys
   std::string api;
   std::string model;

@@ -79,6 +79,7 @@ void log_access(services& svc, const request_context& ctx, int status, const std
   telemetry::access_record r;
   r.method = std::string(ctx.in.request.method_string());
   r.protocol = protocol_of(ctx);
+  r.upstream_protocol = ctx.upstream.protocol;
   r.path = path_of(ctx.in.request);
   r.api = std::string(ctx.in.api);
   if (ctx.in.facts) r.model = ctx.in.facts->model;

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "proxy/exchange/blob_pager.hpp"
+#include "proxy/exchange/h2_upstream_hop.hpp"
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/page_in_loop.hpp"
 #include "proxy/exchange/socket_hop.hpp"
@@ -15,18 +16,20 @@ namespace gistproxy::proxy {
 namespace {
 
 // Where a hop goes: on the transport's own upstream socket when it holds one,
-// else through the pool.
+// over HTTP/2 when the client's signature covers HTTP/2 pseudo-headers
+// (`h2`: the request's, then), else through the pool.
 std::unique_ptr<outgoing_hop> make_hop(services& svc, upstream_pool* pool, upstream_socket* leg, request_context& ctx,
-                                       client_watch& watch, int hop) {
+                                       client_watch& watch, const h2_pseudo_fields* h2, int hop) {
   if (leg) return std::make_unique<socket_hop>(svc, ctx, *leg, hop);
+  if (h2) return std::make_unique<h2_upstream_hop>(svc, *pool, ctx, watch, *h2, hop);
   return std::make_unique<upstream_hop>(svc, *pool, ctx, watch, hop);
 }
 
 class upstream_source final : public hop_source {
  public:
   upstream_source(services& svc, upstream_pool* pool, upstream_socket* leg, request_context& ctx,
-                  client_watch& watch, client_channel& client)
-      : svc_(svc), pool_(pool), leg_(leg), ctx_(ctx), watch_(watch), client_(client), pager_(svc, ctx) {}
+                  client_watch& watch, client_channel& client, const h2_pseudo_fields* h2)
+      : svc_(svc), pool_(pool), leg_(leg), ctx_(ctx), watch_(watch), client_(client), h2_(h2), pager_(svc, ctx) {}
 
   awaitable<sent> send(const std::string& body, int hop, std::string keepalive) override {
     std::optional<keepalive_ticker> ticker;
@@ -36,7 +39,7 @@ class upstream_source final : public hop_source {
       ticker.emplace(client_, keepalive, svc_.cfg.stream_keepalive);
       ticker->start();
     }
-    auto answer = make_hop(svc_, pool_, leg_, ctx_, watch_, hop);
+    auto answer = make_hop(svc_, pool_, leg_, ctx_, watch_, h2_, hop);
     auto failure = co_await answer->send(body);
     if (ticker) {
       co_await ticker->stop();
@@ -60,6 +63,7 @@ class upstream_source final : public hop_source {
   request_context& ctx_;
   client_watch& watch_;
   client_channel& client_;
+  const h2_pseudo_fields* h2_;
   blob_pager pager_;
 };
 
@@ -114,17 +118,21 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
   client.watch(watch);
   const std::string& body = ctx.forwarded_body();
 
+  // A signature over HTTP/2 pseudo-headers verifies only over HTTP/2.
+  const auto* h2 = !leg && needs_h2_upstream(ctx, client.pseudo_fields()) ? client.pseudo_fields() : nullptr;
   // The first hop lives in this frame (no allocation on the common path);
   // later hops come from upstream_source.
   std::optional<upstream_hop> pooled;
   std::optional<socket_hop> socketed;
-  outgoing_hop& first = leg ? static_cast<outgoing_hop&>(socketed.emplace(svc, ctx, *leg, 0))
-                            : pooled.emplace(svc, *pool, ctx, watch, 0);
+  std::optional<h2_upstream_hop> multiplexed;
+  outgoing_hop& first = leg  ? static_cast<outgoing_hop&>(socketed.emplace(svc, ctx, *leg, 0))
+                        : h2 ? static_cast<outgoing_hop&>(multiplexed.emplace(svc, *pool, ctx, watch, *h2, 0))
+                             : static_cast<outgoing_hop&>(pooled.emplace(svc, *pool, ctx, watch, 0));
   if (auto failure = co_await first.send(body)) {
     first.fail(failure->type());
     co_await ctx.out.error(*failure);
   } else {
-    upstream_source source(svc, pool, leg, ctx, watch, client);
+    upstream_source source(svc, pool, leg, ctx, watch, client, h2);
     reader_env env{ctx.out, stats, ctx.in.endpoint ? &ctx.in.endpoint->wire() : nullptr, ctx.rw.intercept_tool};
     // Only a rewritten body differs from what the client sent in what it echoes.
     if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body());

@@ -85,6 +85,7 @@ struct upstream_tally {
   // did: --record keeps them so replay decides churn as this proxy did.
   std::vector<std::string> read_backs;
   std::chrono::nanoseconds wait{0};          // time spent waiting on the upstream
+  std::string_view protocol;                 // "HTTP/2" when the hops went over HTTP/2 (h2_upstream_hop); empty: HTTP/1.1
   rewrite::token_usage usage;                // as the client was told (summed over hops)
   std::uint64_t paged_in_tokens = 0;         // estimated tokens read_blob answers put back
 };

@@ -17,6 +17,7 @@
 namespace gistproxy::proxy {
 
 class upstream_socket;
+struct h2_pseudo_fields;
 
 // A response's head as the exchange decides it, before any transport frames it.
 struct reply_head {
@@ -54,6 +55,9 @@ class client_channel {
   // when the transport's requests do not say it (a WebSocket's messages are
   // synthetic HTTP/1.1 requests); empty: read it from the request.
   virtual std::string_view protocol_name() const { return {}; }
+  // The request's HTTP/2 pseudo-fields as the client sent them; nullptr
+  // when it came over another protocol.
+  virtual const h2_pseudo_fields* pseudo_fields() const { return nullptr; }
 };
 
 }  // namespace gistproxy::proxy

@@ -97,6 +97,7 @@ void h2_connection::add_field(std::int32_t stream, bool request_head, std::strin
   if (n == ":method") in.method = v;
   else if (n == ":path") in.path = v;
   else if (n == ":authority") in.authority = v;
+  else if (n == ":scheme") in.scheme = v;
   else if (n.starts_with(':')) return;  // :scheme (nghttp2 checked it), :protocol (no CONNECT here)
   else if (joins) in.request.set(http::field::cookie, std::string(cookie->value()) + "; " + std::string(v));
   else in.request.insert(n, v);
@@ -381,8 +382,11 @@ void h2_connection::deliver(std::int32_t stream, incoming& in) {
     else if (checked.asterisk) r.refusal = proxy_error{error_kind::bad_request, "OPTIONS * is not served over HTTP/2"};
     else r.request.target(checked.origin_form);
   }
-  if (!in.authority.empty() && r.request.find(http::field::host) == r.request.end())
-    r.request.set(http::field::host, in.authority);
+  r.pseudo.host_from_authority = !in.authority.empty() && r.request.find(http::field::host) == r.request.end();
+  if (r.pseudo.host_from_authority) r.request.set(http::field::host, in.authority);
+  r.pseudo.scheme = std::move(in.scheme);
+  r.pseudo.authority = std::move(in.authority);
+  r.pseudo.path = std::move(in.path);
   events_.request_ready(std::move(r));
 }
 

@@ -55,9 +55,18 @@ struct h2_limits {
   std::chrono::milliseconds reset_window{10'000};
 };
 
+// A request's pseudo-fields byte for byte as the client sent them: a
+// client's SigV4 signature over them (the AWS SDK for JavaScript over HTTP/2)
+// verifies upstream only if they go there unchanged (proxy/exchange/h2_upstream_hop).
+struct h2_pseudo_fields {
+  std::string scheme, authority, path;
+  bool host_from_authority = false;  // the request's Host is :authority's (the client sent no Host)
+};
+
 struct h2_request {
   std::int32_t stream = 0;
   boost::beast::http::request<boost::beast::http::string_body> request;  // version 20, :authority as Host
+  h2_pseudo_fields pseudo;
   std::optional<proxy_error> refusal;  // answer this instead of serving the request (400, 413)
 };
 

@@ -9,7 +9,7 @@
 namespace gistproxy::proxy {
 
 struct h2_connection::incoming {
-  std::string method, path, authority;
+  std::string method, path, authority, scheme;
   boost::beast::http::request<boost::beast::http::string_body> request;
   std::size_t header_bytes = 0;
   h2_connection::clock::time_point began;

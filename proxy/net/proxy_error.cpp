@@ -23,7 +23,8 @@ int proxy_error::status() const {
     case error_kind::upstream_not_configured:
     case error_kind::upstream_tls:
     case error_kind::upstream_reset:
-    case error_kind::upstream_bad_response: return 502;
+    case error_kind::upstream_bad_response:
+    case error_kind::upstream_no_h2: return 502;
     case error_kind::shutting_down:
     case error_kind::out_of_descriptors: return 503;
     case error_kind::upstream_timeout: return 504;
@@ -52,6 +53,7 @@ std::string_view proxy_error::type() const {
     case error_kind::upstream_tls: return "upstream_tls";
     case error_kind::upstream_reset: return "upstream_reset";
     case error_kind::upstream_bad_response: return "upstream_bad_response";
+    case error_kind::upstream_no_h2: return "upstream_no_h2";
     case error_kind::shutting_down: return "shutting_down";
     case error_kind::out_of_descriptors: return "out_of_descriptors";
     case error_kind::upstream_timeout: return "upstream_timeout";

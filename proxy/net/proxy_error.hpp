@@ -29,6 +29,7 @@ enum class error_kind {
   upstream_tls,          // 502: handshake or certificate failure
   upstream_reset,        // 502: connection dropped before/while the response came
   upstream_bad_response, // 502: unparsable HTTP from the upstream
+  upstream_no_h2,        // 502: a request that must go over HTTP/2 met an upstream that does not speak it
   shutting_down,         // 503: draining
   out_of_descriptors,    // 503: no file descriptor left to open an upstream connection (retry shortly)
   upstream_timeout,      // 504

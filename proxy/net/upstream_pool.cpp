@@ -7,6 +7,7 @@
 
 #include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/egress_tunnel.hpp"
+#include "proxy/net/h2_upstream_connection.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -31,6 +32,13 @@ awaitable<error_code> connect_any(tcp_socket& socket, const tcp::resolver::resul
     if (!ec || deadline.expired()) break;
   }
   co_return ec;
+}
+
+bool selected_h2(beast::ssl_stream<tcp_socket>& tls) {
+  const unsigned char* chosen = nullptr;
+  unsigned length = 0;
+  SSL_get0_alpn_selected(tls.native_handle(), &chosen, &length);
+  return std::string_view(reinterpret_cast<const char*>(chosen), length) == "h2";
 }
 
 }  // namespace
@@ -62,6 +70,36 @@ upstream_pool::upstream_pool(executor ex, deadline_sweeper& sweeper, http_url ta
       metrics_(metrics),
       via_(std::move(via)) {}
 
+upstream_pool::~upstream_pool() = default;
+
+void upstream_pool::close_idle() {
+  idle_.clear();
+  idle_h2_.clear();
+}
+
+std::unique_ptr<h2_upstream_connection> upstream_pool::idle_h2() {
+  const auto now = coarse_clock::now();
+  while (!idle_h2_.empty()) {
+    auto c = std::move(idle_h2_.back());
+    idle_h2_.pop_back();
+    if (now - c->socket().idle_since < max_idle_age && c->socket().looks_alive()) {
+      c->socket().reused = true;
+      metrics_.upstream_connections.labels({"reused"}).inc();
+      return c;
+    }
+    discard("leftover");
+  }
+  return nullptr;
+}
+
+void upstream_pool::release_h2(std::unique_ptr<h2_upstream_connection> c) {
+  if (!c->socket().looks_alive()) return discard("leftover");
+  if (idle_h2_.size() >= timeouts_.max_idle) return;  // closes it
+  c->socket().idle_since = coarse_clock::now();
+  c->socket().deadline.disarm();
+  idle_h2_.push_back(std::move(c));
+}
+
 awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
   auto now = coarse_clock::now();
   while (!fresh_only && !idle_.empty()) {
@@ -86,7 +124,7 @@ void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
 
 void upstream_pool::discard(std::string_view why) { metrics_.upstream_connections_discarded.labels({why}).inc(); }
 
-awaitable<upstream_pool::lease> upstream_pool::connect() {
+awaitable<upstream_pool::lease> upstream_pool::connect(bool h2) {
   // Through an egress proxy, the proxy is the address to dial.
   const std::string& host = via_ ? via_->host : target_.host;
   const std::string& port = via_ ? via_->port : target_.port;
@@ -133,20 +171,26 @@ awaitable<upstream_pool::lease> upstream_pool::connect() {
     }
   }
   if (c->tls)
-    if (auto failed = co_await secure(*c)) co_return lease{nullptr, std::move(failed)};
+    if (auto failed = co_await secure(*c, h2)) co_return lease{nullptr, std::move(failed)};
   metrics_.upstream_connections.labels({"new"}).inc();
   co_return lease{std::move(c), std::nullopt};
 }
 
 // TLS with the upstream itself (through a tunnel too): SNI, then verify the
 // chain and that the certificate names the upstream's host.
-awaitable<std::optional<proxy_error>> upstream_pool::secure(upstream_connection& c) {
+awaitable<std::optional<proxy_error>> upstream_pool::secure(upstream_connection& c, bool h2) {
   if (!SSL_set_tlsext_host_name(c.tls->native_handle(), target_.host.c_str()))
     co_return proxy_error{error_kind::upstream_tls, "cannot set TLS SNI for " + target_.host};
+  static constexpr unsigned char alpn_h2[] = {2, 'h', '2'};
+  if (h2 && SSL_set_alpn_protos(c.tls->native_handle(), alpn_h2, sizeof alpn_h2) != 0)
+    co_return proxy_error{error_kind::upstream_tls, "cannot offer ALPN h2 to " + target_.host};
   c.tls->set_verify_mode(asio::ssl::verify_peer);
   c.tls->set_verify_callback(asio::ssl::host_name_verification(target_.host));
   auto [handshake_ec] = co_await c.tls->async_handshake(asio::ssl::stream_base::client, use_nothrow);
   const error_code hec = c.deadline.verdict(handshake_ec);
+  if (!hec && h2 && !selected_h2(*c.tls)) co_return proxy_error{error_kind::upstream_no_h2,
+        "upstream " + target_.host_header() + " did not choose HTTP/2 (ALPN h2); this request is signed over "
+        "HTTP/2 pseudo-headers and cannot verify over HTTP/1.1, so it was not sent"};
   if (!hec) co_return std::nullopt;
   auto kind = hec == beast::error::timeout ? error_kind::upstream_timeout : error_kind::upstream_tls;
   co_return proxy_error{kind, "TLS handshake with upstream " + target_.host_header() + " failed: " + hec.message()};

@@ -41,6 +41,8 @@ struct upstream_connection {
   bool looks_alive();
 };
 
+class h2_upstream_connection;
+
 struct upstream_timeouts {
   std::chrono::milliseconds connect;
   unsigned max_idle;
@@ -52,6 +54,7 @@ class upstream_pool {
   upstream_pool(executor ex, deadline_sweeper& sweeper, http_url target, asio::ssl::context* tls,
                 upstream_timeouts timeouts, telemetry::metric_catalogue& metrics,
                 std::optional<egress_proxy> via = std::nullopt);
+  ~upstream_pool();
 
   struct lease {
     std::unique_ptr<upstream_connection> connection;
@@ -67,13 +70,24 @@ class upstream_pool {
   // Counts a connection closed instead of reused because its answer's framing
   // could not show where it ended (the caller drops it).
   void discard(std::string_view why);
+  // A fresh connection for HTTP/2 (never pooled with the HTTP/1.1 ones):
+  // over TLS it offers ALPN "h2" only, and an upstream that chooses no h2 is
+  // an upstream_no_h2 error (a request that must go over HTTP/2 never falls
+  // back to HTTP/1.1); over plain TCP the caller speaks h2c with prior knowledge.
+  awaitable<lease> connect_h2() { return connect(true); }
+  // An idle HTTP/2 connection whose last stream ended cleanly (one stream at
+  // a time: no multiplexing yet), or null when none is fit: the caller then
+  // connects with connect_h2. One with bytes waiting (a GOAWAY, a PING), or
+  // closed, or idle too long, is closed instead.
+  std::unique_ptr<h2_upstream_connection> idle_h2();
+  void release_h2(std::unique_ptr<h2_upstream_connection> c);
   const http_url& target() const { return target_; }
   const std::optional<egress_proxy>& via() const { return via_; }
-  void close_idle() { idle_.clear(); }
+  void close_idle();
 
  private:
-  awaitable<lease> connect();
-  awaitable<std::optional<proxy_error>> secure(upstream_connection& c);
+  awaitable<lease> connect(bool h2 = false);
+  awaitable<std::optional<proxy_error>> secure(upstream_connection& c, bool h2);
 
   executor executor_;
   deadline_sweeper& sweeper_;
@@ -83,6 +97,7 @@ class upstream_pool {
   telemetry::metric_catalogue& metrics_;
   std::optional<egress_proxy> via_;
   std::vector<std::unique_ptr<upstream_connection>> idle_;
+  std::vector<std::unique_ptr<h2_upstream_connection>> idle_h2_;
   std::optional<tcp::resolver::results_type> resolved_;
   std::chrono::steady_clock::time_point resolved_at_;
 };

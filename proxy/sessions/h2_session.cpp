@@ -218,6 +218,7 @@ awaitable<void> h2_session<Stream>::serve_stream(std::shared_ptr<h2_session<Stre
   auto& s = *self;
   h2_stream stream(s, r.stream, s.socket_.get_executor(), s.svc_.cfg.client_timeout);
   s.streams_[r.stream] = &stream;
+  stream.pseudo(std::move(r.pseudo));
   struct finished {
     h2_session& s;
     h2_stream& stream;

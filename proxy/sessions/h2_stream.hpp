@@ -57,6 +57,8 @@ class h2_stream final : public client_channel {
   bool complete() const { return complete_; }
   bool is_closed() const { return closed_; }
   std::int32_t id() const { return id_; }
+  void pseudo(h2_pseudo_fields fields) { pseudo_ = std::move(fields); }
+  const h2_pseudo_fields* pseudo_fields() const override { return &pseudo_; }
 
  private:
   h2_link& link_;
@@ -65,6 +67,7 @@ class h2_stream final : public client_channel {
   executor executor_;
   asio::steady_timer room_;  // woken when bytes drain or the stream closes
   std::function<void()> departure_;
+  h2_pseudo_fields pseudo_;
   bool responded_ = false, complete_ = false, closed_ = false, reset_ = false;
 };
 

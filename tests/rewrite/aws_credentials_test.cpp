@@ -125,3 +125,35 @@ TEST_CASE("aws credentials: hostile queries and fields are read in bounded time,
   CHECK_FALSE(aws_credentials_in_query(invoke + "?X-Amz-Signature%=s&%zzX-Amz-Signature=s&X-Amz-Signatur%65").carried());
   CHECK(aws_credentials_in_query(invoke + "?X-Amz-Signature=%").presigned);
 }
+
+TEST_CASE("aws credentials: a signature over an HTTP/2 pseudo-header is told apart from one over Host") {
+  const std::string scope = "AWS4-HMAC-SHA256 Credential=AKID/20260101/us-east-1/bedrock/aws4_request, ";
+  // The reader keeps views into the fields: each value outlives what reads it.
+  auto signs_pseudo = [&](const std::string& signed_part) {
+    const std::string value = scope + signed_part;
+    aws_credentials c;
+    c.add_authorization(value);
+    return c.signs_pseudo_field();
+  };
+  const std::string sdk = scope + "SignedHeaders=:authority;amz-sdk-invocation-id;x-amz-date, Signature=ab";
+  aws_credentials h2;
+  h2.add_authorization(sdk);
+  CHECK(h2.signs_pseudo_field());
+  CHECK(h2.signed_headers == ":authority;amz-sdk-invocation-id;x-amz-date");
+  CHECK(signs_pseudo("SignedHeaders=content-type;:path, Signature=ab"));
+  CHECK_FALSE(signs_pseudo("SignedHeaders=host;x-amz-date, Signature=ab"));
+  CHECK_FALSE(signs_pseudo("SignedHeaders=, Signature=ab"));
+  CHECK_FALSE(signs_pseudo("Signature=ab"));
+  const std::string bearer = "Bearer SignedHeaders=:authority";
+  aws_credentials not_sigv4;
+  not_sigv4.add_authorization(bearer);
+  CHECK_FALSE(not_sigv4.signs_pseudo_field());
+  // Only the first signature field counts, as for its access key.
+  const std::string first = scope + "SignedHeaders=host, Signature=ab", second = scope + "SignedHeaders=:authority, Signature=cd";
+  aws_credentials two;
+  two.add_authorization(first);
+  two.add_authorization(second);
+  CHECK_FALSE(two.signs_pseudo_field());
+  CHECK_FALSE(signs_pseudo("SignedHeaders=" + std::string(100'000, ';') + "x, Signature=ab"));
+  CHECK(signs_pseudo("SignedHeaders=" + std::string(100'000, ';') + ":x, Signature=ab"));
+}

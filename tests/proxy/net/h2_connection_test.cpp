@@ -29,6 +29,28 @@ TEST_CASE("an h2 request becomes the HTTP/1.1 request it stands for: method, tar
   CHECK(r.request["x-other"] == "y");
 }
 
+TEST_CASE("an h2 request keeps its pseudo-fields byte for byte beside the request made of them") {
+  // A SigV4 signature over :authority and the path verifies upstream only
+  // with these bytes (h2_upstream_hop sends them), whatever the request made of them says.
+  pair_of_sessions s;
+  s.request({{":method", "POST"}, {":path", "/model/a%3Ab/../b/converse?x=%2F&y"}, {":scheme", "http"},
+             {":authority", "Bedrock.Test:8443"}});
+  s.request({{":method", "POST"}, {":path", "/p"}, {":scheme", "https"}, {":authority", "a.test"}, {"host", "b.test"}});
+  s.exchange();
+  REQUIRE(s.events.requests.size() == 2);
+  const auto& made = s.events.requests[0];
+  CHECK(made.request.target() == "/model/b/converse?x=%2F&y");  // normalised for gistproxy's own reading
+  CHECK(made.pseudo.path == "/model/a%3Ab/../b/converse?x=%2F&y");     // as sent, for the upstream
+  CHECK(made.pseudo.authority == "Bedrock.Test:8443");
+  CHECK(made.pseudo.scheme == "http");
+  CHECK(made.pseudo.host_from_authority);
+  const auto& with_host = s.events.requests[1];
+  CHECK(with_host.pseudo.authority == "a.test");
+  CHECK(with_host.pseudo.scheme == "https");
+  CHECK_FALSE(with_host.pseudo.host_from_authority);  // the client's own Host goes upstream as its own field
+  CHECK(with_host.request[http::field::host] == "b.test");
+}
+
 TEST_CASE("an h2 request body over the limit is refused 413 at once and the rest of it dropped") {
   h2_limits limits;
   limits.max_body = 100;
