@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "proxy/net/checked_parser.hpp"
+#include "proxy/net/lingering_close.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/net/uninitialized_grow.hpp"
@@ -46,22 +47,6 @@ proxy_error read_error(const error_code& ec, std::string_view part, std::uint64_
     return {error_kind::body_too_large, "request body exceeds the limit of " + std::to_string(max_body) + " bytes"};
   if (ec == beast::error::timeout) return {error_kind::request_timeout, "request " + std::string(part) + " not received in time"};
   return {error_kind::bad_request, "malformed HTTP request " + std::string(part) + ": " + ec.message()};
-}
-
-// After an error response, stop sending and drain what the client still sends
-// for a moment, so it reads our response instead of a reset.
-awaitable<void> lingering_close(tcp_socket& socket, socket_deadline& deadline) {
-  error_code ignored;
-  socket.shutdown(tcp_socket::shutdown_send, ignored);
-  char sink[16384];
-  std::size_t drained = 0;
-  auto bounded = deadline.arm(std::chrono::seconds(2));
-  while (drained < (64u << 20)) {
-    auto [ec, n] = co_await socket.async_read_some(asio::buffer(sink), use_nothrow);
-    if (ec) break;
-    drained += n;
-  }
-  socket.close(ignored);
 }
 
 // Reads exactly `length` body bytes (some may already be in `buffer`) into

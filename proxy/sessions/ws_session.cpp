@@ -7,6 +7,7 @@
 
 #include "proxy/exchange/phases.hpp"
 #include "proxy/net/hop_by_hop.hpp"
+#include "proxy/net/lingering_close.hpp"
 #include "proxy/net/socket_mailbox.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/net/upstream_socket.hpp"
@@ -307,6 +308,9 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
   error_code ignored;
   socket.cancel(ignored);
   co_await client_reader_exited.async_receive(use_nothrow);
+  // A close the proxy began may cross bytes the client is still sending (a
+  // message too big): dropped for a moment, so the close frame reaches it.
+  if (end.side != "client") co_await lingering_close(socket, deadline);
 }
 
 template awaitable<void> serve_websocket(shard&, tcp_socket&, tcp_socket&, socket_deadline&, session_handle&,

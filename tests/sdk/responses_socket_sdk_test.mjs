@@ -47,9 +47,9 @@ const request = {
 const client = () => new OpenAI({ apiKey: "sk-test", baseURL: `${proxy.url}/v1`, maxRetries: 0 });
 
 // One response over a fresh ResponsesWS: every event until the response ends.
-function socketResponse(body, { raw } = {}) {
+function socketResponse(body, { raw, url } = {}) {
   return new Promise((resolve, reject) => {
-    const ws = new ResponsesWS(client());
+    const ws = new ResponsesWS(url ? new OpenAI({ apiKey: "sk-test", baseURL: `${url}/v1`, maxRetries: 0 }) : client());
     const events = [];
     const timer = setTimeout(() => { ws.close(); reject(new Error("no end within 20 s")); }, 20000);
     ws.on("event", (e) => {
@@ -126,8 +126,17 @@ test("openai ResponsesWS: hostile messages are bounded (not JSON: error event; t
   const notJson = await socketResponse(null, { raw: "not json" });
   assert.equal(notJson.events.at(-1)?.type, "error");
   assert.equal(notJson.events.at(-1).status, 400);
-  const tooBig = await socketResponse(null, { raw: JSON.stringify({ type: "response.create", model: "gpt-5", input: "x".repeat(2 << 20) }) });
-  assert.equal(tooBig.closed, 1009);
+  // A proxy with a small bound, so the whole message is in the socket's
+  // buffers when the proxy refuses it (a client still writing megabytes when
+  // the proxy closes may see the reset, 1006, before the close frame).
+  const small = await startProxy(mock.url, ["--max-body", "64KiB"]);
+  try {
+    const tooBig = await socketResponse(null, { url: small.url,
+      raw: JSON.stringify({ type: "response.create", model: "gpt-5", input: "x".repeat(100 * 1024) }) });
+    assert.equal(tooBig.closed, 1009);
+  } finally {
+    await stopProcess(small.process);
+  }
 });
 
 // Codex CLI 0.171 at its defaults: the built-in OpenAI provider, pointed at
