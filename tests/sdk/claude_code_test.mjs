@@ -8,10 +8,10 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startMock, startProxy, stopProcess } from "./harness.mjs";
+import { completeLines, startMock, startProxy, stopProcess } from "./harness.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "gistproxy-claude-code-"));
 const file = join(dir, "server.log");
@@ -42,7 +42,7 @@ function claude(env) {
 }
 
 function recorded(api) {
-  return readFileSync(recording, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.api === api);
+  return completeLines(recording).filter((r) => r.api === api);
 }
 
 async function waitForRecords(api, predicate) {

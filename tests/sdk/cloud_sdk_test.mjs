@@ -21,7 +21,7 @@ import { GoogleGenAI } from "@google/genai";
 import { NodeHttpHandler } from "@smithy/node-http-handler";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { Sha256 } from "@aws-crypto/sha256-js";
-import { startMock, startProxy, stopProcess } from "./harness.mjs";
+import { expectedNeedle, haystack, startMock, startProxy, stopProcess } from "./harness.mjs";
 
 const PROXY_CREDS = { accessKeyId: "AKIDGISTPROXY", secretAccessKey: "gistproxy/secret+key" };
 let mock, proxy, signingProxy, gate;
@@ -87,15 +87,7 @@ after(async () => {
   gate?.server.close();
 });
 
-function haystack() {
-  const lines = [];
-  for (let i = 0; lines.join("\n").length < 200 * 1024; i++) {
-    if (i === 2500) lines.push("config line 2500: NEEDLE secret_port=48213");
-    lines.push(`config line ${i}: key_${i}=value_${(i * 31) % 977}`);
-  }
-  return lines.join("\n") + "\n";
-}
-const expected = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+const expected = expectedNeedle;
 const output = haystack();
 
 const chatMessages = [

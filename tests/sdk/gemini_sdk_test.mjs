@@ -6,21 +6,13 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { GoogleGenAI } from "@google/genai";
-import { startStack } from "./harness.mjs";
+import { expectedNeedle, haystack, startStack } from "./harness.mjs";
 
 let stack;
 before(async () => { stack = await startStack(); });
 after(async () => { await stack.stop(); });
 
-function haystack() {
-  const lines = [];
-  for (let i = 0; lines.join("\n").length < 200 * 1024; i++) {
-    if (i === 2500) lines.push("config line 2500: NEEDLE secret_port=48213");
-    lines.push(`config line ${i}: key_${i}=value_${(i * 31) % 977}`);
-  }
-  return lines.join("\n") + "\n";
-}
-const expected = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+const expected = expectedNeedle;
 const output = haystack();
 
 function request(ask) {

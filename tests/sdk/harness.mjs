@@ -2,6 +2,7 @@
 // stops both when the test file ends.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { existsSync, readFileSync } from "node:fs";
 import readline from "node:readline";
 
 const BUILD = process.env.GISTPROXY_BUILD;
@@ -65,4 +66,39 @@ export async function startStack(extraArgs = [], upstream = null) {
       for (const p of [proxy.process, mock.process]) await stopProcess(p);
     },
   };
+}
+
+// A 200 KB tool output with one needle line: what the mock's scripted model
+// greps for once the output is offloaded.
+export function haystack() {
+  const lines = [];
+  for (let i = 0; lines.join("\n").length < 200 * 1024; i++) {
+    if (i === 2500) lines.push("config line 2500: NEEDLE secret_port=48213");
+    lines.push(`config line ${i}: key_${i}=value_${(i * 31) % 977}`);
+  }
+  return lines.join("\n") + "\n";
+}
+export const expectedNeedle = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+
+// The complete JSON lines of a file a running proxy appends to (a recording,
+// a span log): a line is complete once its newline is written (a reader can
+// see a record half written, and a slow build such as ASan widens that
+// window), so the text after the last newline is left for a later read.
+export function completeLines(file) {
+  if (!existsSync(file)) return [];
+  const lines = readFileSync(file, "utf8").split("\n");
+  lines.pop();
+  return lines.filter(Boolean).map((l) => JSON.parse(l));
+}
+
+// Polls `predicate` until it returns something truthy, for at most `ms`:
+// the proxy writes its recording after the client has its answer.
+export async function waitFor(what, predicate, ms = 10000) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await predicate();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

@@ -6,12 +6,12 @@
 import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { ResponsesWS } from "openai/resources/responses/ws";
-import { startMock, startProxy, stopProcess } from "./harness.mjs";
+import { completeLines, expectedNeedle, haystack, startMock, startProxy, stopProcess, waitFor } from "./harness.mjs";
 
 const dir = mkdtempSync(join(tmpdir(), "gistproxy-socket-"));
 const recording = join(dir, "record.jsonl");
@@ -25,15 +25,7 @@ after(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function haystack() {
-  const lines = [];
-  for (let i = 0; lines.join("\n").length < 200 * 1024; i++) {
-    if (i === 2500) lines.push("config line 2500: NEEDLE secret_port=48213");
-    lines.push(`config line ${i}: key_${i}=value_${(i * 31) % 977}`);
-  }
-  return lines.join("\n") + "\n";
-}
-const expected = "found: 2501: config line 2500: NEEDLE secret_port=48213";
+const expected = expectedNeedle;
 const request = {
   model: "gpt-5",
   input: [
@@ -110,12 +102,16 @@ test("openai ResponsesWS: offload and paging counted as over HTTP (offloads, pag
 });
 
 test("openai ResponsesWS: the turn memory forwards the same reference for the same output, turn after turn", async () => {
+  const own = completeLines(recording).filter((r) => r.protocol === "WebSocket" && r.forwarded_body).length;
   const first = await socketResponse(request);
   const second = await socketResponse({ ...request, input: [...request.input, { role: "user", content: "again" }] });
   assert.equal(first.events.at(-1).type, "response.completed");
   assert.equal(second.events.at(-1).type, "response.completed");
-  const records = readFileSync(recording, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
-    .filter((r) => r.protocol === "WebSocket" && r.forwarded_body);
+  // The recording is written after the client has its answer: wait for both turns.
+  const records = await waitFor("both turns recorded", () => {
+    const socketRecords = completeLines(recording).filter((r) => r.protocol === "WebSocket" && r.forwarded_body);
+    return socketRecords.length >= own + 2 && socketRecords;
+  });
   const refs = records.slice(-2).map((r) => r.forwarded_body.match(/read_blob\(\\"([0-9a-f]{16,})/)?.[1]);
   assert.ok(refs[0], "the output went upstream as a reference");
   assert.equal(refs[0], refs[1]);
@@ -149,7 +145,7 @@ test("codex 0.171 with openai_base_url: WebSocket on both legs, offloaded, paged
     mkdirSync(work, { recursive: true });
     mkdirSync(join(home, ".codex"), { recursive: true });
     writeFileSync(join(work, "big.log"), haystack());
-    const own = readFileSync(recording, "utf8").split("\n").filter(Boolean).length;
+    const own = completeLines(recording).length;
     const plan = "agent runs: " + JSON.stringify([{ name: "exec_command", arguments: { cmd: "cat big.log", max_output_tokens: 100000 } },
       { name: "read_blob", arguments: { pattern: "NEEDLE" } }]);
     const r = await new Promise((resolve) => {
@@ -163,11 +159,10 @@ test("codex 0.171 with openai_base_url: WebSocket on both legs, offloaded, paged
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /NEEDLE secret_port=48213/, r.stderr);
     // The recording is written after each answer: wait (bounded) for Codex's.
-    let records = [];
-    for (const deadline = Date.now() + 10000; Date.now() < deadline; await new Promise((ok) => setTimeout(ok, 50))) {
-      records = readFileSync(recording, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).slice(own);
-      if (records.some((x) => (x.hops ?? 0) >= 1)) break;
-    }
+    const records = await waitFor("codex's page-in recorded", () => {
+      const mine = completeLines(recording).slice(own);
+      return mine.some((x) => (x.hops ?? 0) >= 1) && mine;
+    });
     assert.ok(records.length >= 2, `records: ${records.length}`);
     assert.deepEqual([...new Set(records.map((x) => x.protocol))], ["WebSocket"], "zero HTTP fallbacks");
     assert.ok(records.some((x) => /read_blob\(\\"[0-9a-f]{16}/.test(x.forwarded_body ?? "")), "the shell output went upstream as a reference");

@@ -12,12 +12,12 @@ import test, { after, before } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, readdirSync, existsSync, rmSync, utimesSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, utimesSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import S3rver from "s3rver";
-import { startMock, startProxy, stopProcess } from "./harness.mjs";
+import { completeLines, startMock, startProxy, stopProcess, waitFor } from "./harness.mjs";
 
 const BUILD = process.env.GISTPROXY_BUILD;
 const BUCKET = "gistproxy-fleet";
@@ -106,27 +106,6 @@ async function send(replica, api, body) {
   const text = await r.text();
   assert.equal(r.status, 200, text.slice(0, 300));
   return JSON.parse(text);
-}
-
-async function waitFor(what, predicate, ms = 10000) {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await predicate();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-// The complete JSON lines of a file another process appends to: a line is
-// complete once its newline is written (a reader can see a record half
-// written, and a slow build widens that window), so the text after the last
-// newline is left for a later read.
-function completeLines(file) {
-  if (!existsSync(file)) return [];
-  const lines = readFileSync(file, "utf8").split("\n");
-  lines.pop();
-  return lines.filter(Boolean).map((l) => JSON.parse(l));
 }
 
 // The recorded exchange whose request carried `marker`: what A forwarded upstream.
