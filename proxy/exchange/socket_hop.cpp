@@ -30,7 +30,10 @@ awaitable<std::optional<proxy_error>> socket_hop::send(const std::string& body) 
 
 awaitable<upstream_answer::piece> socket_hop::read_piece() {
   if (done_) co_return piece{{}, true, std::nullopt};
-  auto message = co_await socket_.read(svc_.cfg.stream_idle_timeout);
+  // The first event is what an HTTP answer's head is (--upstream-timeout);
+  // each next one is a stream's next bytes (--stream-idle-timeout).
+  auto message = co_await socket_.read(answered_ ? svc_.cfg.stream_idle_timeout : svc_.cfg.upstream_timeout);
+  answered_ = true;
   if (message.error) {
     const bool timeout = message.error == beast::error::timeout;
     co_return piece{{}, false,

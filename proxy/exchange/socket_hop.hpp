@@ -34,6 +34,7 @@ class socket_hop final : public outgoing_hop {
   telemetry::span span_;
   bool ended_ = false;
   bool done_ = false;  // the response's last event was read
+  bool answered_ = false;  // the response's first event was read
   http::response_header<> head_;
   std::string piece_;  // the last piece's SSE bytes
 };

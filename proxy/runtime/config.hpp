@@ -65,6 +65,9 @@ struct config {
   std::chrono::milliseconds client_timeout{60'000};        // to receive a request once it started
   std::chrono::milliseconds idle_timeout{75'000};          // keep-alive idle client connection
   std::chrono::milliseconds drain_timeout{30'000};
+  // A Responses WebSocket's whole life, closed 1001 between two responses
+  // (the OpenAI API closes its own at 60 minutes); 0: no bound.
+  std::chrono::milliseconds websocket_max_age{3'600'000};
   unsigned max_idle_upstream = 64;  // idle keep-alive connections per upstream per thread
   // Client connections served at once; 0: decided at start from the
   // descriptor limit (min(4096, limit / 2)), leaving room for upstream

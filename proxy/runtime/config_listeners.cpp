@@ -30,6 +30,9 @@ std::vector<option> listener_options() {
        [](config& c, const std::string& v) { return set_duration(c.idle_timeout, v); }},
       {"drain-timeout", "DURATION", "on SIGTERM/SIGINT, wait this long for in-flight requests (default 30s)",
        [](config& c, const std::string& v) { return set_duration(c.drain_timeout, v); }},
+      {"websocket-max-age", "DURATION", "close a Responses WebSocket with 1001 once it is this old, between two "
+                                        "responses (default 60m, the OpenAI API's own bound; 0: none)",
+       [](config& c, const std::string& v) { return set_duration(c.websocket_max_age, v); }},
       {"max-connections", "N",
        "client connections served at once; past it new ones wait in the kernel's backlog while /healthz and "
        "/metrics stay answerable (default: min(4096, half the descriptor limit))",

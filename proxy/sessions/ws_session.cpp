@@ -1,8 +1,11 @@
 #include "proxy/sessions/ws_session.hpp"
 
+#include <functional>
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/channel.hpp>
+#include <boost/asio/basic_waitable_timer.hpp>
 #include <boost/beast/websocket.hpp>
 
 #include "proxy/exchange/phases.hpp"
@@ -113,6 +116,32 @@ socket_end client_read_end(const error_code& ec, websocket::close_code client_co
     return {"gistproxy", websocket::close_code::too_big};  // Beast has closed it with 1009
   return {"client", websocket::close_code::none};  // the connection ended without a close
 }
+
+// Calls `expired` once the socket is `max_age` old (0: never), unless
+// disarmed first. The wait's handler may run after the session has moved
+// on, so what it may touch is behind a flag it shares.
+class socket_age_timer {
+ public:
+  socket_age_timer(executor ex, std::chrono::milliseconds max_age, std::function<void()> expired)
+      : timer_(ex), armed_(std::make_shared<std::function<void()>>(std::move(expired))) {
+    if (max_age.count() <= 0) return;
+    timer_.expires_after(max_age);
+    timer_.async_wait([armed = armed_](error_code ec) {
+      if (!ec && *armed) (*armed)();
+    });
+  }
+  ~socket_age_timer() { disarm(); }
+  socket_age_timer(const socket_age_timer&) = delete;
+  socket_age_timer& operator=(const socket_age_timer&) = delete;
+  void disarm() {
+    *armed_ = nullptr;
+    timer_.cancel();
+  }
+
+ private:
+  asio::basic_waitable_timer<std::chrono::steady_clock, asio::wait_traits<std::chrono::steady_clock>, executor> timer_;
+  std::shared_ptr<std::function<void()>> armed_;
+};
 
 // The open sockets gauge, held while both legs are open.
 class open_socket_count {
@@ -246,18 +275,25 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
   leg->start_reading(mailbox, [&svc] { svc.metrics.websocket_messages.labels({"upstream_dropped"}).inc(); });
   asio::experimental::channel<void(error_code)> client_reader_exited(socket.get_executor(), 1);
   asio::co_spawn(socket.get_executor(), read_client(ws, mailbox, client_reader_exited), asio::detached);
-  // A drain closes an idle socket at once with 1001 (Beast allows a close
-  // beside the pending read, which then ends); a busy one after its message.
-  bool closing_for_drain = false;
-  handle.drain = [&] {
-    if (handle.busy || closing_for_drain || !ws.is_open()) return;
-    closing_for_drain = true;
+  // A drain, or the socket's age past --websocket-max-age, closes an idle
+  // socket at once with 1001 (Beast allows a close beside the pending read,
+  // which then ends); a busy one after its message.
+  bool closing_between_messages = false;
+  auto close_if_idle = [&] {
+    if (handle.busy || closing_between_messages || !ws.is_open()) return;
+    closing_between_messages = true;
     ws.async_close(websocket::close_code::going_away, [](error_code) {});
   };
+  handle.drain = close_if_idle;
+  bool aged = false;
+  socket_age_timer age(socket.get_executor(), svc.cfg.websocket_max_age, [&] {
+    aged = true;
+    close_if_idle();
+  });
   connection_memo memo;
   socket_end end;
   while (true) {
-    if (svc.draining) {
+    if (svc.draining || aged) {
       end.code = websocket::close_code::going_away;
       break;
     }
@@ -280,7 +316,8 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
       continue;
     }
     if (e.error) {  // the client closed or left, or its message was too big, or the drain closed it
-      end = closing_for_drain ? socket_end{"gistproxy", websocket::close_code::going_away} : client_read_end(e.error, e.code);
+      end = closing_between_messages ? socket_end{"gistproxy", websocket::close_code::going_away}
+                                     : client_read_end(e.error, e.code);
       break;
     }
     if (e.binary) {
@@ -298,11 +335,12 @@ awaitable<void> serve_websocket(shard& sh, Stream& stream, tcp_socket& socket, s
     }
   }
   handle.drain = nullptr;
+  age.disarm();
   svc.metrics.websocket_closes.labels({end.side, code_name(end.code)}).inc();
   // The upstream leg ends as the client's did (a client's 1003 is the proxy's refusal, not the upstream's business).
   const bool clean = end.code == websocket::close_code::normal || end.code == websocket::close_code::going_away;
   co_await leg->close(clean ? end.code : websocket::close_code::normal);
-  if (end.side != "client" && ws.is_open() && !closing_for_drain) co_await ws.async_close(end.code, use_nothrow);
+  if (end.side != "client" && ws.is_open() && !closing_between_messages) co_await ws.async_close(end.code, use_nothrow);
   // The client's reader ends before `ws` goes: its read is cut if the close did not end it.
   mailbox.close();
   error_code ignored;

@@ -1,6 +1,6 @@
 // The Responses WebSocket's bounds and ends: a message over the size bound,
 // an upstream that closes mid-response, a drain, and the metrics that count
-// sockets, messages and closes.
+// sockets, messages and closes; the first-event and socket-age deadlines.
 #include <catch2/catch.hpp>
 #include <csignal>
 
@@ -163,4 +163,41 @@ TEST_CASE("a message of another type goes upstream as it is and the upstream's a
   CHECK(client.create(small_create).end == "response.completed");
   const std::string series = "gistproxy_websocket_messages_total{kind=\"upstream_relayed\"} 1";
   CHECK(metrics_with(proxy.admin_port(), {series}).find(series) != std::string::npos);
+}
+
+TEST_CASE("an upstream that never starts its response is given up after the upstream timeout") {
+  mock_upstream upstream;
+  // The stream idle bound is far away: only --upstream-timeout can end the wait.
+  proxy_process proxy{{"--upstream", upstream.url(), "--upstream-timeout", "1s", "--stream-idle-timeout", "300s"}};
+  upstream.set_ws_fault({.what = ws_fault::kind::stall, .after_events = 0});
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  auto cut = client.create(small_create, std::chrono::seconds(15));
+  CHECK(cut.end.empty());
+  REQUIRE(closed_within(client, std::chrono::seconds(15)));
+  CHECK(client.close_code() == 1011);
+}
+
+TEST_CASE("an idle WebSocket older than its max age is closed with 1001") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--websocket-max-age", "1s"}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  REQUIRE(client.create(small_create).end == "response.completed");
+  REQUIRE(closed_within(client, std::chrono::seconds(10)));
+  CHECK(client.close_code() == 1001);
+  const std::string series = "gistproxy_websocket_closes_total{side=\"gistproxy\",code=\"going_away\"} 1";
+  CHECK(metrics_with(proxy.admin_port(), {series}).find(series) != std::string::npos);
+}
+
+TEST_CASE("a WebSocket that reaches its max age inside a response is closed after the response") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--websocket-max-age", "500ms"}};
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  auto body = request_for("responses", "slow second hop", haystack());
+  auto answer = client.create(body, std::chrono::seconds(20));  // the page-in hop takes 1.5 s: past the age
+  CHECK(answer.end == "response.completed");  // never cut inside a response
+  REQUIRE(closed_within(client, std::chrono::seconds(10)));
+  CHECK(client.close_code() == 1001);
 }
