@@ -3,7 +3,6 @@
 #include <charconv>
 
 #include "proxy/exchange/exchange_stats.hpp"
-#include "proxy/exchange/hop_span.hpp"
 #include "proxy/exchange/request_controls.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/descriptor_reserve.hpp"
@@ -40,17 +39,16 @@ bool needs_h2_upstream(const request_context& ctx, const h2_pseudo_fields* pseud
 
 h2_upstream_hop::h2_upstream_hop(services& svc, upstream_pool& pool, request_context& ctx, client_watch& watch,
                                  const h2_pseudo_fields& pseudo, int hop)
-    : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), pseudo_(pseudo) {
+    : svc_(svc), pool_(pool), ctx_(ctx), watch_(watch), pseudo_(pseudo), span_(svc, ctx, hop) {
   ctx.upstream.protocol = "HTTP/2";
-  span_ = start_hop_span(svc, ctx, hop);
-  if (!span_.recording) return;
-  span_.set("server.address", pool.target().host);
-  span_.set_text("network.protocol.name", "http");
-  span_.set_text("network.protocol.version", "2");
+  if (!span_->recording) return;
+  span_->set("server.address", pool.target().host);
+  span_->set_text("network.protocol.name", "http");
+  span_->set_text("network.protocol.version", "2");
 }
 
 h2_upstream_hop::~h2_upstream_hop() {
-  if (!ended_) fail(watch_.client_gone() ? "client disconnected" : "abandoned");
+  if (!span_.ended()) fail(watch_.client_gone() ? "client disconnected" : "abandoned");
 }
 
 // The client's pseudo-fields and end-to-end fields as it sent them: what its
@@ -99,7 +97,7 @@ awaitable<std::optional<proxy_error>> h2_upstream_hop::send(const std::string& b
     } else {
       conn_ = std::make_unique<h2_upstream_connection>(std::move(lease.connection), h2_client_limits{});
     }
-    span_.set("gistproxy.connection_reused", conn_->socket().reused);
+    span_->set("gistproxy.connection_reused", conn_->socket().reused);
     watch_.guard(&conn_->socket());
     conn_->socket().deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
     const auto ec = co_await conn_->send(upstream_request(body.size()), body);
@@ -195,21 +193,14 @@ awaitable<upstream_answer::piece> h2_upstream_hop::read_piece() {
 void h2_upstream_hop::end(int status, const rewrite::token_usage& usage) {
   watch_.guard(nullptr);
   conn_.reset();
-  if (ended_) return;
-  ended_ = true;
-  span_.set("http.response.status_code", std::int64_t(status));
-  exchange_stats::set_usage_attributes(span_, usage);
-  if (status >= 500) span_.fail("upstream status " + std::to_string(status));
-  svc_.tracer.end(span_);
+  span_.end(status, usage);
 }
 
 void h2_upstream_hop::fail(std::string_view reason) {
   watch_.guard(nullptr);
   if (conn_) conn_->abandon();
   conn_.reset();
-  if (ended_) return;
-  ended_ = true;
-  end_failed_hop_span(svc_, span_, reason);
+  span_.fail(reason);
 }
 
 }  // namespace gistproxy::proxy

@@ -47,8 +47,7 @@ class h2_upstream_hop final : public outgoing_hop {
   request_context& ctx_;
   client_watch& watch_;
   const h2_pseudo_fields& pseudo_;
-  telemetry::span span_;
-  bool ended_ = false;
+  hop_span span_;
   std::unique_ptr<h2_upstream_connection> conn_;
   http::response_header<> head_;
   std::optional<std::uint64_t> length_;

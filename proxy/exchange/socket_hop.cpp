@@ -1,22 +1,19 @@
 #include "proxy/exchange/socket_hop.hpp"
 
-#include "proxy/exchange/exchange_stats.hpp"
-#include "proxy/exchange/hop_span.hpp"
 #include "rewrite/dialects/responses/responses_socket.hpp"
 
 namespace gistproxy::proxy {
 
 socket_hop::socket_hop(services& svc, request_context& ctx, upstream_socket& socket, int hop)
-    : svc_(svc), ctx_(ctx), socket_(socket) {
-  span_ = start_hop_span(svc, ctx, hop);
+    : svc_(svc), ctx_(ctx), socket_(socket), span_(svc, ctx, hop) {
   // Over the socket the answer is always a stream of events, read as SSE.
   head_.result(http::status::ok);
   head_.set(http::field::content_type, "text/event-stream");
-  if (span_.recording) span_.set_text("network.protocol.name", "websocket");
+  if (span_->recording) span_->set_text("network.protocol.name", "websocket");
 }
 
 socket_hop::~socket_hop() {
-  if (!ended_) fail("abandoned");
+  if (!span_.ended()) fail("abandoned");
 }
 
 awaitable<std::optional<proxy_error>> socket_hop::send(const std::string& body) {
@@ -67,19 +64,11 @@ awaitable<std::optional<std::string>> socket_hop::read_whole(proxy_error& failur
   }
 }
 
-void socket_hop::end(int status, const rewrite::token_usage& usage) {
-  if (ended_) return;
-  ended_ = true;
-  span_.set("http.response.status_code", std::int64_t(status));
-  exchange_stats::set_usage_attributes(span_, usage);
-  svc_.tracer.end(span_);
-}
+void socket_hop::end(int status, const rewrite::token_usage& usage) { span_.end(status, usage); }
 
 void socket_hop::fail(std::string_view reason) {
   if (!done_) socket_.give_up();
-  if (ended_) return;
-  ended_ = true;
-  end_failed_hop_span(svc_, span_, reason);
+  span_.fail(reason);
 }
 
 }  // namespace gistproxy::proxy

@@ -31,8 +31,7 @@ class socket_hop final : public outgoing_hop {
   services& svc_;
   request_context& ctx_;
   upstream_socket& socket_;
-  telemetry::span span_;
-  bool ended_ = false;
+  hop_span span_;
   bool done_ = false;  // the response's last event was read
   bool answered_ = false;  // the response's first event was read
   http::response_header<> head_;

@@ -4,7 +4,6 @@
 #include <boost/asio/write.hpp>
 
 #include "proxy/exchange/exchange_stats.hpp"
-#include "proxy/exchange/hop_span.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/http_writer.hpp"
@@ -142,23 +141,23 @@ upstream_hop::upstream_hop(services& svc, upstream_pool& pool, request_context& 
       pool_(pool),
       ctx_(ctx),
       watch_(watch),
+      span_(svc, ctx, hop),
       // Interception armed: the answer may carry a read_blob call, so it must
       // be read, whatever coding it comes in.
       decode_answer_(intercepts_answers(svc, ctx)) {
-  span_ = start_hop_span(svc, ctx, hop);
-  if (!span_.recording) return;
-  span_.set("server.address", pool.target().host);
-  span_.set("server.port", std::int64_t(std::stoi(pool.target().port)));
-  if (pool.via()) span_.set_text("gistproxy.egress_proxy", pool.via()->name());  // host:port only
+  if (!span_->recording) return;
+  span_->set("server.address", pool.target().host);
+  span_->set("server.port", std::int64_t(std::stoi(pool.target().port)));
+  if (pool.via()) span_->set_text("gistproxy.egress_proxy", pool.via()->name());  // host:port only
 }
 
 upstream_hop::~upstream_hop() {
-  if (!ended_) fail(watch_.client_gone() ? "client disconnected" : "abandoned");
+  if (!span_.ended()) fail(watch_.client_gone() ? "client disconnected" : "abandoned");
 }
 
 awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body) {
   const auto method = ctx_.in.request.method();
-  const std::string head = upstream_request_head(svc_, ctx_, pool_.target(), span_, body, decode_answer_);
+  const std::string head = upstream_request_head(svc_, ctx_, pool_.target(), span_.get(), body, decode_answer_);
   std::optional<proxy_error> failure;
   // A pooled connection the upstream closed while idle fails before any
   // response byte: the request was never processed, so it is retried once on
@@ -174,7 +173,7 @@ awaitable<std::optional<proxy_error>> upstream_hop::send(const std::string& body
     }
     conn_ = std::move(lease.connection);
     watch_.guard(conn_.get());
-    span_.set("gistproxy.connection_reused", conn_->reused);
+    span_->set("gistproxy.connection_reused", conn_->reused);
     auto& conn = *conn_;
     conn.deadline.set(svc_.cfg.upstream_timeout);  // for the request and the response head
     std::array<asio::const_buffer, 2> request_bytes{asio::buffer(head), asio::buffer(body)};
@@ -373,21 +372,12 @@ awaitable<upstream_answer::piece> upstream_hop::read_raw_piece() {
   co_return out;
 }
 
-void upstream_hop::end(int status, const rewrite::token_usage& usage) {
-  if (ended_) return;
-  ended_ = true;
-  span_.set("http.response.status_code", std::int64_t(status));
-  exchange_stats::set_usage_attributes(span_, usage);
-  if (status >= 500) span_.fail("upstream status " + std::to_string(status));
-  svc_.tracer.end(span_);
-}
+void upstream_hop::end(int status, const rewrite::token_usage& usage) { span_.end(status, usage); }
 
 void upstream_hop::fail(std::string_view reason) {
   watch_.guard(nullptr);
   conn_.reset();
-  if (ended_) return;
-  ended_ = true;
-  end_failed_hop_span(svc_, span_, reason);
+  span_.fail(reason);
 }
 
 }  // namespace gistproxy::proxy

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "proxy/exchange/hop_span.hpp"
 #include "proxy/exchange/request_context.hpp"
 #include "proxy/net/checked_parser.hpp"
 #include "proxy/net/upstream_pool.hpp"
@@ -107,8 +108,7 @@ class upstream_hop final : public outgoing_hop {
   upstream_pool& pool_;
   request_context& ctx_;
   client_watch& watch_;
-  telemetry::span span_;
-  bool ended_ = false;
+  hop_span span_;
   std::unique_ptr<upstream_connection> conn_;
   std::unique_ptr<checked_response_parser<http::empty_body>> head_;  // Beast parsers do not move
   std::unique_ptr<checked_response_parser<http::string_body>> whole_;
