@@ -201,3 +201,21 @@ TEST_CASE("a WebSocket that reaches its max age inside a response is closed afte
   REQUIRE(closed_within(client, std::chrono::seconds(10)));
   CHECK(client.close_code() == 1001);
 }
+
+TEST_CASE("an upstream message that is not a JSON event or is over the bound ends the response and the proxy serves on") {
+  mock_upstream upstream;
+  proxy_process proxy{{"--upstream", upstream.url(), "--max-body", "256KiB"}};
+  for (const auto fault : {ws_fault::kind::non_json_text, ws_fault::kind::binary_frame, ws_fault::kind::oversized_event}) {
+    INFO("fault " << int(fault));
+    upstream.set_ws_fault({.what = fault, .after_events = 1});
+    ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+    REQUIRE(client.open());
+    auto cut = client.create(small_create, std::chrono::seconds(15));
+    CHECK(cut.end != "response.completed");  // the rest of that response is not the upstream's to trust
+    REQUIRE(closed_within(client, std::chrono::seconds(15)));
+    CHECK(client.close_code() == 1011);
+  }
+  ws_client again("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(again.open());
+  CHECK(again.create(small_create).end == "response.completed");
+}

@@ -45,6 +45,7 @@ struct ws_fault {
     non_json_text,   // a text frame that is not JSON after `after_events` events, then the rest
     binary_frame,    // a binary frame after `after_events` events, then the rest
     stall,           // `after_events` events, then nothing (the response stays in flight)
+    oversized_event, // a 1 MiB JSON event after `after_events` events, then the rest
   };
   kind what = kind::none;
   int status = 426;

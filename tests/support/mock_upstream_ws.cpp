@@ -83,6 +83,10 @@ std::deque<outbound> with_fault(const std::vector<std::string>& events, const ws
     case kind::stall: return out;  // no response_done: the response stays in flight
     case kind::non_json_text: out.push_back({outbound::kind::text, "mock: this frame is not JSON {"}); break;
     case kind::binary_frame: out.push_back({outbound::kind::binary, std::string("\x00\x01mock", 6)}); break;
+    case kind::oversized_event:
+      out.push_back({outbound::kind::text,
+                     nlohmann::json{{"type", "response.output_text.delta"}, {"delta", std::string(1 << 20, 'x')}}.dump()});
+      break;
     case kind::none: case kind::refuse_upgrade: break;
   }
   for (std::size_t i = cut; i < events.size(); ++i) out.push_back({outbound::kind::text, events[i]});
