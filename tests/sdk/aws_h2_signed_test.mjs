@@ -14,7 +14,7 @@ import { EventStreamCodec } from "@smithy/eventstream-codec";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
-import { startProxy, stopProcess } from "./harness.mjs";
+import { startProxy, stopProcess, waitFor } from "./harness.mjs";
 
 const CLIENT_CREDS = { accessKeyId: "AKIDCLIENTH2", secretAccessKey: "client/h2+secret" };
 const MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0";
@@ -139,4 +139,11 @@ test("AWS SDK, default handler and the client's own credentials: Converse, Conve
     assert.equal(s.authority, new URL(proxy.url).host);  // the client's :authority, byte for byte
     assert.equal(s.host, undefined);
   }
+  // h2 to the upstream is visible in the access log, one line per request
+  // (written once the answer is relayed: waited for, bounded).
+  const lines = await waitFor("four access lines", () => {
+    const access = proxy.logged("access").filter((r) => r.api?.startsWith("bedrock"));
+    return access.length >= 4 && access;
+  });
+  assert.deepEqual(lines.map((r) => [r.protocol, r.upstream_protocol]), Array(4).fill(["HTTP/2", "HTTP/2"]));
 });

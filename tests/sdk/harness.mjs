@@ -40,11 +40,17 @@ export async function startProxy(upstream, extraArgs = [], env = {}) {
     "--upstream", upstream, ...extraArgs], { stdio: ["ignore", "ignore", "pipe"],
     env: { ...withoutProxyVariables(process.env), ...env } });
   const listening = JSON.parse(await firstLine(proxy.stderr, (l) => l.includes('"msg":"listening"'), "gistproxy"));
-  proxy.stderr.resume();
+  // The log from here on (the access lines), kept up to 4 MB for tests to read.
+  let log = "";
+  proxy.stderr.setEncoding("utf8");
+  proxy.stderr.on("data", (text) => { if (log.length < 4 << 20) log += text; });
   return {
     url: `http://127.0.0.1:${Number(listening.listen.split(":").pop())}`,
     adminUrl: `http://127.0.0.1:${Number(listening.admin.split(":").pop())}`,
     process: proxy,
+    // The complete JSON lines logged so far whose msg is `msg`.
+    logged: (msg) => log.split("\n").slice(0, -1).filter((l) => l.startsWith("{")).map((l) => JSON.parse(l))
+      .filter((r) => r.msg === msg),
   };
 }
 
