@@ -11,8 +11,6 @@
 namespace gistproxy::proxy {
 namespace {
 
-constexpr std::uint32_t cancel_code = 0x8;  // RFC 9113 §7 CANCEL
-
 std::string lower(std::string_view s) {
   std::string out(s);
   for (auto& c : out)

@@ -5,7 +5,7 @@
 namespace gistproxy::proxy {
 
 socket_hop::socket_hop(services& svc, request_context& ctx, upstream_socket& socket, int hop)
-    : svc_(svc), ctx_(ctx), socket_(socket), span_(svc, ctx, hop) {
+    : svc_(svc), socket_(socket), span_(svc, ctx, hop) {
   // Over the socket the answer is always a stream of events, read as SSE.
   head_.result(http::status::ok);
   head_.set(http::field::content_type, "text/event-stream");

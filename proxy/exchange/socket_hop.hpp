@@ -29,7 +29,6 @@ class socket_hop final : public outgoing_hop {
 
  private:
   services& svc_;
-  request_context& ctx_;
   upstream_socket& socket_;
   hop_span span_;
   bool done_ = false;  // the response's last event was read
