@@ -3,7 +3,9 @@
 #include <catch2/catch.hpp>
 
 #include "tests/integration/harness.hpp"
+#include "tests/integration/test_pki.hpp"
 #include "tests/support/api_scenarios.hpp"
+#include "tests/support/connect_proxy.hpp"
 #include "tests/support/ws_client.hpp"
 
 using namespace gistproxy::testing;
@@ -92,4 +94,20 @@ TEST_CASE("a binary message closes the client's socket with 1003") {
   CHECK_FALSE(client.read(std::chrono::seconds(5)));
   CHECK(client.closed());
   CHECK(client.close_code() == 1003);
+}
+
+TEST_CASE("the upstream leg is wss through --egress-proxy: TLS verified against the upstream's name and paged in") {
+  connect_proxy egress;
+  test_pki pki("localhost");
+  mock_upstream upstream({"127.0.0.1", 0, pki.cert.string(), pki.key.string()});
+  proxy_process proxy({"--upstream", upstream.url(), "--upstream-ca", pki.ca.string(), "--egress-proxy", egress.url()});
+  ws_client client("127.0.0.1", proxy.port(), {.headers = codex_headers});
+  REQUIRE(client.open());
+  auto answer = client.create(request_for("responses", "find the needle", haystack()), std::chrono::seconds(20));
+  REQUIRE(answer.end == "response.completed");
+  CHECK(answer_text("responses", completed_response(answer)) == "found: 2501: config line 2500: NEEDLE secret_port=48213");
+  CHECK(egress.targets() == std::vector<std::string>{"localhost:" + std::to_string(upstream.port())});
+  const auto frames = upstream.ws_frames();
+  REQUIRE(frames.size() == 2);  // the request and its page-in, on the one tunnelled socket
+  CHECK(frames[0].connection == frames[1].connection);
 }
