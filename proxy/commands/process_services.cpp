@@ -136,6 +136,7 @@ struct process_services::parts {
     svc.aws = signer.get();
     svc.prices = &prices;
     svc.prefixes = &prefixes;
+    svc.conversations = &conversations;
     if (cfg.turn_memory_bytes) svc.turns = &turns;
     svc.stored_turns = &stored_turns;
     svc.live = &live;
@@ -168,6 +169,7 @@ struct process_services::parts {
   services svc;
   rewrite::price_table prices;
   rewrite::prefix_tracker prefixes;
+  rewrite::conversation_chains conversations;
   rewrite::turn_memory turns;
   rewrite::stored_turns stored_turns{{}};  // the Responses turns whose stored state gistproxy maps
   live_feed live;

@@ -147,7 +147,7 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
 
   auto on_request = [&](const rewrite::replayed_request& r) {
     if (!tracer) return;
-    auto trace = telemetry::derive_trace_id(r.conversation_key);
+    auto trace = telemetry::trace_id::from_hex(r.conversation).value_or(telemetry::derive_trace_id(r.conversation_key));
     auto s = tracer->start("gistproxy.request", telemetry::span_kind::server, trace, {});
     s.set_text("gistproxy.api", r.api->name());
     s.set("gistproxy.replay", true);

@@ -115,7 +115,7 @@ void blob_pager::note_read_back(const rewrite::page_result& r) {
   if (before || !rewrite::reads_back(paged, r.blob_bytes)) return;
   // One entry per handle and request; a request's hops are bounded, and so is this.
   if (svc_.recorder && ctx_.upstream.read_backs.size() < max_recorded_read_backs) ctx_.upstream.read_backs.push_back(r.hash);
-  if (svc_.churn) svc_.churn->read_back(ctx_.span.trace.hex(), r.hash, ctx_.rw.turn, svc_.offload->config().max_read_backs);
+  if (svc_.churn) svc_.churn->read_back(ctx_.in.conversation.hex(), r.hash, ctx_.rw.turn, svc_.offload->config().max_read_backs);
 }
 
 void blob_pager::record(const answered_page& p) {
@@ -135,7 +135,7 @@ void blob_pager::record(const answered_page& p) {
   if (!r.tool_name.empty()) s.set("gen_ai.tool.name", r.tool_name);
   bool churn = false;
   if (svc_.churn && !r.hash.empty()) {
-    auto turns = svc_.churn->turns_since_offload(ctx_.span.trace.hex(), r.hash, ctx_.rw.turn);
+    auto turns = svc_.churn->turns_since_offload(ctx_.in.conversation.hex(), r.hash, ctx_.rw.turn);
     if (turns && *turns <= 1) {
       s.set("gistproxy.churn", std::int64_t(*turns));
       churn = true;

@@ -107,6 +107,7 @@ void record(services& svc, request_context& ctx, int status, const std::string& 
   r.path = path_of(ctx.in.request);
   r.protocol = std::string(protocol_of(ctx));
   r.trace_id = trace_hex;
+  if (ctx.in.facts) r.conversation_id = ctx.in.conversation.hex();  // replay follows serve's conversations
   r.status = status;
   r.hops = ctx.upstream.hops;
   r.read_backs = std::move(ctx.upstream.read_backs);
@@ -154,7 +155,7 @@ void finish(services& svc, request_context& ctx) {
   const std::string trace_hex = ctx.span.trace.hex();
   end_span(svc, ctx, status);
   log_access(svc, ctx, status, trace_hex, total);
-  tell_live_view(svc, ctx, status, trace_hex);
+  tell_live_view(svc, ctx, status, ctx.in.conversation.hex());  // a row per conversation, whatever the trace
   // The recording is LLM traffic, for replay: the offload service's calls are not.
   if (svc.recorder && ctx.in.source == "proxy") record(svc, ctx, status, trace_hex, total);  // last: it takes the bodies
 }

@@ -7,30 +7,20 @@
 #include "proxy/exchange/exchange_stats.hpp"
 
 namespace gistproxy::proxy {
-namespace {
-
-// Fingerprints through the turn memory (receive made one for the body it
-// read, which a request with facts had): items the previous turn had, within
-// the bytes both share, keep their hashes.
-std::optional<rewrite::prefix_fingerprint> fingerprint(request_context& ctx, std::string_view body,
-                                                       const rewrite::prefix_layout& layout, bool forwarded) {
-  const auto& reuse = *ctx.turns.reuse;
-  return forwarded ? reuse.fingerprint_forwarded(body, layout) : reuse.fingerprint_client(body, layout);
-}
-
-}  // namespace
-
 void track_prefix(services& svc, request_context& ctx) {
   // A token count is sent beside the turns, not as one: no prefix to keep.
   if (!svc.prefixes || !ctx.in.endpoint || !ctx.in.facts || ctx.in.count_tokens) return;
   const auto layout = ctx.in.endpoint->wire().cache_prefix();
-  auto client = fingerprint(ctx, ctx.in.request.body(), layout, false);
+  // The client's was made by receive (it names the conversation); what went
+  // upstream is fingerprinted through the turn memory: items the previous
+  // turn had, within the bytes both share, keep their hashes.
+  const auto& client = ctx.in.client_prefix;
   std::optional<rewrite::prefix_fingerprint> forwarded;
   if (ctx.rw.body) {
-    forwarded = fingerprint(ctx, *ctx.rw.body, layout, true);
+    forwarded = ctx.turns.reuse->fingerprint_forwarded(*ctx.rw.body, layout);
     if (!forwarded) return;  // cannot tell what went upstream: no verdict
   }
-  const auto& id = ctx.span.trace.bytes;
+  const auto& id = ctx.in.conversation.bytes;
   const std::string_view conversation(reinterpret_cast<const char*>(id.data()), id.size());
   const auto verdict = svc.prefixes->observe(conversation, client, forwarded, ctx.rw.planned);
   exchange_stats(svc.metrics, ctx.in.api).prefix_verdict(verdict, ctx.in.group, ctx.span);

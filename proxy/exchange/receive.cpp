@@ -1,7 +1,8 @@
 // The receive phase: which API the request speaks (its endpoint and wire format), its model
-// and streaming flag, a decoded body to inspect, and the conversation's trace:
-// the client's traceparent wins; else the conversation's opening names the
-// trace, so every turn of it shares one trace id.
+// and streaming flag, a decoded body to inspect, the conversation it belongs
+// to (its opening, credential and chain of turns: never the client's
+// traceparent), and its trace: the client's traceparent wins; else the
+// conversation names the trace, so every turn of it shares one trace id.
 #include "proxy/exchange/phases.hpp"
 #include "proxy/exchange/exchange_stats.hpp"
 #include "proxy/exchange/stored_state.hpp"
@@ -39,22 +40,36 @@ bool decode_body(services& svc, request_context& ctx) {
   return true;
 }
 
-// The conversation's trace id: a hash of what opens it (system prompt, first
-// user message) and of the tenant's credential. Stable turn after turn and on
-// every replica, but nobody without the key can confirm a guessed prompt by
-// hashing it (the live view shows trace ids to anyone who reaches it).
-telemetry::trace_id conversation_trace(std::string_view conversation, std::string_view credential,
-                                       connection_memo& memo) {
+// The conversation's opening as an id: a hash of what opens it (system
+// prompt, first user message) and of the tenant's credential. Stable turn
+// after turn and on every replica, but nobody without the key can confirm a
+// guessed prompt by hashing it (the live view shows these ids to anyone who
+// reaches it).
+telemetry::trace_id opening_id(std::string_view conversation, std::string_view credential, connection_memo& memo) {
   std::string key;
   key.reserve(conversation.size() + credential.size() + 1);
   key.append(conversation).append(1, '\0').append(credential);
   if (key.size() <= connection_memo::limit && key == memo.conversation_key) return memo.trace;
-  auto trace = telemetry::trace_id_from_sha256(rewrite::sha256(key));
+  telemetry::trace_id trace;
+  trace.bytes = rewrite::opening_of(conversation, credential);  // as replay names it
   if (key.size() <= connection_memo::limit) {
     memo.conversation_key = key;
     memo.trace = trace;
   }
   return trace;
+}
+
+// Which conversation the body is a turn of (rewrite/conversation): under its
+// opening, the one whose latest turn it extends. A token count is no turn.
+void identify_conversation(services& svc, request_context& ctx) {
+  auto& in = ctx.in;
+  in.conversation = opening_id(in.facts->conversation_key, tenant_credential(svc, ctx), ctx.memo);
+  if (in.count_tokens || !ctx.turns.reuse) return;
+  in.client_prefix = ctx.turns.reuse->fingerprint_client(in.request.body(), in.endpoint->wire().cache_prefix());
+  if (!svc.conversations || !in.client_prefix) return;
+  const auto turn = svc.conversations->resolve(in.conversation.bytes, {in.client_prefix->head, in.client_prefix->cumulative});
+  in.conversation.bytes = turn.id;
+  in.retry = turn.retry;
 }
 
 telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::span_id& parent) {
@@ -63,7 +78,7 @@ telemetry::trace_id trace_of(services& svc, request_context& ctx, telemetry::spa
     parent = in.client_parent->parent;
     return in.client_parent->trace;
   }
-  if (in.facts) return conversation_trace(in.facts->conversation_key, tenant_credential(svc, ctx), ctx.memo);
+  if (in.facts) return in.conversation;
   return svc.tracer.new_trace_id();
 }
 
@@ -124,10 +139,12 @@ void receive(services& svc, request_context& ctx) {
   if (auto it = req.find("traceparent"); it != req.end())
     in.client_parent = telemetry::parse_traceparent(std::string_view(it->value()));
 
+  if (in.facts) identify_conversation(svc, ctx);
   telemetry::span_id parent;
   const auto trace = trace_of(svc, ctx, parent);
+  if (!in.facts) in.conversation = trace;
   // Conversations only: a request we cannot read has no stable identity.
-  if (in.facts) in.group = rewrite::group_of(trace.bytes, svc.cfg.control_basis_points);
+  if (in.facts) in.group = rewrite::group_of(in.conversation.bytes, svc.cfg.control_basis_points);
   in.handling = handling_of(svc, in);
   auto& s = ctx.span = svc.tracer.start("gistproxy.request", telemetry::span_kind::server, trace, parent);
   auto target = std::string_view(req.target());
@@ -147,7 +164,8 @@ void receive(services& svc, request_context& ctx) {
   if (in.facts) {
     s.set_text("gen_ai.request.model", in.facts->model);
     s.set("gistproxy.stream", in.facts->stream);
-    if (s.recording) s.set("gen_ai.conversation.id", trace.hex());
+    if (s.recording) s.set("gen_ai.conversation.id", in.conversation.hex());
+    if (in.retry) s.set("gistproxy.retry", true);
   }
 }
 

@@ -43,6 +43,14 @@ struct received {
   std::string_view api = "other";               // metric label
   std::string_view source = "proxy";            // metric label: proxy, or api (the offload service, proxy/service/)
   std::optional<telemetry::trace_parent> client_parent;
+  // The conversation a body we read belongs to (receive.cpp): from its
+  // opening, the credential and the chain of turns it extends, never from
+  // the client's traceparent (that names the trace alone). Without a body we
+  // read, the request's own trace id.
+  telemetry::trace_id conversation;
+  bool retry = false;  // the conversation's latest turn sent again: the same turn
+  // The client body's prefix, made once by receive, read by the prefix check.
+  std::optional<rewrite::prefix_fingerprint> client_prefix;
   std::uint64_t bytes_in = 0;
   bool body_encoded = false;  // a Content-Encoding we could not decode: forwarded as is
   aws_auth aws = aws_auth::not_aws;  // how an AWS endpoint's request is authenticated (aws_signing.hpp)

@@ -75,7 +75,7 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   for (const auto& o : report.offloads)
     if (!o.repeated) fresh.push_back(&o), hashes.push_back(o.hash);
   std::vector<bool> first;
-  if (svc.churn && !hashes.empty()) svc.churn->offloaded(ctx.span.trace.hex(), hashes, ctx.rw.turn, first);
+  if (svc.churn && !hashes.empty()) svc.churn->offloaded(ctx.in.conversation.hex(), hashes, ctx.rw.turn, first);
   auto& live = ctx.live;
   for (std::size_t i = 0; i < first.size(); ++i)
     if (first[i] && svc.live) note_new_offload(*svc.live, live, *fresh[i]);
@@ -160,7 +160,7 @@ void store_again(services& svc, const request_context& ctx) {
   store::directory_sync_batch batch;
   // As the turn decided it: read_blob offered before still chooses what it chose.
   rewrite::conversation_record record;
-  record.offered = svc.churn && svc.churn->record(ctx.span.trace.hex()).offered;
+  record.offered = svc.churn && svc.churn->record(ctx.in.conversation.hex()).offered;
   rewrite::output_reuse reuse;
   reuse.conversation = &record;
   const auto again = svc.offload->rewrite(ctx.in.endpoint->wire(), ctx.in.request.body(), ctx.in.tenant,
@@ -184,7 +184,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   // one for the body it read, and a body it did not read is not rewritten.
   const auto& reuse = *ctx.turns.reuse;
   // What the conversation's earlier turns decided that this one keeps.
-  const auto trace = ctx.span.trace.hex();
+  const auto trace = ctx.in.conversation.hex();
   const auto record = svc.churn ? svc.churn->record(trace) : rewrite::conversation_record{};
   auto run = [&](bool may_store) {
     return reuse.rewrite(*engine, body, tenant, read_ratio, threshold, may_store, &record);
@@ -228,7 +228,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     if (result.report.outcome == rewrite::rewrite_outcome::rewritten) ctx.rw.body = std::move(result.body);
     co_return;
   }
-  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(trace);
+  if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(trace, ctx.in.retry);
   record_rewrite(svc, ctx, result.report);
   if (result.report.tool_injected || result.report.tool_already_ours) {
     ctx.rw.intercept_tool = result.report.tool_name;

@@ -39,7 +39,7 @@ void remember_turn(services& svc, request_context& ctx) {
   if (ctx.in.handling.why == rewrite::handling_why::control) return;
   auto turn = reuse->finish(std::move(ctx.in.request.body()), ctx.rw.body ? std::move(*ctx.rw.body) : std::string());
   reuse.reset();
-  svc.turns->remember(ctx.in.tenant, ctx.span.trace.hex(), std::move(turn));
+  svc.turns->remember(ctx.in.tenant, ctx.in.conversation.hex(), std::move(turn));
 }
 
 }  // namespace gistproxy::proxy

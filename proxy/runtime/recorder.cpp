@@ -64,6 +64,7 @@ std::string to_record_line(const exchange_record& r) {
   put(out, "path", r.path);
   if (!r.protocol.empty()) put(out, "protocol", r.protocol);
   put(out, "trace_id", r.trace_id);
+  if (!r.conversation_id.empty()) put(out, "conversation_id", r.conversation_id);
   char numbers[160];
   std::snprintf(numbers, sizeof numbers, ",\"status\":%d,\"hops\":%d,\"duration_ms\":%.3f,\"upstream_ms\":%.3f", r.status,
                 r.hops, r.duration_ms, r.upstream_ms);

@@ -29,6 +29,7 @@ struct exchange_record {
   std::string api, method, path;  // path without the query
   std::string protocol;           // the client's: HTTP/1.1, HTTP/1.0, HTTP/2, WebSocket
   std::string trace_id;
+  std::string conversation_id;  // empty: a request whose body was not read
   int status = 0;
   int hops = 0;  // extra upstream hops for read_blob calls
   std::vector<std::string> read_backs;  // handles the model read back whole (SHA-256 hex)

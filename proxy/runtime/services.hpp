@@ -23,6 +23,7 @@
 #include "rewrite/dialects/responses/stored_turns.hpp"
 #include "rewrite/endpoint_registry.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
+#include "rewrite/conversation/conversation_chains.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/turn_memory/turn_memory.hpp"
 #include "telemetry/access_log.hpp"
@@ -56,6 +57,8 @@ struct services {
   bool store_is_remote = false;                // s3://: every rewrite that may store runs on the pool
   class recorder* recorder = nullptr;          // --record
   const rewrite::price_table* prices = nullptr; // --prices, or the built-in table
+  // Which conversation a turn is (receive.cpp): its opening, credential and prefix chain.
+  rewrite::conversation_chains* conversations = nullptr;
   rewrite::prefix_tracker* prefixes = nullptr;  // prompt-cache health: prefix breaks by cause
   rewrite::turn_memory* turns = nullptr;        // each conversation's last turn (--turn-memory; null: off)
   rewrite::stored_turns* stored_turns = nullptr;  // Responses turns whose stored state gistproxy changed

@@ -53,9 +53,10 @@ void churn_tracker::settle(trace_state& s) {
   }
 }
 
-std::uint64_t churn_tracker::begin_turn(const std::string& trace) {
+std::uint64_t churn_tracker::begin_turn(const std::string& trace, bool retry) {
   std::lock_guard lock(mutex_);
-  return ++touch(trace).turns;
+  auto& s = touch(trace);
+  return retry && s.turns ? s.turns : ++s.turns;
 }
 
 void churn_tracker::offloaded(const std::string& trace, std::span<const std::string_view> hashes, std::uint64_t turn,

@@ -30,8 +30,10 @@ class churn_tracker {
  public:
   static constexpr std::size_t default_max_bytes = std::size_t(64) << 20;
   explicit churn_tracker(std::size_t max_bytes = default_max_bytes);
-  // A new request (turn) of this trace; returns its 1-based turn number.
-  std::uint64_t begin_turn(const std::string& trace);
+  // A new request (turn) of this trace; returns its 1-based turn number. A
+  // retry (the latest turn sent again) is that turn again: what it reads back
+  // is not read back on another turn.
+  std::uint64_t begin_turn(const std::string& trace, bool retry = false);
   // Notes a turn's offloads; the first turn each handle was offloaded in is
   // kept. first[i]: hashes[i] is new to the trace (the live view details only
   // those). All at once, as a long conversation re-offloads a few hundred

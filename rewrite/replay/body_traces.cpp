@@ -81,6 +81,8 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), page_in_hops));
     t.requests.back().target = path;
     t.requests.back().read_backs = read_backs_of(line);
+    if (is_str(line, "conversation_id") && line["conversation_id"].get<std::string>().size() == 32)
+      t.requests.back().conversation_id = line["conversation_id"].get<std::string>();
   }
 }
 

@@ -8,6 +8,7 @@
 #include "rewrite/blob/digest.hpp"
 #include "rewrite/json/checked.hpp"
 #include "rewrite/json/scanner.hpp"
+#include "rewrite/conversation/conversation_chains.hpp"
 #include "rewrite/page_in/churn_tracker.hpp"
 #include "rewrite/upstream_route.hpp"
 
@@ -78,6 +79,7 @@ struct replay_session::state {
   // conversation → what later turns keep (read_blob offered, outputs inline
   // for churn), kept by the same tracker as serve's and told the same things
   churn_tracker churn{std::size_t(1) << 30};
+  conversation_chains chains;  // which conversation a turn is, as serve decides it
   turn_stream stream;  // what the previous turn learned, for this one
 };
 
@@ -110,13 +112,16 @@ void replay_session::replay_one(const recorded_request& req) {
   ++st.turns;
   st.recorded_page_in_hops += std::uint64_t(std::max(0, req.page_in_hops));
   const std::string_view body = stream.body_of(req);
-  replayed_request out{&req, d, {}, {}, {}};
+  replayed_request out;
+  out.recorded = &req;
+  out.api = d;
   std::string model;
   if (auto facts = [&] { auto scope = stream.body_scope(body); return d->wire().inspect(scope.bytes()); }()) {
     // Gemini and the clouds name the model there (under a gateway's mount, too).
     if (!req.target.empty()) d->inspect_target(gateway_mount_of(req.target).target, *facts);
     out.conversation_key = facts->conversation_key;
     model = facts->model;
+    identify(req, *d, body, out);
   }
 
   request_scan scan;
@@ -132,7 +137,7 @@ void replay_session::replay_one(const recorded_request& req) {
   std::optional<double> read_ratio;
   if (replayer_.prices_)
     if (auto price = replayer_.prices_->find(model)) read_ratio = cache_read_ratio(*price);
-  const auto record = s.churn.record(out.conversation_key);
+  const auto record = s.churn.record(out.conversation);
   auto result = [&] {
     auto scope = stream.body_scope(body);
     auto reuse = stream.engine_reuse();
@@ -140,7 +145,7 @@ void replay_session::replay_one(const recorded_request& req) {
     return engine.rewrite(d->wire(), scope.bytes(), tenant_, read_ratio, std::nullopt, reuse);
   }();
   out.report = std::move(result.report);
-  tell_churn(req, out.conversation_key, record.offered, out.report);
+  tell_churn(req, out, record.offered);
   for (std::size_t i = 0; i < keys.size() && i < out.report.fates.size(); ++i) {
     auto [f, added] = s.fates.try_emplace(keys[i], out.report.fates[i]);
     if (!added && f->second != output_fate::offloaded) f->second = out.report.fates[i];
@@ -162,12 +167,32 @@ void replay_session::replay_one(const recorded_request& req) {
   stream.finish_turn();
 }
 
+// The conversation of a turn, as serve names it (receive.cpp): a recording
+// says which serve chose (its credential included); otherwise the opening,
+// without a credential, and the chain of turns the body extends.
+void replay_session::identify(const recorded_request& req, const endpoint& d, std::string_view body,
+                              replayed_request& out) {
+  if (!req.conversation_id.empty()) {
+    out.conversation = req.conversation_id;
+    return;
+  }
+  auto opening = opening_of(out.conversation_key);
+  auto fp = [&] { auto scope = state_->stream.body_scope(body); return fingerprint_prefix(scope.bytes(), d.wire().cache_prefix()); }();
+  if (fp) {
+    const auto turn = state_->chains.resolve(opening, {fp->head, fp->cumulative});
+    opening = turn.id;
+    out.retry = turn.retry;
+  }
+  out.conversation = conversation_hex(opening);
+}
+
 // What serve tells its churn tracker after a turn (rewrite_phase.cpp, and
 // blob_pager.cpp for the model's read-backs, which recordings keep).
-void replay_session::tell_churn(const recorded_request& req, const std::string& conversation, bool offered,
-                                const rewrite_report& report) {
+void replay_session::tell_churn(const recorded_request& req, const replayed_request& out, bool offered) {
   auto& s = *state_;
-  const auto turn = s.churn.begin_turn(conversation);
+  const auto& conversation = out.conversation;
+  const auto& report = out.report;
+  const auto turn = s.churn.begin_turn(conversation, out.retry);
   std::vector<std::string_view> fresh;
   for (const auto& o : report.offloads)
     if (!o.repeated) fresh.push_back(o.hash);
@@ -198,7 +223,7 @@ void replay_session::measure_turn(const endpoint& d, std::string_view body, cons
   const auto layout = d.wire().cache_prefix();
   auto sent = [&] { auto scope = stream.body_scope(body); return split_prefix(scope.bytes(), layout); }();
   auto forwarded = rewritten ? stream.split_forwarded(out.forwarded, layout) : sent;
-  auto [it, first] = s.last_turn.try_emplace(out.conversation_key);
+  auto [it, first] = s.last_turn.try_emplace(out.conversation);
   std::uint64_t cached_before = 0, cached_after = 0;
   if (!first) {
     ++st.prefix_pairs;

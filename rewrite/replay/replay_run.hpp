@@ -97,6 +97,8 @@ struct replayed_request {
   // during the callback only.
   std::string_view forwarded;
   rewrite_report report;
+  std::string conversation;  // its id, 32 hex (the trace id its spans get)
+  bool retry = false;        // its conversation's latest turn sent again
 };
 
 // Whether `cur` forwards again, unchanged, the tools, system prompt and every
@@ -122,8 +124,8 @@ class replay_session {
  private:
   struct state;
   void replay_one(const recorded_request& req);
-  void tell_churn(const recorded_request& req, const std::string& conversation, bool offered,
-                  const rewrite_report& report);
+  void identify(const recorded_request& req, const endpoint& d, std::string_view body, replayed_request& out);
+  void tell_churn(const recorded_request& req, const replayed_request& out, bool offered);
   void measure_turn(const endpoint& d, std::string_view body, const replayed_request& out, const std::string& model,
                     const std::vector<splice_edit>& edits);
   const replayer& replayer_;

@@ -53,6 +53,9 @@ struct recorded_request {
   // gistproxy recordings: handles the model read back whole (or most), which
   // replay tells its churn tracker as serve told its own.
   std::vector<std::string> read_backs;
+  // gistproxy recordings: the conversation serve put the request in (32 hex:
+  // its opening, the credential a trace does not keep, its chain of turns).
+  std::string conversation_id;
   std::string target;            // the request path, where the trace kept it (a cloud names the model there)
   // Set when rebuilt from messages: the conversation's items, of which this
   // turn sends the first `rebuilt_count`, inside `frame`.

@@ -10,6 +10,8 @@
 #include <cstdio>
 #include <fstream>
 
+#include "rewrite/control_group.hpp"
+#include "rewrite/conversation/conversation_chains.hpp"
 #include "tests/integration/harness.hpp"
 
 namespace gistproxy::testing {
@@ -31,6 +33,19 @@ inline std::string config_dump(const std::string& salt) {
     s += salt + " line " + std::to_string(i) + ": key_" + std::to_string(i) + "=" + std::to_string(i * 37 % 1009) + "\n";
   }
   return s;
+}
+
+// An opening whose conversation is in the control group at 0.01%: the group
+// follows the conversation (its opening and credential as receive.cpp names
+// it: a Chat key is "chat\n", the system prompt, NUL, the first user text),
+// never a traceparent, so the workload looks for one (about 10,000 tries).
+inline std::string control_opening(const std::string& round, const std::string& credential) {
+  for (int i = 0; i < 1'000'000; ++i) {
+    auto ask = "control conversation, round " + round + ", try " + std::to_string(i);
+    const auto id = rewrite::opening_of("chat\n" + std::string(1, '\0') + ask, credential);
+    if (rewrite::group_of(id, 1) == rewrite::experiment_group::control) return ask;
+  }
+  return "no control opening found";
 }
 
 inline nlohmann::json chat_with_output(const std::string& ask, const std::string& output, const std::string& tool) {
@@ -108,14 +123,14 @@ struct operators_workload {
     if (!corrupted) return "blob to corrupt not found in the store";
     if (chat(chat_with_output("find the needle, please, round " + round, secret, "read_config")).status != 200) return "integrity case failed";
 
-    // 4. A control-group conversation (0.01% of conversations: this trace
-    //    id's last 8 bytes are 0, the planted ones above are all treated),
-    //    forwarded untouched, so the dashboard's control panels have data.
-    const std::map<std::string, std::string> control_headers = {
-        {"Authorization", "Bearer sk-ops"}, {"traceparent", "00-4bf92f3577b34da60000000000000000-00f067aa0ba902b7-01"}};
+    // 4. A control-group conversation (0.01% of conversations: one whose id
+    //    lands there, the planted ones above are all treated), forwarded
+    //    untouched, so the dashboard's control panels have data.
+    const std::map<std::string, std::string> control_headers = {{"Authorization", "Bearer sk-ops"}};
+    const auto control_ask = control_opening(round, "Bearer sk-ops");
     for (int turn = 0; turn < 2; ++turn)
       if (http_request(proxy.port(), "POST", "/v1/chat/completions",
-                       chat_with_output("control conversation, round " + round, config_dump("zeta" + round), "list_files").dump(),
+                       chat_with_output(control_ask, config_dump("zeta" + round), "list_files").dump(),
                        control_headers)
               .status != 200)
         return "control conversation failed";

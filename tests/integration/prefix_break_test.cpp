@@ -49,7 +49,9 @@ TEST_CASE("prefix breaks: counted by cause on the metric and the request span") 
   // 1. A conversation that only appends, with an offloaded output: no break.
   send(conversation("steady", {rows("a", 60000)}));
   send(conversation("steady", {rows("a", 60000), "small"}));
-  // 2. The client rewrites an earlier output itself: the client's break.
+  // 2. The client rewrites an earlier output itself: the client's break (the
+  //    same conversation: the model's first answer, c0, is kept).
+  send(conversation("edited", {}));
   send(conversation("edited", {"first version"}));
   send(conversation("edited", {"second version", "more"}));
   // 3. A client that declares no tools: the first offload adds read_blob's
@@ -58,7 +60,7 @@ TEST_CASE("prefix breaks: counted by cause on the metric and the request span") 
   send(conversation("no tools", {"small"}, false));
   send(conversation("no tools", {"small", rows("b", 60000)}, false));
 
-  auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 6; });
+  auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 7; });
   // The log is in end order, which a loaded machine's I/O threads do not keep;
   // the requests were sent one after another, so their starts are ordered.
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
@@ -67,7 +69,7 @@ TEST_CASE("prefix breaks: counted by cause on the metric and the request span") 
   std::vector<std::string> verdicts;
   for (const auto& s : all)
     if (s["name"] == "gistproxy.request") verdicts.push_back(s["attributes"].value("gistproxy.prefix_break", "-"));
-  CHECK(verdicts == std::vector<std::string>{"-", "-", "-", "client", "-", "proxy"});
+  CHECK(verdicts == std::vector<std::string>{"-", "-", "-", "-", "client", "-", "proxy"});
   auto metrics = metrics_with(proxy.admin_port(), {breaks("proxy") + " 1"});
   CHECK(series_value(metrics, breaks("client")) == 1);
   CHECK(series_value(metrics, breaks("proxy")) == 1);

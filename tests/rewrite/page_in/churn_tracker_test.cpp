@@ -164,3 +164,18 @@ TEST_CASE("churn tracker: a churning conversation's records share one sorted lis
   CHECK_FALSE(c.keeps_inline(late));
   CHECK(c.keeps_inline(sha256_hex("never offloaded")));
 }
+
+TEST_CASE("churn tracker: a retry is its turn again and its read-back counts once") {
+  churn_tracker t;
+  const std::string h = sha256_hex("retried");
+  std::vector<bool> first;
+  t.offloaded("conv", views({h}), t.begin_turn("conv"), first);
+  const auto turn = t.begin_turn("conv");
+  CHECK(turn == 2);
+  CHECK_FALSE(t.read_back("conv", h, turn, 1));
+  CHECK(t.begin_turn("conv", true) == 2);  // the client sent turn 2 again
+  CHECK_FALSE(t.read_back("conv", h, 2, 1));
+  CHECK_FALSE(t.record("conv").churning);
+  CHECK(t.begin_turn("conv") == 3);
+  CHECK(churn_tracker().begin_turn("new", true) == 1);  // nothing to retry: a first turn
+}
