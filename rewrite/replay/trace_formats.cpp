@@ -122,6 +122,16 @@ const std::vector<format_entry>& table() {
       {{"codex", "JSONL of {type: session_meta|response_item|turn_context|event_msg, payload}, or {id, timestamp} then Responses items"},
        [](const trace_input& in) { return has_items(in) && (is_codex_envelope(in.front()) || is_codex_direct(in.items)); },
        has_items, [](const trace_input& in, recorded_trace& t) { read_codex_rollout(in.items, t); }},
+      {{"pi", "JSONL opening {type: session, id} (a pi session), or a document whose \"messages\" are pi's (toolResult, toolCall)"},
+       [](const trace_input& in) {
+         return has_items(in) && (is_pi_session(in.items) || (in.is_object_document() && is_pi_document(*in.document)));
+       },
+       [](const trace_input& in) {
+         return has_items(in) && (is_pi_session(in.items) || (in.is_object_document() && is_arr(*in.document, "messages")));
+       },
+       [](const trace_input& in, recorded_trace& t) {
+         is_pi_session(in.items) ? read_pi_session(in.items, t) : read_pi_document(*in.document, t);
+       }},
       {{"openhands-output", "JSONL lines with \"instance_id\" and a \"history\" list"},
        [](const trace_input& in) { return front_has(in, "instance_id") && is_arr(in.front(), "history"); }, has_items,
        [](const trace_input& in, recorded_trace& t) { read_openhands_output(in.items, t); }},

@@ -16,6 +16,8 @@
 //   cline                 Cline / Roo Code / Kilo Code api_conversation_history.json (Anthropic messages)
 //   gemini-cli            Gemini CLI saved chats (checkpoint [{role, parts}] and session {messages})
 //   codex                 Codex CLI rollouts (JSONL of Responses items; envelope and direct generations)
+//   pi                    pi coding agent sessions (JSONL tree: the path to the last entry) and
+//                         documents of pi messages ({schema, model, provider, usage, messages})
 //   messages              any JSON array / JSONL of chat messages
 //   request-bodies        any JSON array / JSONL of request bodies (chat, responses or messages)
 //

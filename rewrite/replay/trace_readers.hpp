@@ -6,6 +6,8 @@
 //                       claude-trace, OpenHands, Inspect)
 //   vcr_cassette.cpp    vcrpy YAML cassettes
 //   codex_rollout.cpp   Codex CLI session rollouts
+//   pi_session.cpp      pi coding agent sessions and documents of its messages
+//                       (pi_messages.cpp: its messages in each API's shape)
 //   reader_helpers.cpp  these helpers
 //   trace_formats.cpp   the format table (detection, --format) and the small readers
 #pragma once
@@ -75,5 +77,10 @@ void read_vcr(std::string_view text, recorded_trace& t);
 bool is_codex_envelope(const ojson& line);
 bool is_codex_direct(const std::vector<ojson>& lines);
 void read_codex_rollout(const std::vector<ojson>& lines, recorded_trace& t);
+// pi_session.cpp
+bool is_pi_session(const std::vector<ojson>& lines);
+bool is_pi_document(const ojson& j);
+void read_pi_session(const std::vector<ojson>& lines, recorded_trace& t);
+void read_pi_document(const ojson& doc, recorded_trace& t);
 
 }  // namespace gistproxy::rewrite::trace_readers

@@ -44,6 +44,7 @@ std::map<std::string, std::string> samples() {
   file("swe-agent", "swe-agent__flash.traj");
   file("vcr", "vcr__pydantic-ai_web_fetch_tool.yaml");
   file("codex", "codex__rollout-2026-11-20T09-00-00-0199a1f2.jsonl");
+  file("pi", "pi__session-branched.jsonl");
   file("cline", "cline__api_conversation_history.json");
   file("openhands-output", "openhands-output__output.jsonl");
   file("gemini-cli", "gemini-cli__checkpoint-replay-fix.json");
@@ -103,6 +104,8 @@ TEST_CASE("realistic examples replay with the number of turns their agents made"
       {"mini-swe-agent__astropy-12907.traj.json", "mini-swe-agent", 64, 1},
       {"tau-bench__gpt-4o-airline-first3.json", "tau-bench", 31, 3},
       {"codex__rollout-2026-11-20T09-00-00-0199a1f2.jsonl", "codex", 9, 1},
+      {"pairs/pi__session.jsonl", "pi", 10, 1},
+      {"pi__transcript.json", "pi", 3, 1},
       {"cline__api_conversation_history.json", "cline", 7, 1},
       {"openhands-output__output.jsonl", "openhands-output", 9, 2},
       {"gemini-cli__checkpoint-replay-fix.json", "gemini-cli", 6, 1},
