@@ -24,6 +24,12 @@ std::string string_attr(const nlohmann::json& a, const char* key) {
   return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The tool whose output a page-in read: gistproxy.tool; span logs from before
+// page-ins were execute_tool spans named it gen_ai.tool.name (now read_blob).
+std::string page_in_tool(const nlohmann::json& a) {
+  if (auto tool = string_attr(a, "gistproxy.tool"); !tool.empty()) return tool;
+  return string_attr(a, "gen_ai.operation.name") == "execute_tool" ? std::string() : string_attr(a, "gen_ai.tool.name");
+}
 
 std::string short_handle(const std::string& h) { return h.substr(0, 16); }
 
@@ -55,6 +61,11 @@ void span_report_builder::add_line(std::string_view line, const std::string& whe
   }
   if (auto it = j.find("startTimeUnixNano"); it != j.end() && it->is_number_unsigned()) row.start_ns = it->get<std::uint64_t>();
   if (!row.attributes.is_object()) row.attributes = nlohmann::json::object();
+  // A conversation is what gistproxy named one (a client's traceparent may
+  // start a trace per turn); span logs from before it said so: the trace.
+  if (auto c = row.attributes.find("gen_ai.conversation.id");
+      c != row.attributes.end() && c->is_string() && c->get<std::string>().size() == 32)
+    row.trace = c->get<std::string>();
   // Only the spans the report reads are kept (a span log holds upstream spans too).
   if (row.name == "gistproxy.request" || row.name == "compaction" || row.name == "page_in") rows_.push_back(std::move(row));
 }
@@ -125,7 +136,7 @@ span_report span_report_builder::build() const {
       const auto t1 = turn(s);
       offloads_up_to(t1 ? t1 : UINT64_MAX);
       auto handle = string_attr(s->attributes, "gistproxy.handle");
-      auto joined = join.page_in(handle, string_attr(s->attributes, "gen_ai.tool.name"), t1);
+      auto joined = join.page_in(handle, page_in_tool(s->attributes), t1);
       report_counts one;
       one.page_ins = 1;
       if (string_attr(s->attributes, "gistproxy.result") != "ok") one.page_in_errors = 1;

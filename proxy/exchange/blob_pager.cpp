@@ -132,7 +132,12 @@ void blob_pager::record(const answered_page& p) {
   s.set_text("gistproxy.result", result);
   // Served, but only once stored again from the request: what the store had lost.
   if (p.restored != rewrite::blob_error::none) s.set_text("gistproxy.stored_again", rewrite::blob_error_name(p.restored));
-  if (!r.tool_name.empty()) s.set("gen_ai.tool.name", r.tool_name);
+  // The GenAI conventions' tool execution: read_blob ran (under the name it was
+  // offered as); the tool whose output it paged back is gistproxy's to say.
+  s.set_text("gen_ai.operation.name", "execute_tool");
+  s.set_text("gen_ai.tool.name", ctx_.rw.intercept_tool.empty() ? std::string_view("read_blob") : std::string_view(ctx_.rw.intercept_tool));
+  if (!r.tool_name.empty()) s.set("gistproxy.tool", r.tool_name);
+  s.set("gen_ai.conversation.id", ctx_.in.conversation.hex());
   bool churn = false;
   if (svc_.churn && !r.hash.empty()) {
     auto turns = svc_.churn->turns_since_offload(ctx_.in.conversation.hex(), r.hash, ctx_.rw.turn);

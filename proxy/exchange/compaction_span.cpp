@@ -6,6 +6,7 @@ void emit_compaction_span(telemetry::tracer& tracer, const telemetry::span& requ
   auto s = tracer.start("compaction", telemetry::span_kind::internal, request.trace, request.id);
   if (o.start_ns) s.start_unix_nano = o.start_ns;
   if (o.end_ns) s.end_unix_nano = o.end_ns;
+  if (const auto* conversation = request.find("gen_ai.conversation.id")) s.set("gen_ai.conversation.id", *conversation);
   s.set("gistproxy.strategy", "offload");
   s.set("gistproxy.tokens_before", o.tokens_before);
   s.set("gistproxy.tokens_after", o.tokens_after);

@@ -117,7 +117,7 @@ void exchange_stats::set_usage_attributes(telemetry::span& s, const rewrite::tok
   if (usage.input_tokens >= 0) s.set("gen_ai.usage.input_tokens", usage.input_tokens);
   if (usage.output_tokens >= 0) s.set("gen_ai.usage.output_tokens", usage.output_tokens);
   if (usage.cache_read_tokens >= 0) s.set("gen_ai.usage.cache_read.input_tokens", usage.cache_read_tokens);
-  if (usage.cache_write_tokens >= 0) s.set("gen_ai.usage.cache_creation.input_tokens", usage.cache_write_tokens);
+  if (usage.cache_write_tokens >= 0) s.set("gen_ai.usage.cache_write.input_tokens", usage.cache_write_tokens);
 }
 
 bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api,

@@ -71,7 +71,14 @@ TEST_CASE("a line buried in an offloaded 200 KB output comes back through one re
       CHECK(sp["attributes"]["gistproxy.integrity_ok"] == true);
       CHECK(sp["attributes"]["gistproxy.mode"] == "pattern");
       CHECK(sp["attributes"]["gistproxy.churn"] == 0);  // offloaded and paged back in the same turn
+      // The OpenTelemetry GenAI conventions' tool execution, joined to its conversation.
+      CHECK(sp["attributes"]["gen_ai.operation.name"] == "execute_tool");
+      CHECK(sp["attributes"]["gen_ai.tool.name"] == "read_blob");
+      CHECK(sp["attributes"]["gistproxy.tool"] == "cat");
+      CHECK(sp["attributes"]["gen_ai.conversation.id"].get<std::string>().size() == 32);
     }
+    if (sp["name"] == "compaction" || sp["name"] == "gistproxy.request")
+      CHECK(sp["attributes"].value("gen_ai.conversation.id", "").size() == 32);
     if (sp["kind"] == "client") ++upstreams;
   }
   CHECK(traces.size() == 1);
