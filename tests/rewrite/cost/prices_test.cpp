@@ -102,7 +102,26 @@ TEST_CASE("prices: the built-in table loads and prices the current and previous 
   CHECK(t.find("claude-opus-4-5")->input == Approx(5.0));   // not Opus 4's 15
   CHECK(t.find("gpt-5-mini-2025-08-07")->input == Approx(0.25));  // not gpt-5's
   CHECK_FALSE(t.find("some-local-model"));
-  CHECK_FALSE(t.find("claude-opus-4-6"));  // newer than the table: unpriced, not Opus 4's price
+  CHECK_FALSE(t.find("acme-llm-1"));
+}
+
+TEST_CASE("prices: the built-in table is dated this month and prices the current Claude GPT and Gemini lines") {
+  const auto& t = price_table::defaults();
+  CHECK(t.date() == "2026-11-29");
+  for (const char* model : {"claude-opus-4-8", "claude-opus-4-6", "claude-sonnet-4-6", "claude-sonnet-4-6@20260101",
+                            "claude-opus-5-5", "claude-sonnet-5-5", "claude-haiku-5-5", "claude-fable-5-2",
+                            "gpt-6.2-sol", "gpt-6-luna", "gpt-5.6-terra", "gpt-5.4-mini-2026-03-17", "gemini-4-carbon",
+                            "gemini-3.8-flash", "gemini-3.1-pro-preview", "gemini-3.5-flash-preview"}) {
+    CAPTURE(model);
+    auto p = t.find(model);
+    REQUIRE(p);
+    CHECK(p->input > 0);
+    CHECK(p->output > p->input);
+    CHECK(p->cache_read <= p->input);
+  }
+  CHECK(t.find("claude-opus-4-8")->input == Approx(5.0));
+  CHECK(t.find("claude-sonnet-4-6")->cache_write == Approx(3.75));
+  CHECK(t.find("claude-opus-5-5")->cache_read == Approx(0.2));  // 0.05x input: not the usual 0.1x
 }
 
 TEST_CASE("prices: an absurd price is refused at load, so cost counters can never reach +Inf") {
@@ -132,5 +151,5 @@ TEST_CASE("prices: cloud model ids (Bedrock, its inference profiles and ARNs, Ve
     CHECK(found->output == direct->output);
   }
   CHECK_FALSE(t.find("claude-sonnet-4-5@"));       // no snapshot after the '@'
-  CHECK_FALSE(t.find("claude-sonnet-4-6@20260101"));  // another version
+  CHECK(t.find("claude-sonnet-4-6@20260101"));  // listed since 2026-11-29
 }
