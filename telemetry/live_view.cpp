@@ -252,6 +252,7 @@ nlohmann::json summary_json(const totals& t, const minute_series& series, const 
       {"saved_usd", t.saved_usd},
       {"offload_overhead_usd", t.overhead_usd},
       {"net_saved_usd", t.saved_usd - t.overhead_usd},
+      {"unpriced_requests", t.unpriced_requests},
       {"cache_read_share", t.cache_reported_tokens ? double(t.cache_read_tokens) / double(t.cache_reported_tokens) : 0.0},
       {"offloads", t.offloads},
       {"page_ins", t.page_ins},

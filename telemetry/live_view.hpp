@@ -162,6 +162,7 @@ struct totals {
   std::uint64_t requests = 0, input_tokens = 0, tokens_before = 0, tokens_after = 0;
   std::uint64_t cache_read_tokens = 0, cache_reported_tokens = 0;  // the input tokens whose cache split was reported
   double saved_usd = 0, overhead_usd = 0;
+  std::uint64_t unpriced_requests = 0;  // left out of every dollar figure: their model has no price
   std::uint64_t offloads = 0, page_ins = 0, churn = 0, integrity_failures = 0;
   std::uint64_t kept_inline_churn = 0;  // gistproxy_outputs_kept_inline_total{cause="churn"}
   std::map<std::string, std::uint64_t> rewrite_failures;  // by reason

@@ -63,6 +63,9 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"cost_usd_after", s.priced_turns ? nlohmann::json(s.cost_usd_after) : nlohmann::json()},
           {"priced_turns", s.priced_turns},
           {"unpriced_turns", s.unpriced_turns},
+          // Priced turns whose model is not listed, and the family entry that priced each: estimates.
+          {"fallback_priced_turns", s.fallback_priced_turns},
+          {"priced_as", s.priced_as},
           {"by_tool", tools},
           {"rebuilt_requests", s.rebuilt_requests},
           {"heads", heads},
@@ -91,6 +94,15 @@ std::string head_text(const rewrite::replay_stats::head_use& use) {
          " to assume one" + turns;
 }
 
+// Which listed entry priced which unlisted model: "priced as their family
+// (claude-opus-4-9 as claude-opus-4-8)", an estimate said as one.
+std::string priced_as_text(const std::map<std::string, std::string>& priced_as) {
+  std::string out = "priced as their family (";
+  const char* sep = "";
+  for (const auto& [model, entry] : priced_as) out += sep + model + " as " + entry, sep = ", ";
+  return out + ")";
+}
+
 }  // namespace
 
 std::string stats_text(const rewrite::replay_stats& s, const std::string& indent) {
@@ -110,6 +122,7 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
   } else {
     out += "unknown";
   }
+  if (s.fallback_priced_turns) out += ", " + thousands(s.fallback_priced_turns) + " turns " + priced_as_text(s.priced_as);
   if (s.unpriced_turns) out += ", " + thousands(s.unpriced_turns) + " turns of models without a price";
   out += "\n";
   if (s.recorded_page_in_hops)

@@ -175,7 +175,10 @@ std::string summary_line(const nlohmann::json& s, const std::string& record) {
     std::snprintf(share, sizeof share, " (%.1f %% saved)", 100.0 * double(saved) / double(sent + saved));
     out += share;
   }
-  out += "; " + std::string(money) + " saved at list prices, cache priced; " + thousands(count("page_ins")) +
+  out += "; " + std::string(money) + " saved at list prices, cache priced";
+  // Requests of models with no price are in no dollar figure: said, so $0 is not read as nothing saved.
+  if (const auto unpriced = count("unpriced_requests")) out += " (" + thousands(unpriced) + " requests unpriced)";
+  out += "; " + thousands(count("page_ins")) +
          " page-ins, " + thousands(count("churn")) + " churn";
   if (!record.empty()) out += "; recorded to " + record;
   return out;

@@ -17,13 +17,13 @@ std::string path_of(const client_request& r) {
 
 // The request's model's price; a connection usually asks for one model, so
 // the last lookup is kept on it.
-const rewrite::model_price* price_of(services& svc, request_context& ctx) {
+const rewrite::price_match* price_of(services& svc, request_context& ctx) {
   if (!svc.prices || !ctx.in.facts) return nullptr;
   auto& memo = ctx.memo;
   const auto& model = ctx.in.facts->model;
   if (model.size() > connection_memo::limit) return nullptr;  // no price table names such a model
   if (model != memo.priced_model || memo.priced_model.empty()) {
-    memo.price = svc.prices->find(model);
+    memo.price = svc.prices->lookup(model);
     memo.priced_model = model;
   }
   return memo.price ? &*memo.price : nullptr;

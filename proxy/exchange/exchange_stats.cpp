@@ -121,14 +121,16 @@ void exchange_stats::set_usage_attributes(telemetry::span& s, const rewrite::tok
 }
 
 bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api,
-                                std::string_view group, const rewrite::model_price* price,
+                                std::string_view group, const rewrite::price_match* match,
                                 const rewrite::token_usage& usage, const offload_tally& offload) {
   if (!usage.known()) return true;  // nothing billed that we could see
-  if (!price) {
+  if (!match) {
     m.unpriced_requests.labels({api, group}).inc();
     s.set("gistproxy.priced", false);
     return false;
   }
+  if (match->fallback) s.set_text("gistproxy.priced_as", match->priced_as);  // an estimate: the family entry used
+  const auto* price = &match->price;
   const auto cost = rewrite::cost_of(usage, *price);
   auto add = [&](std::string_view kind, double usd) {
     if (usd > 0) m.cost_usd.labels({api, kind, group}).add(usd);

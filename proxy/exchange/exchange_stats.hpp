@@ -122,12 +122,14 @@ class exchange_stats {
   static void count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,
                           const rewrite::token_usage& usage);
   // What a request cost and what offloading saved and added, in USD; false
-  // when the model has no price (counted as unpriced, never as $0).
+  // when the model has no price (counted as unpriced, never as $0). A price
+  // found by family fallback puts the entry used on the span
+  // (gistproxy.priced_as), so the estimate is said as one.
   struct offload_tally {
     std::uint64_t tokens_saved = 0, tool_tokens = 0, paged_in_tokens = 0;
   };
   static bool count_cost(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api, std::string_view group,
-                         const rewrite::model_price* price, const rewrite::token_usage& usage, const offload_tally& offload);
+                         const rewrite::price_match* match, const rewrite::token_usage& usage, const offload_tally& offload);
   // Usage as OpenTelemetry GenAI span attributes (cache reads and writes
   // under the conventions' names; both are included in input_tokens).
   static void set_usage_attributes(telemetry::span& s, const rewrite::token_usage& usage);

@@ -124,7 +124,7 @@ struct connection_memo {
   std::string conversation_key;
   telemetry::trace_id trace;
   std::string priced_model;  // the last model looked up in the price table, and its price
-  std::optional<rewrite::model_price> price;
+  std::optional<rewrite::price_match> price;
 };
 
 // What the live view is told of this request (live_feed): only what is new

@@ -57,6 +57,7 @@ telemetry::live::totals live_feed::read_totals() const {
   t.tokens_after = sum(m.offload_tokens_after);
   t.saved_usd = amount(m.saved_usd);
   t.overhead_usd = amount(m.offload_overhead_usd);
+  t.unpriced_requests = sum(m.unpriced_requests);
   t.offloads = sum(m.offloads);
   t.page_ins = sum(m.page_ins);
   t.churn = sum(m.paging_churn);

@@ -54,6 +54,7 @@ std::optional<price_table> price_table::parse(std::string_view json_text, std::s
     if (!input || !output) return error = where + ": \"input\" and \"output\" are required", std::nullopt;
     // Without a cache price, cached tokens are billed as input (no discount, no premium).
     e.price = {*input, read.value_or(*input), write.value_or(*input), *output};
+    e.version = read_model_version(e.match);
     t.entries_.push_back(std::move(e));
   }
   return t;
@@ -87,13 +88,44 @@ bool continues(std::string_view model, std::string_view match) {
   return digits == 1 || digits - 1 >= 4;
 }
 
-std::optional<model_price> price_table::find(std::string_view model) const {
-  model = base_model_name(model);
+const price_table::entry* price_table::exact(std::string_view model) const {
   const entry* best = nullptr;
   for (const auto& e : entries_)
     if (continues(model, e.match) && (!best || e.match.size() > best->match.size())) best = &e;
-  if (!best) return std::nullopt;
-  return best->price;
+  return best;
+}
+
+// The family fallback: among entries of the model's family and tier (never
+// another tier: "-mini" is not priced as the full model), the highest
+// version not above the model's. Never a newer version (a later model may be
+// dearer or cheaper, and an older one is the nearest thing that was priced),
+// never a dated snapshot entry (it prices one build, not a line).
+const price_table::entry* price_table::family_member(std::string_view model) const {
+  const auto wanted = read_model_version(model);
+  if (!wanted) return nullptr;
+  const entry* best = nullptr;
+  for (const auto& e : entries_) {
+    const auto& v = e.version;
+    if (!v || v->snapshot || v->family != wanted->family || v->tier != wanted->tier) continue;
+    if (!version_at_most(*v, *wanted)) continue;
+    if (!best || !version_at_most(*v, *best->version)) best = &e;  // strictly higher wins; ties keep the first
+  }
+  return best;
+}
+
+std::optional<price_match> price_table::lookup(std::string_view model) const {
+  model = base_model_name(model);
+  // A client names the model; a name this long is no table's, and reading it is bounded.
+  if (model.empty() || model.size() > model_name_limit) return std::nullopt;
+  if (const auto* e = exact(model)) return price_match{e->price, e->match, false};
+  if (const auto* e = family_member(model)) return price_match{e->price, e->match, true};
+  return std::nullopt;
+}
+
+std::optional<model_price> price_table::find(std::string_view model) const {
+  auto m = lookup(model);
+  if (!m) return std::nullopt;
+  return m->price;
 }
 
 cost_breakdown cost_of(const token_usage& usage, const model_price& price) {

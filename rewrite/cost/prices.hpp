@@ -1,6 +1,8 @@
 // What tokens cost: a price table (USD per million tokens, per model or model
 // prefix) and the arithmetic that turns a request's token usage into dollars.
-// A model with no price is unpriced: callers report it as such, never as $0.
+// A model the table does not list is priced as its family's nearest older
+// member and says so (price_match::fallback); a model of no listed family is
+// unpriced: callers report it as such, never as $0.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rewrite/cost/model_family.hpp"
 #include "rewrite/wire_format.hpp"
 
 namespace gistproxy::rewrite {
@@ -21,11 +24,22 @@ struct model_price {
   double output = 0;
 };
 
+// A lookup's answer: the price, and the entry it came from.
+struct price_match {
+  model_price price;
+  std::string priced_as;  // the entry's "match"
+  // The model is not listed: priced as the highest listed version of its
+  // family and tier that is not newer (claude-opus-4-9 as claude-opus-4-8),
+  // an estimate that callers name as such.
+  bool fallback = false;
+};
+
 class price_table {
  public:
   struct entry {
     std::string match;  // a model name or prefix: the longest matching prefix wins
     model_price price;
+    std::optional<model_version> version;  // its family, version and tier, for the fallback
   };
 
   // The JSON format of --prices (see docs/prices.json). nullopt with `error`
@@ -34,11 +48,19 @@ class price_table {
   // The table built into the binary: docs/prices.json as of the build.
   static const price_table& defaults();
 
+  // The entry the model equals or continues (the longest), else its family's
+  // fallback; nullopt for a model of no listed family, or a name longer
+  // than model_name_limit.
+  std::optional<price_match> lookup(std::string_view model) const;
+  // lookup's price alone, for callers that only need the numbers.
   std::optional<model_price> find(std::string_view model) const;
   const std::string& date() const { return date_; }
   std::size_t size() const { return entries_.size(); }
 
  private:
+  const entry* exact(std::string_view model) const;
+  const entry* family_member(std::string_view model) const;
+
   std::vector<entry> entries_;
   std::string date_;
 };

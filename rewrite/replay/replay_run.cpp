@@ -36,6 +36,9 @@ void replay_stats::add(const replay_stats& o) {
   cost_usd_after += o.cost_usd_after;
   priced_turns += o.priced_turns;
   unpriced_turns += o.unpriced_turns;
+  fallback_priced_turns += o.fallback_priced_turns;
+  for (const auto& [model, entry] : o.priced_as)
+    if (priced_as.size() < priced_as_limit) priced_as.emplace(model, entry);
   rebuilt_requests += o.rebuilt_requests;
   for (const auto& [key, use] : o.heads) {
     auto& h = heads[key];
@@ -72,6 +75,15 @@ conversation_id id_of_hex(std::string_view hex) {
   for (std::size_t i = 0; i < id.size() && 2 * i + 1 < hex.size(); ++i)
     id[i] = std::uint8_t(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
   return id;
+}
+
+// A model name as the report prints it: the trace wrote it, so bytes a
+// terminal or a JSON encoder would trip on become '?'.
+std::string printable_name(std::string_view name) {
+  std::string out(name);
+  for (auto& c : out)
+    if (c < 0x20 || c > 0x7e) c = '?';
+  return out;
 }
 
 }  // namespace
@@ -250,12 +262,17 @@ void replay_session::measure_turn(const endpoint& d, std::string_view body, cons
   }
   st.cache_read_tokens_before += cached_before;
   st.cache_read_tokens_after += cached_after;
-  std::optional<model_price> price;
-  if (replayer_.prices_) price = replayer_.prices_->find(model);
+  std::optional<price_match> price;
+  if (replayer_.prices_) price = replayer_.prices_->lookup(model);
   if (price) {
     ++st.priced_turns;
-    st.cost_usd_before += input_side_cost(input_before, cached_before, *price);
-    st.cost_usd_after += input_side_cost(input_after, cached_after, *price);
+    st.cost_usd_before += input_side_cost(input_before, cached_before, price->price);
+    st.cost_usd_after += input_side_cost(input_after, cached_after, price->price);
+    if (price->fallback) {
+      ++st.fallback_priced_turns;
+      if (st.priced_as.size() < replay_stats::priced_as_limit)
+        st.priced_as.emplace(printable_name(base_model_name(model)), price->priced_as);
+    }
   } else {
     ++st.unpriced_turns;
   }

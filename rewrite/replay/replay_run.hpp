@@ -70,6 +70,12 @@ struct replay_stats {
   double cost_usd_after = 0;
   std::uint64_t priced_turns = 0;
   std::uint64_t unpriced_turns = 0;
+  // Of the priced turns, those whose model the table does not list, priced
+  // as its family's nearest older entry: an estimate, so the report names
+  // which entry priced which model (at most priced_as_limit models).
+  std::uint64_t fallback_priced_turns = 0;
+  std::map<std::string, std::string> priced_as;
+  static constexpr std::size_t priced_as_limit = 16;
   // The head (tools and system prompt) assumed for each trace part, and the
   // turns replayed with it: requests rebuilt from messages lack it unless a
   // flag or the format's estimate supplies one (agent_heads.hpp).

@@ -67,6 +67,24 @@ TEST_CASE("cost: a model with no price is counted as unpriced, never as $0") {
   CHECK_FALSE(requests[0]["attributes"].contains("gistproxy.cost_usd"));
 }
 
+TEST_CASE("cost: a model the table does not list is priced as its family and its span names the entry used") {
+  mock_upstream upstream;
+  auto spans = temp_path("spans.jsonl");
+  proxy_process proxy({"--upstream", upstream.url(), "--span-log", spans.string()});
+  // gpt-5.9-mini is listed nowhere: priced as gpt-5.4-mini ($0.75 input,
+  // $0.075 cached, $4.50 output per million), an estimate the span says.
+  REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", chat_body("gpt-5.9-mini-2026-12-01", "small")).status == 200);
+  const std::string output = R"(gistproxy_cost_usd_total{api="chat",kind="output",group="treated"})";
+  auto metrics = metrics_with(proxy.admin_port(), {output + " 0.0000"});
+  CHECK(series_value(metrics, output) == Approx(10 * 4.5e-6));
+  CHECK(series_value(metrics, R"(gistproxy_unpriced_requests_total{api="chat",group="treated"})") == 0);
+  auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 1; });
+  const auto requests = spans_named(all, "gistproxy.request");
+  REQUIRE(requests.size() == 1);
+  CHECK(requests[0]["attributes"]["gistproxy.priced_as"] == "gpt-5.4-mini");
+  CHECK(requests[0]["attributes"]["gistproxy.cost_usd"].get<double>() == Approx(36 * 0.75e-6 + 64 * 0.075e-6 + 10 * 4.5e-6));
+}
+
 TEST_CASE("cost: offloading's savings and overhead are priced at the model's input price") {
   mock_upstream upstream;
   auto spans = temp_path("spans.jsonl");

@@ -126,7 +126,7 @@ TEST_CASE("serve --record: one line per exchange with bodies, response, status a
   CHECK(j["recorded_page_in_hops"] == 1);  // the needle request
   // Dollars and the simulated prompt cache, under the names the docs give.
   CHECK(j["tokenizer"] == "o200k_base");
-  CHECK(j["prices_date"] == "2026-11-24");
+  CHECK(j["prices_date"] == "2026-11-29");
   for (const char* key : {"cache_read_tokens_before", "cache_read_tokens_after", "priced_turns", "unpriced_turns"})
     CHECK(j[key].is_number_unsigned());
   const auto priced = j["priced_turns"].get<std::uint64_t>();

@@ -199,6 +199,7 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   t.rewrite_failures["unparsable"] = 2;
   t.groups["control"] = {1, 10, 0.25};
   t.kept_inline_churn = 7;
+  t.unpriced_requests = 4;
   minute_series s;
   auto j = summary_json(t, s, drops{3, 0, 0, 0, 0, {}}, 6'000'000'000, 5'999'000'000);
   CHECK(j["tokens_saved"] == 400);
@@ -209,6 +210,7 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   CHECK(j["groups"]["control"]["requests"] == 1);
   CHECK(j["dropped"]["events"] == 3);
   CHECK(j["kept_inline_churn"] == 7);
+  CHECK(j["unpriced_requests"] == 4);  // the summary line says them: they are in none of the dollars
   CHECK(j["per_minute"].size() == 60);
 }
 

@@ -71,7 +71,8 @@ TEST_CASE("replay simulates the prompt cache and prices the input side before an
     return J{{"model", model}, {"messages", messages}, {"tools", tools}};
   };
   std::string error;
-  auto prices = price_table::parse(R"({"models":[{"match":"priced","input":2,"cache_read":0.2,"output":8}]})", error);
+  auto prices = price_table::parse(R"({"models":[{"match":"priced","input":2,"cache_read":0.2,"output":8},
+                                                  {"match":"house-1","input":2,"cache_read":0.2,"output":8}]})", error);
   REQUIRE(prices);
   replay_env env;
   replayer r{env.engine, env.store, env.estimator, &*prices};
@@ -96,6 +97,12 @@ TEST_CASE("replay simulates the prompt cache and prices the input side before an
   CHECK(unpriced.unpriced_turns == 1);
   CHECK(unpriced.priced_turns == 0);
   CHECK(unpriced.cost_usd_before == 0);
+  // A newer version of a listed family is priced as that family's entry, and the report says which.
+  auto by_family = r.run(read_trace(J::array({body("house-2", turn1), body("priced", turn1)}).dump()), "t");
+  CHECK(by_family.priced_turns == 2);
+  CHECK(by_family.fallback_priced_turns == 1);
+  CHECK(by_family.priced_as == std::map<std::string, std::string>{{"house-2", "house-1"}});
+  CHECK(by_family.cost_usd_before > 0);
 }
 
 namespace {
