@@ -10,11 +10,8 @@
 #include <regex>
 #include <set>
 
-#include "proxy/commands/wiring.hpp"
-#include "proxy/runtime/config.hpp"
-#include "rewrite/blob/memory_blob_store.hpp"
-#include "rewrite/replay/replay_run.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/integration/replay_as_serve.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "tests/support/tool_conversation.hpp"
 
@@ -63,16 +60,10 @@ std::set<std::string> ids(const served& s, const char* key) {
 // Replay of a recording with serve's defaults: turns whose forwarded body is
 // byte for byte serve's, and outputs it kept inline for churn.
 std::pair<std::size_t, std::uint64_t> replay_agreement(const std::string& text, std::size_t& turns_replayed) {
-  auto cfg = gp::proxy::parse_serve_args({}, nullptr).cfg;
-  REQUIRE(cfg);
-  gp::rewrite::memory_blob_store store([] { return std::int64_t(1000); });
-  auto estimator = gp::proxy::make_tokenizer(*cfg);
-  gp::rewrite::offload_engine engine(gp::proxy::offload_config_of(*cfg), store, *estimator);
-  gp::rewrite::replayer replayer(engine, store, *estimator);
   auto trace = gp::rewrite::read_trace(text);
   std::size_t same = 0;
   turns_replayed = 0;
-  auto stats = replayer.run(trace, "replay", [&](const gp::rewrite::replayed_request& r) {
+  auto stats = replay_as_serve(trace, [&](const gp::rewrite::replayed_request& r) {
     const auto& sent = r.recorded->forwarded.empty() ? r.recorded->body() : r.recorded->forwarded;
     ++turns_replayed;
     if (r.forwarded == sent) ++same;

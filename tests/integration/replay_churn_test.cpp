@@ -11,6 +11,7 @@
 #include "rewrite/blob/memory_blob_store.hpp"
 #include "rewrite/replay/replay_run.hpp"
 #include "tests/integration/harness.hpp"
+#include "tests/integration/replay_as_serve.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "tests/support/tool_conversation.hpp"
 
@@ -47,16 +48,10 @@ struct replayed {
 // Replays a recording with serve's defaults; counts the turns whose forwarded
 // body is byte for byte the one serve forwarded.
 replayed replay(const std::string& text) {
-  auto cfg = gp::proxy::parse_serve_args({}, nullptr).cfg;
-  REQUIRE(cfg);
-  gp::rewrite::memory_blob_store store([] { return std::int64_t(1000); });
-  auto estimator = gp::proxy::make_tokenizer(*cfg);
-  gp::rewrite::offload_engine engine(gp::proxy::offload_config_of(*cfg), store, *estimator);
-  gp::rewrite::replayer replayer(engine, store, *estimator);
   auto trace = gp::rewrite::read_trace(text);
   REQUIRE(trace.format == "gistproxy-recording");
   replayed out;
-  out.stats = replayer.run(trace, "replay", [&](const gp::rewrite::replayed_request& r) {
+  out.stats = replay_as_serve(trace, [&](const gp::rewrite::replayed_request& r) {
     const auto& serve = r.recorded->forwarded.empty() ? r.recorded->body() : r.recorded->forwarded;
     ++out.turns;
     if (r.forwarded == serve) ++out.same_as_serve;
