@@ -51,7 +51,7 @@ telemetry::trace_id opening_id(std::string_view conversation, std::string_view c
   key.append(conversation).append(1, '\0').append(credential);
   if (key.size() <= connection_memo::limit && key == memo.conversation_key) return memo.trace;
   telemetry::trace_id trace;
-  trace.bytes = rewrite::opening_of(conversation, credential);  // as replay names it
+  trace.bytes = rewrite::opening_of_joined(key);  // as replay names it (rewrite::opening_of)
   if (key.size() <= connection_memo::limit) {
     memo.conversation_key = key;
     memo.trace = trace;

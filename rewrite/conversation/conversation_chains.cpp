@@ -27,7 +27,11 @@ conversation_id opening_of(std::string_view conversation_key, std::string_view c
   std::string key;
   key.reserve(conversation_key.size() + credential.size() + 1);
   key.append(conversation_key).append(1, '\0').append(credential);
-  const auto digest = sha256(key);
+  return opening_of_joined(key);
+}
+
+conversation_id opening_of_joined(std::string_view joined) {
+  const auto digest = sha256(joined);
   conversation_id id{};
   std::memcpy(id.data(), digest.data(), id.size());
   if (id == conversation_id{}) id[15] = 1;
@@ -40,6 +44,18 @@ std::string conversation_hex(const conversation_id& id) {
   out.reserve(id.size() * 2);
   for (auto b : id) out.push_back(digits[b >> 4]), out.push_back(digits[b & 15]);
   return out;
+}
+
+std::optional<conversation_id> conversation_from_hex(std::string_view hex) {
+  auto nibble = [](char ch) { return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1; };
+  conversation_id id{};
+  if (hex.size() != id.size() * 2) return std::nullopt;
+  for (std::size_t i = 0; i < id.size(); ++i) {
+    const int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    id[i] = std::uint8_t(hi << 4 | lo);
+  }
+  return id;
 }
 
 std::size_t conversation_chains::id_hash::operator()(const conversation_id& k) const {

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,8 +51,12 @@ struct turn_position {
 // (request_facts), a NUL and the credential (none in traces that do not keep
 // one). Never all zero (an invalid W3C trace id).
 conversation_id opening_of(std::string_view conversation_key, std::string_view credential = {});
-// 32 lowercase hex digits (a W3C trace id's form).
+// The same from the key and credential already joined by that NUL.
+conversation_id opening_of_joined(std::string_view joined);
+// 32 lowercase hex digits (a W3C trace id's form), and back: nullopt for
+// anything else (a recording is a file from outside).
 std::string conversation_hex(const conversation_id& id);
+std::optional<conversation_id> conversation_from_hex(std::string_view hex);
 
 struct conversation_turn {
   conversation_id id{};

@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "rewrite/replay/trace_readers.hpp"
+#include "rewrite/conversation/conversation_chains.hpp"
 
 #include "rewrite/offload/base64.hpp"
 
@@ -81,7 +82,8 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), page_in_hops));
     t.requests.back().target = path;
     t.requests.back().read_backs = read_backs_of(line);
-    if (is_str(line, "conversation_id") && line["conversation_id"].get<std::string>().size() == 32)
+    // Kept only as serve writes it (32 lowercase hex): anything else is grouped as other traces are.
+    if (is_str(line, "conversation_id") && conversation_from_hex(line["conversation_id"].get<std::string>()))
       t.requests.back().conversation_id = line["conversation_id"].get<std::string>();
   }
 }

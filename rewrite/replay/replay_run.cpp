@@ -67,16 +67,6 @@ double input_side_cost(std::uint64_t input, std::uint64_t cached, const model_pr
   return (double(cached) * p.cache_read + double(input - cached) * p.cache_write) * 1e-6;
 }
 
-// A recorded conversation id's bytes (the reader kept only 32-character ids;
-// a digit that is not hex reads as 0: the id stays its own).
-conversation_id id_of_hex(std::string_view hex) {
-  conversation_id id{};
-  auto nibble = [](char c) { return c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : c >= '0' && c <= '9' ? c - '0' : 0; };
-  for (std::size_t i = 0; i < id.size() && 2 * i + 1 < hex.size(); ++i)
-    id[i] = std::uint8_t(nibble(hex[2 * i]) << 4 | nibble(hex[2 * i + 1]));
-  return id;
-}
-
 // A model name as the report prints it: the trace wrote it, so bytes a
 // terminal or a JSON encoder would trip on become '?'.
 std::string printable_name(std::string_view name) {
@@ -195,8 +185,9 @@ void replay_session::replay_one(const recorded_request& req) {
 // the chain says whether the turn is a retry of its conversation's latest.
 void replay_session::identify(const recorded_request& req, const endpoint& d, std::string_view body,
                               replayed_request& out) {
-  const bool recorded = !req.conversation_id.empty();
-  auto opening = recorded ? id_of_hex(req.conversation_id) : opening_of(out.conversation_key);
+  const auto recorded_id = conversation_from_hex(req.conversation_id);
+  const bool recorded = recorded_id.has_value();
+  auto opening = recorded ? *recorded_id : opening_of(out.conversation_key);
   auto fp = [&] { auto scope = state_->stream.body_scope(body); return fingerprint_prefix(scope.bytes(), d.wire().cache_prefix()); }();
   if (fp) {
     const auto turn = state_->chains.resolve(opening, {fp->head, fp->cumulative});

@@ -150,3 +150,15 @@ TEST_CASE("conversation chains stay within their bounds", "[conversation_chains]
   auto d_next = resolve(c, opening(50), items({1, 4, 6}));
   CHECK(d_next.id == d.id);
 }
+
+TEST_CASE("conversation ids read back from hex only as serve writes them", "[conversation_chains]") {
+  const auto id = opening_of("chat\nfirst", "Bearer k");
+  CHECK(id == opening_of_joined(std::string("chat\nfirst") + '\0' + "Bearer k"));
+  CHECK(conversation_from_hex(conversation_hex(id)) == id);
+  CHECK_FALSE(conversation_from_hex(conversation_hex(id).substr(1)));
+  CHECK_FALSE(conversation_from_hex(conversation_hex(id) + "0"));
+  auto upper = conversation_hex(id);
+  upper[0] = 'G';
+  CHECK_FALSE(conversation_from_hex(upper));
+  CHECK_FALSE(conversation_from_hex(""));
+}
