@@ -76,7 +76,7 @@ conversation_ledger::conversation& conversation_ledger::touch(const turn_event& 
     return recent_.front();
   }
   if (limits_.conversations == 0 || index_.size() >= limits_.conversations) evict_least_recent();
-  recent_.push_front(conversation{e.trace_id, e.api, e.model, e.group, 0, e.unix_ms, e.unix_ms, 0, 0, 0, 0, 0, 0, {},
+  recent_.push_front(conversation{e.trace_id, e.api, e.model, e.group, 0, e.unix_ms, e.unix_ms, 0, 0, 0, 0, 0, 0, {}, {},
                                   conversation_join(1, limits_.handles)});
   index_.emplace(e.trace_id, recent_.begin());
   auto& c = recent_.front();
@@ -97,7 +97,8 @@ void conversation_ledger::add(turn_event e) {
   t.input_tokens = e.input_tokens;
   t.offloads = e.offloads;
   t.kept_inline = e.kept_inline;
-  t.tokens_saved = saved(e.tokens_before, e.tokens_after);
+  t.offloaded_tokens = saved(e.tokens_before, e.tokens_after);
+  t.ledger = e.ledger;
   c.last_ms = std::max(c.last_ms, e.unix_ms);
   if (!e.model.empty()) {
     c.bytes = c.bytes - c.model.size() + e.model.size();
@@ -106,7 +107,8 @@ void conversation_ledger::add(turn_event e) {
   }
   c.offloads += e.offloads;
   c.kept_inline += e.kept_inline;
-  c.tokens_saved += t.tokens_saved;
+  c.offloaded_tokens += t.offloaded_tokens;
+  c.ledger.add(e.ledger);
 
   // This turn's offloads join before its page-ins: a blob paged back in the
   // turn that offloaded it churned (conversation_join, as `gistproxy report`).
@@ -159,9 +161,13 @@ void conversation_ledger::add(turn_event e) {
 nlohmann::json conversation_ledger::summary_of(const conversation& c) const {
   return {{"trace_id", c.trace_id}, {"api", c.api},           {"model", c.model},
           {"group", c.group},       {"turns", c.turns},       {"first_seen_unix_ms", c.first_ms},
-          {"last_seen_unix_ms", c.last_ms}, {"offloads", c.offloads}, {"tokens_saved", c.tokens_saved},
+          {"last_seen_unix_ms", c.last_ms}, {"offloads", c.offloads}, {"offloaded_tokens", c.offloaded_tokens},
           {"page_ins", c.page_ins}, {"churn", c.churn},       {"integrity_failures", c.integrity_failures},
-          {"kept_inline", c.kept_inline}};
+          {"kept_inline", c.kept_inline},
+          // The ledger: saved = without - with, over the turns whose answers carried usage.
+          {"input_tokens_without", c.ledger.input_without}, {"input_tokens_with", c.ledger.input_with},
+          {"tokens_saved", c.ledger.input_without - c.ledger.input_with},
+          {"usd_saved", c.ledger.usd_without - c.ledger.usd_with}, {"unmeasured_turns", c.ledger.unmeasured}};
 }
 
 nlohmann::json conversation_ledger::conversations_json(std::size_t max) const {
@@ -195,7 +201,12 @@ std::optional<nlohmann::json> conversation_ledger::conversation_json(const std::
                      {"status", t.status},
                      {"input_tokens", t.input_tokens},
                      {"offloads", t.offloads},
-                     {"tokens_saved", t.tokens_saved},
+                     {"offloaded_tokens", t.offloaded_tokens},
+                     {"measured", t.ledger.measured},
+                     {"input_tokens_without", t.ledger.input_without},
+                     {"input_tokens_with", t.ledger.input_with},
+                     {"tokens_saved", t.ledger.input_saved()},
+                     {"usd_saved", t.ledger.usd_saved()},
                      {"kept_inline", t.kept_inline},
                      {"new_offloads", std::move(offloads)},
                      {"new_offloads_not_shown", t.offloads_not_kept},
@@ -236,8 +247,9 @@ nlohmann::json minute_series::to_json(std::uint64_t unix_ms) const {
 
 nlohmann::json summary_json(const totals& t, const minute_series& series, const drops& d, std::uint64_t unix_ms,
                             std::uint64_t started_unix_ms) {
-  const auto saved_tokens = t.tokens_saved();
-  const double would_send = double(t.input_tokens) + double(saved_tokens);
+  // "Saved" is the ledger's (rewrite/cost/ledger.hpp): the client's requests
+  // as sent against every request gistproxy made for them, page-ins included.
+  const auto saved_tokens = std::int64_t(t.input_without) - std::int64_t(t.input_with);
   auto groups = nlohmann::json::object();
   for (const auto& [name, g] : t.groups)
     groups[name] = {{"requests", g.requests}, {"input_tokens", g.input_tokens}, {"cost_usd", g.cost_usd}};
@@ -246,13 +258,21 @@ nlohmann::json summary_json(const totals& t, const minute_series& series, const 
       {"started_unix_ms", started_unix_ms},
       {"requests", t.requests},
       {"input_tokens", t.input_tokens},
+      {"input_tokens_without", t.input_without},
+      {"input_tokens_with", t.input_with},
       {"tokens_saved", saved_tokens},
-      // Of what the requests would have sent without offloading.
-      {"saved_share", would_send > 0 ? double(saved_tokens) / would_send : 0.0},
+      // Of what the requests would have sent without gistproxy.
+      {"saved_share", t.input_without ? double(saved_tokens) / double(t.input_without) : 0.0},
+      {"usd_without", t.usd_without},
+      {"usd_with", t.usd_with},
+      {"net_saved_usd", t.usd_without - t.usd_with},
+      {"unmeasured_requests", t.unmeasured_requests},
+      {"unpriced_requests", t.unpriced_requests},
+      // The offload estimate, by our tokenizer: what offloads took out of the
+      // requests, and its dollar parts before and after overhead.
+      {"offloaded_tokens", t.tokens_saved()},
       {"saved_usd", t.saved_usd},
       {"offload_overhead_usd", t.overhead_usd},
-      {"net_saved_usd", t.saved_usd - t.overhead_usd},
-      {"unpriced_requests", t.unpriced_requests},
       {"cache_read_share", t.cache_reported_tokens ? double(t.cache_read_tokens) / double(t.cache_reported_tokens) : 0.0},
       {"offloads", t.offloads},
       {"page_ins", t.page_ins},

@@ -20,6 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rewrite/cost/ledger.hpp"
 #include "telemetry/conversation_join.hpp"
 
 namespace gistproxy::telemetry::live {
@@ -57,6 +58,7 @@ struct turn_event {
   std::uint64_t input_tokens = 0;  // as the upstream reported (all hops)
   std::uint64_t offloads = 0, tokens_before = 0, tokens_after = 0;  // every offload of the turn
   std::uint64_t kept_inline = 0;  // outputs kept inline because the conversation re-reads (cause="churn")
+  rewrite::ledger_entry ledger;   // what "saved" means: without and with, from the provider's usage
   std::vector<offload_detail> new_offloads;  // those new to the conversation, at most details_per_turn
   std::uint64_t new_offloads_dropped = 0;
   std::vector<page_in_detail> page_ins;  // at most details_per_turn
@@ -104,8 +106,9 @@ class conversation_ledger {
     std::optional<churn_pair> churn;
   };
   struct turn_row {
-    std::uint64_t n = 0, unix_ms = 0, input_tokens = 0, offloads = 0, tokens_saved = 0, kept_inline = 0;
+    std::uint64_t n = 0, unix_ms = 0, input_tokens = 0, offloads = 0, offloaded_tokens = 0, kept_inline = 0;
     int status = 0;
+    rewrite::ledger_entry ledger;
     std::vector<offload_detail> offloads_kept;
     std::uint64_t offloads_not_kept = 0, page_ins_not_kept = 0;
     std::vector<page_in_row> page_ins;
@@ -114,8 +117,9 @@ class conversation_ledger {
   struct conversation {
     std::string trace_id, api, model, group;
     std::uint64_t turns = 0, first_ms = 0, last_ms = 0;
-    std::uint64_t offloads = 0, tokens_saved = 0, page_ins = 0, churn = 0, integrity_failures = 0;
+    std::uint64_t offloads = 0, offloaded_tokens = 0, page_ins = 0, churn = 0, integrity_failures = 0;
     std::uint64_t kept_inline = 0;  // its turns' kept_inline: outputs held back for its churn
+    rewrite::ledger_total ledger;   // its turns' entries
     std::deque<turn_row> kept;
     conversation_join join;
     std::size_t bytes = 0;  // estimated: itself, its kept turns and its join
@@ -161,7 +165,10 @@ class minute_series {
 struct totals {
   std::uint64_t requests = 0, input_tokens = 0, tokens_before = 0, tokens_after = 0;
   std::uint64_t cache_read_tokens = 0, cache_reported_tokens = 0;  // the input tokens whose cache split was reported
-  double saved_usd = 0, overhead_usd = 0;
+  double saved_usd = 0, overhead_usd = 0;  // the offload estimate's parts (gistproxy_saved_usd_total, ..._overhead_)
+  // The ledger (gistproxy_ledger_*): the one "saved" every meter shows.
+  std::uint64_t input_without = 0, input_with = 0, unmeasured_requests = 0;
+  double usd_without = 0, usd_with = 0;
   std::uint64_t unpriced_requests = 0;  // left out of every dollar figure: their model has no price
   std::uint64_t offloads = 0, page_ins = 0, churn = 0, integrity_failures = 0;
   std::uint64_t kept_inline_churn = 0;  // gistproxy_outputs_kept_inline_total{cause="churn"}

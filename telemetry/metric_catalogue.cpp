@@ -172,6 +172,19 @@ metric_catalogue::metric_catalogue(registry& r)
       unpriced_requests(r.add_counter("gistproxy_unpriced_requests_total",
                                       "Requests with usage whose model has no price in the table (not counted as $0).",
                                       {"api", "group"})),
+      ledger_input_tokens(r.add_counter(
+          "gistproxy_ledger_input_tokens_total",
+          "Input tokens by side: without (the client's requests as sent, each offloaded output put back and "
+          "read_blob's definition taken out) and with (every upstream request gistproxy made, page-in hops "
+          "included, as the provider reported). Saved = without - with. Requests with usage only.",
+          {"api", "side"})),
+      ledger_usd(r.add_amount_counter("gistproxy_ledger_usd_total",
+                                      "USD by side (without, with; as gistproxy_ledger_input_tokens_total, output "
+                                      "included), priced with the provider's cache rules. Priced requests only.",
+                                      {"api", "side"})),
+      unmeasured_requests(r.add_counter("gistproxy_unmeasured_requests_total",
+                                        "Requests an upstream answer of which carried no usage: in no ledger figure.",
+                                        {"api"})),
       records(r.add_counter("gistproxy_records_total",
                             "Exchanges the --record file received, by result: written (whole and readable), dropped (queue "
                             "full), failed (the write failed, e.g. a full disk: rolled back, nothing partial left), and "
@@ -210,6 +223,8 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       for (std::string_view cause : {"client", "proxy", "budget", "age", "offer", "churn"}) prefix_breaks.labels({api, cause, group});
     }
     saved_usd.labels({api});
+    for (std::string_view side : {"without", "with"}) ledger_input_tokens.labels({api, side}), ledger_usd.labels({api, side});
+    unmeasured_requests.labels({api});
     for (std::string_view kind : {"read_blob_definition", "paged_in"}) offload_overhead_usd.labels({api, kind});
     rewrite_failures.labels({api, "store_error"});
     rewrite_failures.labels({api, "store_full"});

@@ -89,6 +89,14 @@ struct metric_catalogue {
   family<amount_counter>& saved_usd;
   family<amount_counter>& offload_overhead_usd;
   family<counter>& unpriced_requests;
+  // The ledger of "saved" (rewrite/cost/ledger.hpp), the one definition every
+  // meter shows: input tokens and USD "without" (the client's requests as
+  // sent, cache priced) and "with" (every upstream request gistproxy made for
+  // them, page-in hops included, from the provider's usage), by side;
+  // requests whose answer carried no usage are counted apart, in neither.
+  family<counter>& ledger_input_tokens;
+  family<amount_counter>& ledger_usd;
+  family<counter>& unmeasured_requests;
 
   // serve --record: exchanges written or dropped (queue full, write error).
   family<counter>& records;

@@ -165,17 +165,21 @@ std::string summary_line(const nlohmann::json& s, const std::string& record) {
     return s.contains(k) && s[k].is_number_unsigned() ? s[k].get<std::uint64_t>() : 0;
   };
   auto usd = [&](const char* k) { return s.contains(k) && s[k].is_number() ? s[k].get<double>() : 0.0; };
-  const auto sent = count("input_tokens"), saved = count("tokens_saved");
+  // The ledger's figures: the client's requests as sent beside every request
+  // gistproxy made for them (page-ins included), as the provider billed them.
+  const auto without = count("input_tokens_without"), with = count("input_tokens_with");
   char money[64];
   std::snprintf(money, sizeof money, "$%.4f", usd("net_saved_usd"));
-  std::string out = "gistproxy: " + thousands(count("requests")) + " requests; input tokens " + thousands(sent) +
-                    " sent, " + thousands(sent + saved) + " without gistproxy";
-  if (sent + saved) {
+  std::string out = "gistproxy: " + thousands(count("requests")) + " requests; input tokens " + thousands(with) +
+                    " sent, " + thousands(without) + " without gistproxy";
+  if (without) {
     char share[32];
-    std::snprintf(share, sizeof share, " (%.1f %% saved)", 100.0 * double(saved) / double(sent + saved));
+    std::snprintf(share, sizeof share, " (%.1f %% saved)", 100.0 * (1.0 - double(with) / double(without)));
     out += share;
   }
   out += "; " + std::string(money) + " saved at list prices, cache priced";
+  // Answers without usage are in no figure: said, so the figures are not read as the whole run.
+  if (const auto unmeasured = count("unmeasured_requests")) out += " (" + thousands(unmeasured) + " requests without usage)";
   // Requests of models with no price are in no dollar figure: said, so $0 is not read as nothing saved.
   if (const auto unpriced = count("unpriced_requests")) out += " (" + thousands(unpriced) + " requests unpriced)";
   out += "; " + thousands(count("page_ins")) +

@@ -51,8 +51,11 @@ void count(services& svc, request_context& ctx, const std::string& status, std::
   }
   exchange_stats(m, api).request_finished(finished);
   exchange_stats::count_usage(m, api, group, usage);
-  exchange_stats::count_cost(m, ctx.span, api, group, price_of(svc, ctx), usage,
+  const auto* price = price_of(svc, ctx);
+  exchange_stats::count_cost(m, ctx.span, api, group, price, usage,
                              {ctx.rw.tokens_saved, ctx.rw.tool_tokens, ctx.upstream.paged_in_tokens});
+  if (!ctx.upstream.hop_usage.empty())  // an upstream answered
+    ctx.ledger = exchange_stats::count_ledger(m, ctx.span, api, price, ctx.upstream.hop_usage, ctx.rw.changes);
 }
 
 void end_span(services& svc, request_context& ctx, int status) {
@@ -133,6 +136,7 @@ void tell_live_view(services& svc, request_context& ctx, int status, const std::
   e.unix_ms = svc.tracer.now() / 1'000'000;
   e.status = status;
   e.input_tokens = ctx.upstream.usage.input_tokens > 0 ? std::uint64_t(ctx.upstream.usage.input_tokens) : 0;
+  e.ledger = ctx.ledger;
   e.offloads = live.offloads;
   e.kept_inline = live.kept_inline;
   e.tokens_before = live.tokens_before;

@@ -147,9 +147,29 @@ bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span&
     m.saved_usd.labels({api}).add(saved);
     m.offload_overhead_usd.labels({api, "read_blob_definition"}).add(definition);
     m.offload_overhead_usd.labels({api, "paged_in"}).add(paged_in);
-    s.set("gistproxy.saved_usd", saved - definition - paged_in);  // net; negative when offloading cost more
   }
   return true;
+}
+
+rewrite::ledger_entry exchange_stats::count_ledger(telemetry::metric_catalogue& m, telemetry::span& s,
+                                                   std::string_view api, const rewrite::price_match* match,
+                                                   std::span<const rewrite::token_usage> hop_usage,
+                                                   const rewrite::request_changes& changes) {
+  const auto e = rewrite::account(hop_usage, changes, match ? &match->price : nullptr);
+  if (!e.measured) {
+    m.unmeasured_requests.labels({api}).inc();
+    s.set("gistproxy.measured", false);
+    return e;
+  }
+  m.ledger_input_tokens.labels({api, "without"}).inc(std::uint64_t(e.input_without));
+  m.ledger_input_tokens.labels({api, "with"}).inc(std::uint64_t(e.input_with));
+  s.set("gistproxy.input_tokens_without", e.input_without);
+  s.set("gistproxy.input_tokens_with", e.input_with);
+  if (!e.priced) return e;
+  m.ledger_usd.labels({api, "without"}).add(e.usd_without);
+  m.ledger_usd.labels({api, "with"}).add(e.usd_with);
+  s.set("gistproxy.saved_usd", e.usd_saved());  // negative when offloading cost more
+  return e;
 }
 
 }  // namespace gistproxy::proxy

@@ -8,6 +8,7 @@
 
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/control_group.hpp"
+#include "rewrite/cost/ledger.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/offload/engine.hpp"
 #include "rewrite/page_in/page_in.hpp"
@@ -130,6 +131,13 @@ class exchange_stats {
   };
   static bool count_cost(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api, std::string_view group,
                          const rewrite::price_match* match, const rewrite::token_usage& usage, const offload_tally& offload);
+  // The request's ledger entry (what "saved" means everywhere) from each
+  // hop's usage: on the ledger counters and the span; unmeasured when a hop
+  // reported no usage.
+  static rewrite::ledger_entry count_ledger(telemetry::metric_catalogue& m, telemetry::span& s, std::string_view api,
+                                           const rewrite::price_match* match,
+                                           std::span<const rewrite::token_usage> hop_usage,
+                                           const rewrite::request_changes& changes);
   // Usage as OpenTelemetry GenAI span attributes (cache reads and writes
   // under the conventions' names; both are included in input_tokens).
   static void set_usage_attributes(telemetry::span& s, const rewrite::token_usage& usage);

@@ -11,6 +11,7 @@
 #include "proxy/exchange/stored_state.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/keepalive_ticker.hpp"
+#include "rewrite/cost/ledger.hpp"
 
 namespace gistproxy::proxy {
 namespace {
@@ -141,9 +142,21 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     ctx.stored.streamed = body_kind_of(first.head()) != rewrite::usage_observer::body_kind::json;
     auto reader = reader_for(svc, ctx, first, std::move(env));
     const page_in_plan plan{env.wire, ctx.rw.intercept_tool, int(svc.cfg.max_page_in_hops)};
-    const auto noted = [&ctx](const hop_read& got, bool continued) { note_hop(ctx, got, continued); };
+    // Each hop's own usage: a JSON answer's, else the growth of the reader's
+    // sum over hops (a stream's last hop may still be arriving: after the loop).
+    rewrite::token_usage before;
+    bool last_pending = false;
+    const auto noted = [&](const hop_read& got, bool continued) {
+      note_hop(ctx, got, continued);
+      auto& hops = ctx.upstream.hop_usage;
+      if (got.usage) hops.push_back(*got.usage);
+      else if (continued) hops.push_back(rewrite::usage_between(before, reader->usage()));
+      else last_pending = true;
+      before = reader->usage();
+    };
     ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats, noted);
     ctx.upstream.usage = reader->usage();
+    if (last_pending) ctx.upstream.hop_usage.push_back(rewrite::usage_between(before, ctx.upstream.usage));
   }
   if (ctx.offers_read_blob()) stats.page_in_hops(ctx.upstream.hops);
   ctx.span.set("gistproxy.page_in_hops", std::int64_t(ctx.upstream.hops));

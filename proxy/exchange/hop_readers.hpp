@@ -31,6 +31,9 @@ struct hop_read {
   bool stop = false;                      // the client already has its whole answer, or the exchange failed
   std::vector<rewrite::blob_call> calls;  // the model's read_blob calls
   nlohmann::json response;                // the turn as that API's JSON response (for continue_conversation)
+  // The hop's own usage, when the reader has it apart (a JSON answer);
+  // otherwise it is the growth of the reader's sum over hops.
+  std::optional<rewrite::token_usage> usage;
   static hop_read stopped() {
     hop_read r;
     r.stop = true;

@@ -60,6 +60,7 @@ class json_reader final : public hop_reader {
       got = {};
     }
     hop.end(hop.status(), hop_usage);
+    got.usage = hop_usage;
     co_return got;
   }
 

@@ -15,6 +15,7 @@
 #include "rewrite/handling.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
+#include "rewrite/cost/ledger.hpp"
 #include "rewrite/cost/prices.hpp"
 #include "rewrite/dialects/responses/responses_stored.hpp"
 #include "rewrite/endpoint.hpp"
@@ -73,6 +74,7 @@ struct rewritten {
   std::uint64_t turn = 0;           // this request's turn in its trace (paging churn)
   std::uint64_t tokens_saved = 0;   // estimated tokens the offloads removed
   std::uint64_t tool_tokens = 0;    // estimated tokens of the read_blob definition added
+  rewrite::request_changes changes;  // the same, split as the ledger prices them (new, repeated)
   rewrite::planned_break planned = rewrite::planned_break::none;  // what this turn changed on purpose (prefix breaks)
 };
 
@@ -95,6 +97,9 @@ struct upstream_tally {
   std::chrono::nanoseconds wait{0};          // time spent waiting on the upstream
   std::string_view protocol;                 // "HTTP/2" when the hops went over HTTP/2 (h2_upstream_hop); empty: HTTP/1.1
   rewrite::token_usage usage;                // as the client was told (summed over hops)
+  // Each hop's own usage, the client's request first (the ledger's "with"):
+  // at most max_page_in_hops + 1 entries.
+  std::vector<rewrite::token_usage> hop_usage;
   std::uint64_t paged_in_tokens = 0;         // estimated tokens read_blob answers put back
 };
 
@@ -152,6 +157,7 @@ struct request_context {
   client_writer out;  // respond: every byte to the client, and what it got
   connection_memo& memo;
   telemetry::span span;  // gistproxy.request, ended by finish
+  rewrite::ledger_entry ledger;  // what it saved, as finish counted it (the live view's turn)
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   std::string_view protocol;  // the channel's, when its requests do not say it (exchange_finish.cpp)
 

@@ -79,16 +79,23 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   auto& live = ctx.live;
   for (std::size_t i = 0; i < first.size(); ++i)
     if (first[i] && svc.live) note_new_offload(*svc.live, live, *fresh[i]);
+  auto& changes = ctx.rw.changes;
   for (const auto& o : report.offloads) {
     live.tokens_before += o.tokens_before;
     live.tokens_after += o.tokens_after;
-    saved += o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
+    const auto removed = o.tokens_before > o.tokens_after ? o.tokens_before - o.tokens_after : 0;
+    saved += removed;
+    (o.repeated ? changes.offloaded_repeated : changes.offloaded_new) += removed;
     if (ctx.span.recording) emit_compaction_span(svc.tracer, ctx.span, o);  // spans go nowhere without an exporter
   }
   live.offloads += report.offloads.size();
   live.kept_inline += report.kept_inline_churn;
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
+  changes.tool_definition = report.tool_tokens;
+  // read_blob is offered while the conversation has offloads: a turn whose
+  // offloads are all new is the one its definition arrived on (cache write).
+  changes.tool_definition_new = changes.offloaded_repeated == 0;
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget
                    : report.age_batch         ? rewrite::planned_break::age
                    : report.offer_arrives     ? rewrite::planned_break::offer

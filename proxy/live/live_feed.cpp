@@ -58,6 +58,13 @@ telemetry::live::totals live_feed::read_totals() const {
   t.saved_usd = amount(m.saved_usd);
   t.overhead_usd = amount(m.offload_overhead_usd);
   t.unpriced_requests = sum(m.unpriced_requests);
+  t.unmeasured_requests = sum(m.unmeasured_requests);
+  m.ledger_input_tokens.for_each([&](const auto& l, const auto& c) {  // api, side
+    (label(l, 1) == "with" ? t.input_with : t.input_without) += c.value();
+  });
+  m.ledger_usd.for_each([&](const auto& l, const auto& c) {  // api, side
+    (label(l, 1) == "with" ? t.usd_with : t.usd_without) += c.value();
+  });
   t.offloads = sum(m.offloads);
   t.page_ins = sum(m.page_ins);
   t.churn = sum(m.paging_churn);

@@ -150,7 +150,7 @@ function renderSummary(s) {
   setText("tokens-saved", int(s.tokens_saved));
   setText("saved-share", pct(s.saved_share) + " of what would have been sent");
   setText("net-saved-usd", usd(s.net_saved_usd));
-  setText("usd-detail", usd(s.saved_usd) + " saved, " + usd(s.offload_overhead_usd) + " overhead");
+  setText("usd-detail", usd(s.usd_without) + " without, " + usd(s.usd_with) + " with gistproxy");
   setText("cache-read-share", pct(s.cache_read_share));
   setText("offloads", int(s.offloads));
   setText("page-ins", int(s.page_ins));

@@ -26,6 +26,14 @@ double input_without_usd(const token_usage& first, const request_changes& c, con
 
 }  // namespace
 
+token_usage usage_between(const token_usage& before, const token_usage& after) {
+  if (after.input_tokens <= std::max<std::int64_t>(before.input_tokens, 0)) return {};
+  auto grown = [](std::int64_t b, std::int64_t a) { return a < 0 ? a : a - std::max<std::int64_t>(b, 0); };
+  return {grown(before.input_tokens, after.input_tokens), grown(before.output_tokens, after.output_tokens),
+          grown(before.cache_read_tokens, after.cache_read_tokens),
+          grown(before.cache_write_tokens, after.cache_write_tokens)};
+}
+
 ledger_entry account(std::span<const token_usage> hops, const request_changes& changes, const model_price* price) {
   ledger_entry e;
   if (hops.empty() || !std::all_of(hops.begin(), hops.end(), reported)) return e;

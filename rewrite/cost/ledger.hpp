@@ -22,6 +22,10 @@
 
 namespace gistproxy::rewrite {
 
+// One hop's usage from the sums over hops before and after it. A hop whose
+// input did not grow the sum reported none (every real request has input).
+token_usage usage_between(const token_usage& before, const token_usage& after);
+
 // What gistproxy changed in the client's request, in tokens (its tokenizer's).
 struct request_changes {
   std::uint64_t offloaded_new = 0;       // tokens_before - tokens_after of outputs first offloaded this turn

@@ -18,14 +18,15 @@ using namespace gistproxy::testing;
 
 namespace {
 
-// The sum of every series of a metric in Prometheus text.
-double metric_sum(const std::string& text, const std::string& name) {
+// The sum of every series of a metric in Prometheus text (those whose
+// labels contain `label`, when given).
+double metric_sum(const std::string& text, const std::string& name, const std::string& label = "") {
   double sum = 0;
   std::regex line("^" + name + R"((\{[^}]*\})? ([0-9.e+-]+)$)");
   std::istringstream in(text);
   for (std::string l; std::getline(in, l);) {
     std::smatch m;
-    if (std::regex_match(l, m, line)) sum += std::stod(m[2]);
+    if (std::regex_match(l, m, line) && m[1].str().find(label) != std::string::npos) sum += std::stod(m[2]);
   }
   return sum;
 }
@@ -63,8 +64,10 @@ TEST_CASE("the live view's totals are /metrics' totals and its conversations sho
   CHECK(s["churn"].get<double>() == metric_sum(metrics, "gistproxy_paging_churn_total"));
   CHECK(s["integrity_failures"].get<double>() == metric_sum(metrics, "gistproxy_integrity_failures_total"));
   CHECK(s["input_tokens"].get<double>() == metric_sum(metrics, "gistproxy_input_tokens_total"));
-  CHECK(s["tokens_saved"].get<double>() == metric_sum(metrics, "gistproxy_offload_tokens_before_total") -
-                                               metric_sum(metrics, "gistproxy_offload_tokens_after_total"));
+  CHECK(s["offloaded_tokens"].get<double>() == metric_sum(metrics, "gistproxy_offload_tokens_before_total") -
+                                                   metric_sum(metrics, "gistproxy_offload_tokens_after_total"));
+  CHECK(s["tokens_saved"].get<double>() == metric_sum(metrics, "gistproxy_ledger_input_tokens_total", R"(side="without")") -
+                                               metric_sum(metrics, "gistproxy_ledger_input_tokens_total", R"(side="with")"));
   CHECK(s["rewrite_failures"]["unparsable"].get<double>() > 0);
   CHECK(s["groups"].contains("control"));
   CHECK(s["churn"].get<double>() >= 2);

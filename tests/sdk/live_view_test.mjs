@@ -89,11 +89,11 @@ async function scriptedTraffic() {
   return { churnedHandle: sha256(churned) };
 }
 
-function metricSum(text, name) {
+function metricSum(text, name, label = "") {
   let sum = 0;
   for (const line of text.split("\n")) {
     const m = line.match(new RegExp(`^${name}(\\{[^}]*\\})? ([0-9.e+-]+)$`));
-    if (m) sum += Number(m[2]);
+    if (m && (m[1] || "").includes(label)) sum += Number(m[2]);
   }
   return sum;
 }
@@ -127,7 +127,9 @@ test("the live view renders /metrics' numbers, marks the churn and the integrity
     const metricOf = {
       requests: (t) => metricSum(t, "gistproxy_requests_total"),
       "input-tokens": (t) => metricSum(t, "gistproxy_input_tokens_total"),
-      "tokens-saved": (t) => metricSum(t, "gistproxy_offload_tokens_before_total") - metricSum(t, "gistproxy_offload_tokens_after_total"),
+      // The ledger's saved: the client's requests as sent minus every request gistproxy made.
+      "tokens-saved": (t) => metricSum(t, "gistproxy_ledger_input_tokens_total", 'side="without"') -
+                             metricSum(t, "gistproxy_ledger_input_tokens_total", 'side="with"'),
       offloads: (t) => metricSum(t, "gistproxy_offloads_total"),
       "page-ins": (t) => metricSum(t, "gistproxy_page_ins_total"),
       churn: (t) => metricSum(t, "gistproxy_paging_churn_total"),

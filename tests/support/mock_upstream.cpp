@@ -2,6 +2,7 @@
 #include "tests/support/mock_upstream_ws.hpp"
 #include "tests/support/responses_state.hpp"
 #include "tests/support/scripted_model.hpp"
+#include "tests/support/size_billing.hpp"
 #include "tests/support/http_compression.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "rewrite/blob/digest.hpp"
@@ -211,10 +212,12 @@ struct mock_upstream::impl {
     if (auto kept = responses.serve(std::string_view(req.method_string()), target))  // Responses' stored state
       co_return co_await send(simple(http::status(kept->status), kept->body, kept->content_type));
     const auto route = route_of(path);
+    std::string previous_llm;  // the LLM request before this one (size_billing's prefix cache)
     if (route) {
       std::map<std::string, std::string> headers;
       for (const auto& f : req) headers[lowercase(f.name_string())] = std::string(f.value());
       std::lock_guard lock(otlp_mutex);
+      if (!llm.empty()) previous_llm = llm.back();
       llm.push_back(req.body());
       llm_heads.push_back(std::move(headers));
     }
@@ -295,7 +298,9 @@ struct mock_upstream::impl {
       }
       {
         std::string model = request.is_object() ? request.value("model", "mock-model") : "mock-model";
-        auto res = simple(http::status(scripted.status), named(render_response(api, scripted, model, request).dump()));
+        auto answer = render_response(api, scripted, model, request);
+        if (api == llm_api::chat) bill_by_size(answer, req.body(), previous_llm);
+        auto res = simple(http::status(scripted.status), named(answer.dump()));
         if (coding) {
           res.body() = compress(*coding, res.body());
           res.set(http::field::content_encoding, *coding);

@@ -89,7 +89,7 @@ TEST_CASE("the ledger joins a conversation's turns: churn pairs, integrity failu
   REQUIRE(j);
   CHECK((*j)["turns"] == 3);
   CHECK((*j)["offloads"] == 4);
-  CHECK((*j)["tokens_saved"] == 5800);
+  CHECK((*j)["offloaded_tokens"] == 5800);
   CHECK((*j)["page_ins"] == 4);
   CHECK((*j)["churn"] == 3);  // a in turns 1 and 2, b in turn 2
   CHECK((*j)["integrity_failures"] == 1);
@@ -196,6 +196,11 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   t.cache_reported_tokens = 600;
   t.saved_usd = 0.5;
   t.overhead_usd = 0.125;
+  t.input_without = 1000;  // the ledger: what the headline figures are
+  t.input_with = 600;
+  t.usd_without = 0.5;
+  t.usd_with = 0.125;
+  t.unmeasured_requests = 1;
   t.rewrite_failures["unparsable"] = 2;
   t.groups["control"] = {1, 10, 0.25};
   t.kept_inline_churn = 7;
@@ -203,7 +208,9 @@ TEST_CASE("the summary states shares and net dollars from the totals") {
   minute_series s;
   auto j = summary_json(t, s, drops{3, 0, 0, 0, 0, {}}, 6'000'000'000, 5'999'000'000);
   CHECK(j["tokens_saved"] == 400);
+  CHECK(j["offloaded_tokens"] == 400);  // the offload estimate, apart
   CHECK(j["saved_share"].get<double>() == Approx(0.4));
+  CHECK(j["unmeasured_requests"] == 1);
   CHECK(j["cache_read_share"].get<double>() == Approx(0.25));
   CHECK(j["net_saved_usd"].get<double>() == Approx(0.375));
   CHECK(j["rewrite_failures"]["unparsable"] == 2);

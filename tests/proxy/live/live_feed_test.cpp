@@ -92,10 +92,16 @@ TEST_CASE("live_feed reads its totals from the metric registry by each series' l
   m.offload_tokens_after.labels({"chat"}).inc(1000);
   m.rewrite_failures.labels({"chat", "unparsable"}).inc(2);
   m.outputs_kept_inline.labels({"chat", "churn"}).inc(4);
+  m.ledger_input_tokens.labels({"chat", "without"}).inc(1500);
+  m.ledger_input_tokens.labels({"chat", "with"}).inc(1000);
+  m.ledger_usd.labels({"chat", "without"}).add(0.75);
+  m.ledger_usd.labels({"chat", "with"}).add(0.5);
   auto s = f.summary();
   CHECK(s["requests"] == 4);
   CHECK(s["input_tokens"] == 1000);
-  CHECK(s["tokens_saved"] == 4000);
+  CHECK(s["offloaded_tokens"] == 4000);
+  CHECK(s["tokens_saved"] == 500);  // the ledger's, without - with
+  CHECK(s["net_saved_usd"].get<double>() == Approx(0.25));
   CHECK(s["cache_read_share"].get<double>() == Approx(0.3));
   CHECK(s["rewrite_failures"]["unparsable"] == 2);
   CHECK(s["kept_inline_churn"] == 4);

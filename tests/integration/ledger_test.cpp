@@ -1,0 +1,153 @@
+// One "saved", as the provider bills it: the mock bills every request by its
+// size with a prefix cache (size_billing.hpp), and each meter (/metrics'
+// ledger counters, /api/summary, the live view's conversation) must show the
+// ledger those bills make: "with" is every upstream request gistproxy sent,
+// page-in hops included, exactly as billed; "without" is the client's
+// requests as sent. A summary that counted gistproxy's own page-in hops as
+// savings (the old meter) fails the re-read case here.
+#include <catch2/catch.hpp>
+#include <thread>
+
+#include "tests/integration/harness.hpp"
+#include "tests/support/size_billing.hpp"
+#include "tests/support/tool_conversation.hpp"
+
+using namespace gistproxy::testing;
+
+namespace {
+
+// gpt-4o, as docs/prices.json lists it: per million tokens.
+constexpr double input_usd = 2.5e-6, cached_usd = 1.25e-6, output_usd = 10e-6;
+constexpr int output_tokens = 10;  // scripted_render's completion_tokens, every hop
+
+struct billed {
+  std::int64_t input = 0, first_hops_input = 0;
+  double usd = 0;
+  std::size_t hops = 0, page_in_hops = 0;
+};
+
+// The bill of every body the mock received, as it billed them.
+billed bill_of(const std::vector<std::string>& bodies) {
+  billed b;
+  std::string previous;
+  for (const auto& body : bodies) {
+    const auto input = billed_input_tokens(body), cached = billed_cached_tokens(body, previous);
+    b.input += input;
+    // A page-in hop carries the model's read_blob call (scripted ids rb_N);
+    // the client's own requests never do: gistproxy hides those calls.
+    const bool page_in = body.find("\"rb_0\"") != std::string::npos;
+    if (!page_in) b.first_hops_input += input;
+    b.page_in_hops += page_in;
+    b.usd += double(input - cached) * input_usd + double(cached) * cached_usd + output_tokens * output_usd;
+    ++b.hops;
+    previous = body;
+  }
+  return b;
+}
+
+double series_sum(const std::string& metrics, const std::string& name, const std::string& label) {
+  double sum = 0;
+  std::istringstream in(metrics);
+  for (std::string l; std::getline(in, l);)
+    if (l.rfind(name + "{", 0) == 0 && l.find(label) != std::string::npos) sum += std::stod(l.substr(l.rfind(' ') + 1));
+  return sum;
+}
+
+struct run_result {
+  billed bill;
+  std::string metrics;
+  nlohmann::json summary, conversation;
+};
+
+// `turns` turns of one conversation, each adding a ~12 KB output, the model
+// scripted by `ask`; the meters read once the live view has every request.
+run_result run(const std::string& ask, int turns = 4) {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  std::vector<std::string> outputs;
+  for (int turn = 1; turn <= turns; ++turn) {
+    outputs.push_back(log_output("out" + std::to_string(turn), 12000));
+    REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body_of("chat", outputs, ask)).status == 200);
+  }
+  run_result r;
+  r.bill = bill_of(upstream.llm_bodies());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {  // the live view takes its events at the admin thread's tick
+    r.summary = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/summary").body);
+    if (r.summary["requests"] == turns || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  r.metrics = http_request(proxy.admin_port(), "GET", "/metrics").body;
+  const auto list = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/conversations").body);
+  REQUIRE(list["conversations"].size() == 1);
+  r.conversation = list["conversations"][0];
+  return r;
+}
+
+// Every meter shows the same ledger, and its "with" side is the mock's bill.
+void check_meters_agree(const run_result& r) {
+  const auto& s = r.summary;
+  const double without = series_sum(r.metrics, "gistproxy_ledger_input_tokens_total", R"(side="without")");
+  const double with = series_sum(r.metrics, "gistproxy_ledger_input_tokens_total", R"(side="with")");
+  const double usd_without = series_sum(r.metrics, "gistproxy_ledger_usd_total", R"(side="without")");
+  const double usd_with = series_sum(r.metrics, "gistproxy_ledger_usd_total", R"(side="with")");
+  CHECK(with == double(r.bill.input));  // every hop, page-ins included, as billed
+  CHECK(usd_with == Approx(r.bill.usd).epsilon(1e-9));
+  CHECK(s["input_tokens_without"].get<double>() == without);
+  CHECK(s["input_tokens_with"].get<double>() == with);
+  CHECK(s["tokens_saved"].get<double>() == without - with);
+  CHECK(s["net_saved_usd"].get<double>() == Approx(usd_without - usd_with).margin(1e-12));
+  CHECK(s["unmeasured_requests"] == 0);
+  CHECK(r.conversation["tokens_saved"].get<double>() == without - with);
+  CHECK(r.conversation["usd_saved"].get<double>() == Approx(usd_without - usd_with).margin(1e-12));
+  // "Without" starts from what the provider billed for the client's own
+  // requests (the first hops) and adds back what offloading took out.
+  CHECK(without > double(r.bill.first_hops_input));
+}
+
+}  // namespace
+
+TEST_CASE("ledger: a model that never reads an output back saves what offloading took out") {
+  auto r = run("bill by size and answer");
+  REQUIRE(r.bill.page_in_hops == 0);
+  check_meters_agree(r);
+  CHECK(r.summary["tokens_saved"].get<double>() > 0);
+  CHECK(r.summary["net_saved_usd"].get<double>() > 0);
+}
+
+TEST_CASE("ledger: a model that reads each output once pays for its page-in hops out of the savings") {
+  auto r = run("bill by size and read each new output once");
+  REQUIRE(r.bill.page_in_hops == 4);
+  check_meters_agree(r);
+  // The page-in hops are in "with", never in "without".
+  CHECK(r.summary["input_tokens_with"].get<double>() > double(r.bill.first_hops_input));
+}
+
+TEST_CASE("ledger: a model that re-reads everything shows the bill it made, even when it is no saving") {
+  auto r = run("bill by size and reread everything");
+  REQUIRE(r.bill.page_in_hops >= 2);
+  check_meters_agree(r);
+  // Whatever the sign: without - with, never without + page-ins.
+  CHECK(r.summary["tokens_saved"].get<double>() ==
+        r.summary["input_tokens_without"].get<double>() - double(r.bill.input));
+}
+
+TEST_CASE("ledger: a prompt-cache miss is billed uncached on both sides") {
+  auto r = run("bill by size, cache miss, and read each new output once");
+  check_meters_agree(r);
+  auto hit = run("bill by size, cache warm, and read each new output once");  // the same length
+  // Same tokens, dearer without the cache: "with" is what the bill says.
+  CHECK(r.summary["input_tokens_with"] == hit.summary["input_tokens_with"]);
+  CHECK(series_sum(r.metrics, "gistproxy_ledger_usd_total", R"(side="with")") >
+        series_sum(hit.metrics, "gistproxy_ledger_usd_total", R"(side="with")"));
+}
+
+TEST_CASE("ledger: an answer without usage is counted apart and in no figure") {
+  auto r = run("no usage and read each new output once", 3);
+  CHECK(r.summary["unmeasured_requests"] == 3);
+  CHECK(r.summary["input_tokens_without"] == 0);
+  CHECK(r.summary["input_tokens_with"] == 0);
+  CHECK(r.summary["net_saved_usd"].get<double>() == 0);
+  CHECK(r.conversation["unmeasured_turns"] == 3);
+  CHECK(series_sum(r.metrics, "gistproxy_unmeasured_requests_total", R"(api="chat")") == 3);
+}
