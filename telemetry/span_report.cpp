@@ -24,6 +24,19 @@ std::string string_attr(const nlohmann::json& a, const char* key) {
   return it != a.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// A request span's ledger entry (gistproxy.input_tokens_without, _with and
+// gistproxy.saved_usd); a span without one (no usage, or a log from before
+// the ledger) is counted as unmeasured.
+void add_ledger(report_counts& c, const nlohmann::json& a) {
+  if (a.find("gistproxy.input_tokens_without") == a.end()) {
+    ++c.unmeasured;
+    return;
+  }
+  c.input_without += uint_attr(a, "gistproxy.input_tokens_without");
+  c.input_with += uint_attr(a, "gistproxy.input_tokens_with");
+  if (auto usd = a.find("gistproxy.saved_usd"); usd != a.end() && usd->is_number()) c.usd_saved += usd->get<double>();
+}
+
 // The tool whose output a page-in read: gistproxy.tool; span logs from before
 // page-ins were execute_tool spans named it gen_ai.tool.name (now read_blob).
 std::string page_in_tool(const nlohmann::json& a) {
@@ -44,6 +57,10 @@ void report_counts::add(const report_counts& o) {
   page_in_errors += o.page_in_errors;
   churn += o.churn;
   integrity_failures += o.integrity_failures;
+  input_without += o.input_without;
+  input_with += o.input_with;
+  usd_saved += o.usd_saved;
+  unmeasured += o.unmeasured;
 }
 
 void span_report_builder::add_line(std::string_view line, const std::string& where) {
@@ -99,6 +116,7 @@ span_report span_report_builder::build() const {
     };
     c.first_start_ns = t.requests.empty() ? UINT64_MAX : t.requests.front()->start_ns;
     c.counts.requests = t.requests.size();
+    for (const auto* request : t.requests) add_ledger(c.counts, request->attributes);
 
     // Fed to the join in turn order, as the live view feeds it: offloads of a
     // turn before its page-ins; unknown turns (0): offloads first, page-ins last.
@@ -170,12 +188,22 @@ span_report span_report_builder::build() const {
 
 namespace {
 
+// What the provider billed: the same "saved" as every meter.
+std::string ledger_text(const report_counts& c) {
+  if (!c.input_without) return {};
+  char text[160];
+  std::snprintf(text, sizeof text, "; billed input tokens %s without, %s with (%.1f%% saved), $%.4f saved",
+                thousands(c.input_without).c_str(), thousands(c.input_with).c_str(),
+                100.0 * (1.0 - double(c.input_with) / double(c.input_without)), c.usd_saved);
+  return text;
+}
+
 std::string counts_line(const report_counts& c) {
   char ratio[32] = "-";
   if (c.tokens_before) std::snprintf(ratio, sizeof ratio, "%.1f%%", 100.0 * double(c.tokens_saved()) / double(c.tokens_before));
   return "offloads " + thousands(c.offloads) + ", tokens saved " + thousands(c.tokens_saved()) + " (" + ratio +
          " of offloaded), page-ins " + thousands(c.page_ins) + ", churn " + thousands(c.churn) +
-         ", integrity failures " + thousands(c.integrity_failures);
+         ", integrity failures " + thousands(c.integrity_failures) + ledger_text(c);
 }
 
 std::string turn_text(std::uint64_t t) { return t ? std::to_string(t) : std::string("?"); }
@@ -215,7 +243,9 @@ namespace {
 nlohmann::json counts_json(const report_counts& c) {
   return {{"requests", c.requests},     {"offloads", c.offloads},           {"tokens_before", c.tokens_before},
           {"tokens_after", c.tokens_after}, {"tokens_saved", c.tokens_saved()}, {"page_ins", c.page_ins},
-          {"page_in_errors", c.page_in_errors}, {"churn", c.churn},           {"integrity_failures", c.integrity_failures}};
+          {"page_in_errors", c.page_in_errors}, {"churn", c.churn},           {"integrity_failures", c.integrity_failures},
+          {"input_tokens_without", c.input_without}, {"input_tokens_with", c.input_with},
+          {"usd_saved", c.usd_saved},           {"unmeasured_requests", c.unmeasured}};
 }
 
 }  // namespace

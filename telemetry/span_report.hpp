@@ -34,6 +34,11 @@ struct report_counts {
   std::uint64_t page_in_errors = 0;  // page-ins that did not return bytes (any reason)
   std::uint64_t churn = 0;
   std::uint64_t integrity_failures = 0;
+  // The ledger, from the request spans (docs/telemetry.md#saved): the
+  // client's requests as sent against every request gistproxy made.
+  std::uint64_t input_without = 0, input_with = 0;
+  double usd_saved = 0;
+  std::uint64_t unmeasured = 0;  // request spans without a ledger entry
   std::uint64_t tokens_saved() const { return tokens_before > tokens_after ? tokens_before - tokens_after : 0; }
   void add(const report_counts& o);
 };

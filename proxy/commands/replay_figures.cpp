@@ -49,6 +49,7 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"stored_bytes", s.stored_bytes},
           {"unparsable", s.unparsable},
           {"recorded_page_in_hops", s.recorded_page_in_hops},
+          {"page_in_input_tokens", s.page_in_input_tokens},
           {"recorded_read_backs", s.recorded_read_backs},
           {"kept_inline_churn", s.kept_inline_churn},
           {"prefix_pairs", s.prefix_pairs},
@@ -126,7 +127,8 @@ std::string stats_text(const rewrite::replay_stats& s, const std::string& indent
   if (s.unpriced_turns) out += ", " + thousands(s.unpriced_turns) + " turns of models without a price";
   out += "\n";
   if (s.recorded_page_in_hops)
-    out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + "\n";
+    out += indent + "read_blob hops in the recording: " + thousands(s.recorded_page_in_hops) + " (" +
+           thousands(s.page_in_input_tokens) + " input tokens, counted in what gistproxy sends)\n";
   if (s.recorded_read_backs)
     out += indent + "outputs read back whole in the recording: " + thousands(s.recorded_read_backs) +
            ", kept inline for churn on later turns: " + thousands(s.kept_inline_churn) + "\n";

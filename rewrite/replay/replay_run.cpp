@@ -34,6 +34,7 @@ void replay_stats::add(const replay_stats& o) {
   cache_read_tokens_after += o.cache_read_tokens_after;
   cost_usd_before += o.cost_usd_before;
   cost_usd_after += o.cost_usd_after;
+  page_in_input_tokens += o.page_in_input_tokens;
   priced_turns += o.priced_turns;
   unpriced_turns += o.unpriced_turns;
   fallback_priced_turns += o.fallback_priced_turns;
@@ -218,6 +219,24 @@ void replay_session::tell_churn(const recorded_request& req, const replayed_requ
   }
 }
 
+// The ledger's "with" counts gistproxy's own page-in hops (ledger.hpp): a
+// recording says how many a turn made and which outputs it read back whole.
+// Each hop sends the forwarded body again, read from the cache the hop
+// before wrote, plus the outputs read back, priced uncached. Outputs
+// read by a pattern or a line range are not recorded: a lower bound.
+replay_session::hop_input replay_session::page_in_hops_of(const replayed_request& out, std::uint64_t input_after) const {
+  const int hops = out.recorded ? std::max(0, out.recorded->page_in_hops) : 0;
+  if (hops == 0) return {};
+  std::uint64_t read_back = 0;
+  for (const auto& hash : out.recorded->read_backs)
+    for (const auto& o : out.report.offloads)
+      if (o.hash == hash) {
+        read_back += o.tokens_before;
+        break;
+      }
+  return {std::uint64_t(hops) * (input_after + read_back), std::uint64_t(hops) * input_after};
+}
+
 // A turn's input tokens as sent and as forwarded, the provider's prompt cache
 // simulated against the conversation's previous turn, and their dollars.
 void replay_session::measure_turn(const endpoint& d, std::string_view body, const replayed_request& out,
@@ -253,12 +272,17 @@ void replay_session::measure_turn(const endpoint& d, std::string_view body, cons
   }
   st.cache_read_tokens_before += cached_before;
   st.cache_read_tokens_after += cached_after;
+  const auto hops = page_in_hops_of(out, input_after);
+  st.tokens_after += hops.input;
+  st.cache_read_tokens_after += hops.cached;
+  st.page_in_input_tokens += hops.input;
   std::optional<price_match> price;
   if (replayer_.prices_) price = replayer_.prices_->lookup(model);
   if (price) {
     ++st.priced_turns;
     st.cost_usd_before += input_side_cost(input_before, cached_before, price->price);
     st.cost_usd_after += input_side_cost(input_after, cached_after, price->price);
+    st.cost_usd_after += input_side_cost(hops.input, hops.cached, price->price);
     if (price->fallback) {
       ++st.fallback_priced_turns;
       if (st.priced_as.size() < replay_stats::priced_as_limit)

@@ -43,6 +43,9 @@ struct replay_stats {
   // gistproxy recordings only: read_blob hops the model really made (how often
   // offloaded outputs were paged back); other formats cannot know.
   std::uint64_t recorded_page_in_hops = 0;
+  // ... and their estimated input, which tokens_after (and the dollars after)
+  // include: "with" is every request gistproxy makes, page-ins too.
+  std::uint64_t page_in_input_tokens = 0;
   // … and the outputs it read back whole, which the churn tracker hears of as
   // serve's did; outputs then kept inline for it, summed over requests (other
   // formats record no read-back: no churn is simulated for them).
@@ -132,6 +135,10 @@ class replay_session {
   void replay_one(const recorded_request& req);
   void identify(const recorded_request& req, const endpoint& d, std::string_view body, replayed_request& out);
   void tell_churn(const recorded_request& req, const replayed_request& out, bool offered);
+  struct hop_input {
+    std::uint64_t input = 0, cached = 0;
+  };
+  hop_input page_in_hops_of(const replayed_request& out, std::uint64_t input_after) const;
   void measure_turn(const endpoint& d, std::string_view body, const replayed_request& out, const std::string& model,
                     const std::vector<splice_edit>& edits);
   const replayer& replayer_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tests/integration/harness.hpp"
+#include "tests/support/child_process.hpp"
 #include "tests/support/size_billing.hpp"
 #include "tests/support/tool_conversation.hpp"
 
@@ -56,14 +57,15 @@ double series_sum(const std::string& metrics, const std::string& name, const std
 struct run_result {
   billed bill;
   std::string metrics;
-  nlohmann::json summary, conversation;
+  nlohmann::json summary, conversation, report;  // report: `gistproxy report --json`'s total
 };
 
 // `turns` turns of one conversation, each adding a ~12 KB output, the model
 // scripted by `ask`; the meters read once the live view has every request.
 run_result run(const std::string& ask, int turns = 4) {
   mock_upstream upstream;
-  proxy_process proxy({"--upstream", upstream.url()});
+  const auto spans = temp_path("ledger-spans.jsonl");
+  proxy_process proxy({"--upstream", upstream.url(), "--span-log", spans.string()});
   std::vector<std::string> outputs;
   for (int turn = 1; turn <= turns; ++turn) {
     outputs.push_back(log_output("out" + std::to_string(turn), 12000));
@@ -81,6 +83,10 @@ run_result run(const std::string& ask, int turns = 4) {
   const auto list = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/conversations").body);
   REQUIRE(list["conversations"].size() == 1);
   r.conversation = list["conversations"][0];
+  REQUIRE(proxy.stop() == 0);  // flushes the span log
+  const auto report = run_command({gistproxy_binary(), "report", "--json", spans.string()});
+  INFO(report.output);
+  r.report = nlohmann::json::parse(report.output)["total"];
   return r;
 }
 
@@ -100,6 +106,9 @@ void check_meters_agree(const run_result& r) {
   CHECK(s["unmeasured_requests"] == 0);
   CHECK(r.conversation["tokens_saved"].get<double>() == without - with);
   CHECK(r.conversation["usd_saved"].get<double>() == Approx(usd_without - usd_with).margin(1e-12));
+  CHECK(r.report["input_tokens_without"].get<double>() == without);  // gistproxy report, from the span log
+  CHECK(r.report["input_tokens_with"].get<double>() == with);
+  CHECK(r.report["usd_saved"].get<double>() == Approx(usd_without - usd_with).margin(1e-9));
   // "Without" starts from what the provider billed for the client's own
   // requests (the first hops) and adds back what offloading took out.
   CHECK(without > double(r.bill.first_hops_input));

@@ -96,3 +96,15 @@ TEST_CASE("replay of a recorded re-reader keeps inline what serve kept inline, b
   CHECK(untold.same_as_serve == 2);  // the turns before churn acted
   CHECK(untold.stats.tokens_after < told.stats.tokens_after);
 }
+
+TEST_CASE("replay counts a recording's page-in hops in what gistproxy sends, read-backs included", "[replay][ledger]") {
+  const auto recording = record_rereader("chat").first;
+  const auto told = replay(recording);
+  CHECK(told.stats.recorded_page_in_hops == 2);  // turns 1 and 2; then the outputs are inline
+  // Each hop sends the forwarded body again plus the outputs it read back
+  // (three reads of outputs over the offload threshold, 2,500 tokens each).
+  CHECK(told.stats.page_in_input_tokens > 3 * 2500);
+  const auto untold = replay(without_read_backs(recording));
+  CHECK(untold.stats.page_in_input_tokens > 0);
+  CHECK(untold.stats.tokens_after > untold.stats.page_in_input_tokens);
+}

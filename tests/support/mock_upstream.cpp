@@ -3,6 +3,7 @@
 #include "tests/support/responses_state.hpp"
 #include "tests/support/scripted_model.hpp"
 #include "tests/support/size_billing.hpp"
+#include "tests/support/mock_request_parts.hpp"
 #include "tests/support/http_compression.hpp"
 #include "tests/support/api_scenarios.hpp"
 #include "rewrite/blob/digest.hpp"
@@ -38,34 +39,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 constexpr auto nothrow = asio::as_tuple(asio::use_awaitable);
 
-namespace {
-
-std::map<std::string, std::string> query_of(std::string_view target) {
-  std::map<std::string, std::string> q;
-  std::string_view rest = rewrite::query_of(target);
-  while (!rest.empty()) {
-    auto amp = rest.find('&');
-    auto pair = rest.substr(0, amp);
-    auto eq = pair.find('=');
-    q[std::string(pair.substr(0, eq))] = eq == std::string_view::npos ? "" : std::string(pair.substr(eq + 1));
-    if (amp == std::string_view::npos) break;
-    rest = rest.substr(amp + 1);
-  }
-  return q;
-}
-
-long q_int(const std::map<std::string, std::string>& q, const char* key, long fallback) {
-  auto it = q.find(key);
-  return it == q.end() ? fallback : std::stol(it->second);
-}
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (auto& c : out) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
 
 struct mock_upstream::impl {
   mock_upstream_options options;
