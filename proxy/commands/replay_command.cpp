@@ -86,12 +86,6 @@ std::string format_names() {
 
 // More than a rounding error (0.5%) dearer with gistproxy than without, in
 // tokens or (priced turns) input dollars with the simulated prompt cache.
-bool costs_more(const rewrite::replay_stats& s) {
-  const bool tokens = double(s.tokens_after) > double(s.tokens_before) * 1.005;
-  const bool dollars = s.priced_turns && s.cost_usd_after > s.cost_usd_before * 1.005;
-  return tokens || dollars;
-}
-
 struct run_result {
   nlohmann::json json;
   std::string text;
@@ -200,7 +194,7 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
     j["format"] = w.format;
     j["rebuilt_from_messages"] = w.rebuilt;
     j["notes"] = w.notes;
-    j["costs_more"] = costs_more(st);
+    j["costs_more"] = st.costs_more();
     if (w.directory) {
       j["files"] = w.files;
       j["files_skipped"] = nlohmann::json::object();
@@ -212,8 +206,8 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
                 thousands(st.conversations) + " conversations\n";
     if (!w.skipped.empty()) out.text += "  files skipped: " + skipped_text(w) + "\n";
     out.text += stats_text(st, "  ");
-    if (costs_more(st)) {
-      out.text += "  ! COSTS MORE with gistproxy than without (over 0.5%)\n";
+    if (st.costs_more()) {  // any amount: the count must agree with the figures printed
+      out.text += "  ! COSTS MORE with gistproxy than without\n";
       ++dearer;
     }
     if (w.format == "cline" && cfg.text_tool_results != "cline")
@@ -223,6 +217,10 @@ run_result replay_all(const config& cfg, const std::vector<std::string>& args, c
   out.json.update(stats_json(total));
   out.json["traces_costing_more"] = dearer;
   if (dearer) out.text += "! " + thousands(dearer) + " of " + thousands(traces) + " traces cost more with gistproxy than without\n";
+  if (total.conversations_costing_more)
+    out.text += "! " + thousands(total.conversations_costing_more) + " of " + thousands(total.conversations) +
+                " conversations cost more with gistproxy than without\n";
+  out.json["whole_replay_costs_more"] = total.costs_more();
   out.text += "total over " + thousands(traces) + " traces, threshold " + thousands(cfg.threshold_tokens) +
               " tokens: " + thousands(total.turns) + " turns\n" + stats_text(total, "  ");
   return out;

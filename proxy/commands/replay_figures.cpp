@@ -50,6 +50,7 @@ nlohmann::json stats_json(const rewrite::replay_stats& s) {
           {"unparsable", s.unparsable},
           {"recorded_page_in_hops", s.recorded_page_in_hops},
           {"page_in_input_tokens", s.page_in_input_tokens},
+          {"conversations_costing_more", s.conversations_costing_more},
           {"recorded_read_backs", s.recorded_read_backs},
           {"kept_inline_churn", s.kept_inline_churn},
           {"prefix_pairs", s.prefix_pairs},

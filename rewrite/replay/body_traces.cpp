@@ -78,7 +78,8 @@ void read_recording(const std::vector<ojson>& lines, recorded_trace& t) {
     if (!api || !body) continue;
     // A recording is a file from outside: a member of the wrong type skips nothing but itself.
     const auto& hops = line.contains("hops") ? line["hops"] : ojson();
-    const int page_in_hops = hops.is_number_integer() ? int(std::clamp<std::int64_t>(hops.get<std::int64_t>(), 0, 1 << 20)) : 0;
+    // Serve makes at most --max-page-in-hops (≤ 32) per request: more is not a recording of it.
+    const int page_in_hops = hops.is_number_integer() ? int(std::clamp<std::int64_t>(hops.get<std::int64_t>(), 0, 32)) : 0;
     t.requests.push_back(recorded_request::as_sent(api, *body, body_of(line, "forwarded_body").value_or(""), page_in_hops));
     t.requests.back().target = path;
     t.requests.back().read_backs = read_backs_of(line);

@@ -35,6 +35,7 @@ void replay_stats::add(const replay_stats& o) {
   cost_usd_before += o.cost_usd_before;
   cost_usd_after += o.cost_usd_after;
   page_in_input_tokens += o.page_in_input_tokens;
+  conversations_costing_more += o.conversations_costing_more;
   priced_turns += o.priced_turns;
   unpriced_turns += o.unpriced_turns;
   fallback_priced_turns += o.fallback_priced_turns;
@@ -93,6 +94,13 @@ struct replay_session::state {
   // for churn), kept by the same tracker as serve's and told the same things
   churn_tracker churn{std::size_t(1) << 30};
   conversation_chains chains;  // which conversation a turn is, as serve decides it
+  // conversation → its input tokens and dollars before and after: the parts
+  // whose sums are the totals (conversations_costing_more)
+  struct conversation_cost {
+    std::uint64_t tokens_before = 0, tokens_after = 0;
+    double usd_before = 0, usd_after = 0;
+  };
+  std::unordered_map<std::string, conversation_cost> costs;
   turn_stream stream;  // what the previous turn learned, for this one
 };
 
@@ -276,13 +284,20 @@ void replay_session::measure_turn(const endpoint& d, std::string_view body, cons
   st.tokens_after += hops.input;
   st.cache_read_tokens_after += hops.cached;
   st.page_in_input_tokens += hops.input;
+  auto& cost = s.costs[out.conversation];
+  cost.tokens_before += input_before;
+  cost.tokens_after += input_after + hops.input;
   std::optional<price_match> price;
   if (replayer_.prices_) price = replayer_.prices_->lookup(model);
   if (price) {
     ++st.priced_turns;
-    st.cost_usd_before += input_side_cost(input_before, cached_before, price->price);
-    st.cost_usd_after += input_side_cost(input_after, cached_after, price->price);
-    st.cost_usd_after += input_side_cost(hops.input, hops.cached, price->price);
+    const double before = input_side_cost(input_before, cached_before, price->price);
+    const double after = input_side_cost(input_after, cached_after, price->price) +
+                         input_side_cost(hops.input, hops.cached, price->price);
+    st.cost_usd_before += before;
+    st.cost_usd_after += after;
+    cost.usd_before += before;
+    cost.usd_after += after;
     if (price->fallback) {
       ++st.fallback_priced_turns;
       if (st.priced_as.size() < replay_stats::priced_as_limit)
@@ -298,6 +313,8 @@ replay_stats replay_session::finish() {
   auto& s = *state_;
   auto st = std::move(s.st);
   st.conversations = s.last_turn.size();
+  for (const auto& [conversation, c] : s.costs)
+    if (c.usd_before > 0 ? c.usd_after > c.usd_before : c.tokens_after > c.tokens_before) ++st.conversations_costing_more;
   for (const auto& [key, fate] : s.fates)
     if (fate != output_fate::offloaded) ++st.not_offloaded[std::string(fate_name(fate))];
   st.distinct_blobs = s.blobs.size();

@@ -71,6 +71,10 @@ struct replay_stats {
   std::uint64_t cache_read_tokens_after = 0;
   double cost_usd_before = 0;
   double cost_usd_after = 0;
+  // Conversations that cost more with gistproxy: in dollars where priced,
+  // else in input tokens; the parts whose sums are the totals above.
+  std::uint64_t conversations_costing_more = 0;
+  bool costs_more() const { return priced_turns ? cost_usd_after > cost_usd_before : tokens_after > tokens_before; }
   std::uint64_t priced_turns = 0;
   std::uint64_t unpriced_turns = 0;
   // Of the priced turns, those whose model the table does not list, priced

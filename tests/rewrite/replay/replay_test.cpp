@@ -190,3 +190,46 @@ TEST_CASE("replay says why outputs were not offloaded, per distinct output, and 
   J bodies = J::array({chat_body(J::array({{{"role", "user"}, {"content", "hi"}}}))});
   CHECK(r.run(read_trace(bodies.dump()), "t").rebuilt_requests == 0);
 }
+
+TEST_CASE("replay counts the conversations that cost more, page-in hops included, as the totals show") {
+  auto opening = [](const std::string& ask, const std::string& salt) {
+    J messages = J::array({{{"role", "user"}, {"content", ask}}});
+    for (auto& m : tool_turn("c1", big_output(salt))) messages.push_back(m);
+    return messages;
+  };
+  auto line = [](const J& messages, int hops, const J& read_backs) {
+    return J{{"gistproxy_record", 1}, {"path", "/v1/chat/completions"}, {"request_body", chat_body(messages).dump()},
+             {"hops", hops}, {"read_backs", read_backs}}.dump() + "\n";
+  };
+  std::string error;
+  auto prices = price_table::parse(R"({"models":[{"match":"gpt-4o","input":2.5,"cache_read":1.25,"output":10}]})", error);
+  REQUIRE(prices);
+  // The handle the output becomes, as replay offloads it.
+  std::string handle;
+  {
+    replay_env env;
+    env.r.run(read_trace(line(opening("a", "x"), 0, J::array())), "t", [&](const replayed_request& r) {
+      if (!r.report.offloads.empty()) handle = std::string(r.report.offloads[0].hash);
+    });
+  }
+  REQUIRE(handle.size() == 64);
+  auto run = [&](const std::string& text) {
+    replay_env env;
+    replayer r{env.engine, env.store, env.estimator, &*prices};
+    return r.run(read_trace(text), "t");
+  };
+  // Conversation a reads its output back, whole, on three hops; b never reads.
+  const auto rereads = line(opening("a", "x"), 3, J::array({handle}));
+  const auto saves = line(opening("b", "y"), 0, J::array());
+  const auto dear = run(rereads);
+  CHECK(dear.page_in_input_tokens > 3 * 9000);  // three reads of a 40 KB output
+  CHECK(dear.costs_more());
+  CHECK(dear.conversations_costing_more == 1);
+  const auto cheap = run(saves);
+  CHECK_FALSE(cheap.costs_more());
+  CHECK(cheap.conversations_costing_more == 0);
+  const auto both = run(rereads + saves);
+  CHECK(both.conversations == 2);
+  CHECK(both.conversations_costing_more == 1);  // the part, whatever the total shows
+  CHECK(both.cost_usd_after == Approx(dear.cost_usd_after + cheap.cost_usd_after));
+}
