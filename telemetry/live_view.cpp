@@ -159,7 +159,10 @@ void conversation_ledger::add(turn_event e) {
 }
 
 nlohmann::json conversation_ledger::summary_of(const conversation& c) const {
-  return {{"trace_id", c.trace_id}, {"api", c.api},           {"model", c.model},
+  // Rows are keyed by the conversation id (gen_ai.conversation.id), which is
+  // not the trace id since conversations follow content; `trace_id` is the
+  // old name of the same value, kept for scripts that read it.
+  return {{"conversation_id", c.trace_id}, {"trace_id", c.trace_id}, {"api", c.api},           {"model", c.model},
           {"group", c.group},       {"turns", c.turns},       {"first_seen_unix_ms", c.first_ms},
           {"last_seen_unix_ms", c.last_ms}, {"offloads", c.offloads}, {"offloaded_tokens", c.offloaded_tokens},
           {"page_ins", c.page_ins}, {"churn", c.churn},       {"integrity_failures", c.integrity_failures},

@@ -90,6 +90,8 @@ TEST_CASE("the ledger joins a conversation's turns: churn pairs, integrity failu
   CHECK((*j)["turns"] == 3);
   CHECK((*j)["offloads"] == 4);
   CHECK((*j)["offloaded_tokens"] == 5800);
+  CHECK((*j)["conversation_id"] == trace(1));  // the row's key; trace_id is its old name
+  CHECK((*j)["trace_id"] == trace(1));
   CHECK((*j)["page_ins"] == 4);
   CHECK((*j)["churn"] == 3);  // a in turns 1 and 2, b in turn 2
   CHECK((*j)["integrity_failures"] == 1);
