@@ -156,7 +156,12 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     };
     ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats, noted);
     ctx.upstream.usage = reader->usage();
+    // A relayed answer (a request gistproxy leaves as sent, the control
+    // group) is read in one go: its usage is the whole sum. It is in the
+    // ledger too, without = with. Reads of stored state are not LLM calls.
     if (last_pending) ctx.upstream.hop_usage.push_back(rewrite::usage_between(before, ctx.upstream.usage));
+    else if (ctx.upstream.hop_usage.empty() && !ctx.stored.read)
+      ctx.upstream.hop_usage.push_back(rewrite::usage_between({}, ctx.upstream.usage));
   }
   if (ctx.offers_read_blob()) stats.page_in_hops(ctx.upstream.hops);
   ctx.span.set("gistproxy.page_in_hops", std::int64_t(ctx.upstream.hops));

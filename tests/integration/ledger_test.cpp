@@ -60,15 +60,16 @@ struct run_result {
   nlohmann::json summary, conversation, report;  // report: `gistproxy report --json`'s total
 };
 
-// `turns` turns of one conversation, each adding a ~12 KB output, the model
-// scripted by `ask`; the meters read once the live view has every request.
-run_result run(const std::string& ask, int turns = 4) {
+// `turns` turns of one conversation, each adding an output of `bytes` (over
+// the offload threshold unless said), the model scripted by `ask`; the
+// meters read once the live view has every request.
+run_result run(const std::string& ask, int turns = 4, std::size_t bytes = 12000) {
   mock_upstream upstream;
   const auto spans = temp_path("ledger-spans.jsonl");
   proxy_process proxy({"--upstream", upstream.url(), "--span-log", spans.string()});
   std::vector<std::string> outputs;
   for (int turn = 1; turn <= turns; ++turn) {
-    outputs.push_back(log_output("out" + std::to_string(turn), 12000));
+    outputs.push_back(log_output("out" + std::to_string(turn), bytes));
     REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body_of("chat", outputs, ask)).status == 200);
   }
   run_result r;
@@ -109,17 +110,21 @@ void check_meters_agree(const run_result& r) {
   CHECK(r.report["input_tokens_without"].get<double>() == without);  // gistproxy report, from the span log
   CHECK(r.report["input_tokens_with"].get<double>() == with);
   CHECK(r.report["usd_saved"].get<double>() == Approx(usd_without - usd_with).margin(1e-9));
-  // "Without" starts from what the provider billed for the client's own
-  // requests (the first hops) and adds back what offloading took out.
-  CHECK(without > double(r.bill.first_hops_input));
 }
 
 }  // namespace
+
+// "Without" starts from what the provider billed for the client's own
+// requests (the first hops) and adds back what offloading took out.
+void check_without_adds_back(const run_result& r) {
+  CHECK(r.summary["input_tokens_without"].get<double>() > double(r.bill.first_hops_input));
+}
 
 TEST_CASE("ledger: a model that never reads an output back saves what offloading took out") {
   auto r = run("bill by size and answer");
   REQUIRE(r.bill.page_in_hops == 0);
   check_meters_agree(r);
+  check_without_adds_back(r);
   CHECK(r.summary["tokens_saved"].get<double>() > 0);
   CHECK(r.summary["net_saved_usd"].get<double>() > 0);
 }
@@ -128,6 +133,7 @@ TEST_CASE("ledger: a model that reads each output once pays for its page-in hops
   auto r = run("bill by size and read each new output once");
   REQUIRE(r.bill.page_in_hops == 4);
   check_meters_agree(r);
+  check_without_adds_back(r);
   // The page-in hops are in "with", never in "without".
   CHECK(r.summary["input_tokens_with"].get<double>() > double(r.bill.first_hops_input));
 }
@@ -149,6 +155,14 @@ TEST_CASE("ledger: a prompt-cache miss is billed uncached on both sides") {
   CHECK(r.summary["input_tokens_with"] == hit.summary["input_tokens_with"]);
   CHECK(series_sum(r.metrics, "gistproxy_ledger_usd_total", R"(side="with")") >
         series_sum(hit.metrics, "gistproxy_ledger_usd_total", R"(side="with")"));
+}
+
+TEST_CASE("ledger: a request gistproxy leaves as sent is in both sides alike") {
+  auto r = run("bill by size and answer", 3, 2000);  // outputs under the threshold: relayed as sent
+  check_meters_agree(r);
+  CHECK(r.summary["input_tokens_with"].get<double>() == double(r.bill.input));
+  CHECK(r.summary["input_tokens_without"] == r.summary["input_tokens_with"]);
+  CHECK(r.summary["tokens_saved"] == 0);
 }
 
 TEST_CASE("ledger: an answer without usage is counted apart and in no figure") {
