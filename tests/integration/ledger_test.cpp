@@ -74,16 +74,22 @@ run_result run(const std::string& ask, int turns = 4, std::size_t bytes = 12000)
   }
   run_result r;
   r.bill = bill_of(upstream.llm_bodies());
+  // finish() counts a request's metrics and then hands its event to the live
+  // view, which takes events at the admin thread's tick: once the
+  // conversation shows every turn, every counter the meters read is final.
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  for (;;) {  // the live view takes its events at the admin thread's tick
-    r.summary = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/summary").body);
-    if (r.summary["requests"] == turns || std::chrono::steady_clock::now() > deadline) break;
+  nlohmann::json list;
+  for (;;) {
+    list = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/conversations").body);
+    const auto& rows = list["conversations"];
+    if ((rows.size() == 1 && rows[0]["turns"] == turns) || std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  r.metrics = http_request(proxy.admin_port(), "GET", "/metrics").body;
-  const auto list = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/conversations").body);
   REQUIRE(list["conversations"].size() == 1);
+  REQUIRE(list["conversations"][0]["turns"] == turns);
   r.conversation = list["conversations"][0];
+  r.summary = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/summary").body);
+  r.metrics = http_request(proxy.admin_port(), "GET", "/metrics").body;
   REQUIRE(proxy.stop() == 0);  // flushes the span log
   const auto report = run_command({gistproxy_binary(), "report", "--json", spans.string()});
   INFO(report.output);
