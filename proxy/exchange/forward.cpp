@@ -149,10 +149,14 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     const auto noted = [&](const hop_read& got, bool continued) {
       note_hop(ctx, got, continued);
       auto& hops = ctx.upstream.hop_usage;
-      if (got.usage) hops.push_back(*got.usage);
-      else if (continued) hops.push_back(rewrite::usage_between(before, reader->usage()));
-      else last_pending = true;
-      before = reader->usage();
+      if (got.usage) {
+        hops.push_back(*got.usage);
+      } else if (continued) {
+        hops.push_back(rewrite::usage_between(before, reader->usage()));
+        before = reader->usage();  // the next hop's growth starts here
+      } else {
+        last_pending = true;
+      }
     };
     ctx.upstream.hops = co_await run_page_in_loop(source, *reader, first, body, plan, stats, noted);
     ctx.upstream.usage = reader->usage();

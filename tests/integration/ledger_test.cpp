@@ -180,3 +180,24 @@ TEST_CASE("ledger: an answer without usage is counted apart and in no figure") {
   CHECK(r.conversation["unmeasured_turns"] == 3);
   CHECK(series_sum(r.metrics, "gistproxy_unmeasured_requests_total", R"(api="chat")") == 3);
 }
+
+TEST_CASE("ledger: a streamed answer's hops are each counted once, page-ins included") {
+  // Streams report usage in their last chunk: each hop's usage is how much
+  // the reader's sum grew (scripted_render: 100 input tokens a hop).
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  std::vector<std::string> outputs;
+  for (int turn = 1; turn <= 3; ++turn) {
+    outputs.push_back(log_output("out" + std::to_string(turn), 12000));
+    auto body = nlohmann::json::parse(body_of("chat", outputs, "read each new output once"));
+    body["stream"] = true;
+    body["stream_options"] = {{"include_usage", true}};
+    REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body.dump()).status == 200);
+  }
+  const auto hops = upstream.llm_bodies().size();
+  REQUIRE(hops == 6);  // each turn: the client's request and one page-in hop
+  const std::string with = R"(gistproxy_ledger_input_tokens_total{api="chat",side="with"})";
+  const auto metrics = metrics_with(proxy.admin_port(), {with + " " + std::to_string(100 * hops)});
+  CHECK(series_value(metrics, with) == double(100 * hops));
+  CHECK(series_sum(metrics, "gistproxy_unmeasured_requests_total", R"(api="chat")") == 0);
+}
