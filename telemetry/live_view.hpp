@@ -4,7 +4,7 @@
 // JSON the page and scripts read. Everything is bounded: a fixed number of
 // conversations, of turns per conversation and of details per turn; what
 // does not fit is counted. Only handles, sizes, kinds, tool names and shapes
-// are kept: never an output's bytes, a prompt, a key or a tenant. Every
+// are kept: never an output's bytes, a prompt or a key. Every
 // string is kept bounded and as valid UTF-8 (keep_text), so no client's
 // model or tool name can grow the ledger or make its JSON unserialisable.
 #pragma once
@@ -59,6 +59,8 @@ struct turn_event {
   std::uint64_t offloads = 0, tokens_before = 0, tokens_after = 0;  // every offload of the turn
   std::uint64_t kept_inline = 0;  // outputs kept inline because the conversation re-reads (cause="churn")
   rewrite::ledger_entry ledger;   // what "saved" means: without and with, from the provider's usage
+  bool in_ledger = false;         // an upstream answered: the ledger counters took `ledger`
+  std::string tenant;             // whose request (the store's tenant name, never a credential)
   std::vector<offload_detail> new_offloads;  // those new to the conversation, at most details_per_turn
   std::uint64_t new_offloads_dropped = 0;
   std::vector<page_in_detail> page_ins;  // at most details_per_turn

@@ -137,6 +137,8 @@ void tell_live_view(services& svc, request_context& ctx, int status, const std::
   e.status = status;
   e.input_tokens = ctx.upstream.usage.input_tokens > 0 ? std::uint64_t(ctx.upstream.usage.input_tokens) : 0;
   e.ledger = ctx.ledger;
+  e.in_ledger = !ctx.upstream.hop_usage.empty();  // as count() decided
+  e.tenant = ctx.in.tenant;
   e.offloads = live.offloads;
   e.kept_inline = live.kept_inline;
   e.tokens_before = live.tokens_before;

@@ -81,7 +81,10 @@ void live_feed::tick() {
   auto events = queue_.take();  // the producers' lock is released before the ledger's work
   const auto t = read_totals();
   std::lock_guard lock(mutex_);
-  for (auto& e : events) ledger_.add(std::move(e));
+  for (auto& e : events) {
+    if (e.in_ledger) tenants_.add(e.tenant.empty() ? "anonymous" : e.tenant, e.ledger);
+    ledger_.add(std::move(e));
+  }
   series_.observe(unix_ms_(), {t.input_tokens, t.tokens_saved(), t.page_ins, t.churn});
 }
 
@@ -99,6 +102,13 @@ std::string live_feed::summary_json() {
 std::string live_feed::conversations_json() {
   std::lock_guard lock(mutex_);
   return rewrite::checked::dump(nlohmann::json{{"conversations", ledger_.conversations_json(limits_.conversations)}});
+}
+
+std::string live_feed::tenants_json() {
+  std::lock_guard lock(mutex_);
+  auto j = tenants_.to_json(tenants_.size());  // every row kept (at most its capacity)
+  j["dropped_events"] = queue_.dropped();  // not in any row (the queue was full)
+  return rewrite::checked::dump(j);
 }
 
 std::optional<std::string> live_feed::conversation_json(const std::string& trace_id) {

@@ -15,6 +15,7 @@
 #include "telemetry/event_queue.hpp"
 #include "telemetry/live_view.hpp"
 #include "telemetry/metric_catalogue.hpp"
+#include "telemetry/tenant_ledger.hpp"
 
 namespace gistproxy::proxy {
 
@@ -35,6 +36,7 @@ class live_feed {
   void tick();
   std::string summary_json();
   std::string conversations_json();
+  std::string tenants_json();
   std::optional<std::string> conversation_json(const std::string& trace_id);
 
  private:
@@ -47,6 +49,7 @@ class live_feed {
   telemetry::event_queue<telemetry::live::turn_event> queue_;
   std::mutex mutex_;  // the ledger and series: held while rendering, never across I/O
   telemetry::live::conversation_ledger ledger_;
+  telemetry::live::tenant_ledger tenants_;
   telemetry::live::minute_series series_;
 };
 

@@ -57,12 +57,13 @@ bool route_live(services& svc, const http::request<http::string_body>& req, std:
   constexpr std::string_view one = "/api/conversations/";
   if (path == "/api/summary") json_body(res, http::status::ok, svc.live->summary_json());
   else if (path == "/api/conversations") json_body(res, http::status::ok, svc.live->conversations_json());
+  else if (path == "/api/tenants") json_body(res, http::status::ok, svc.live->tenants_json());
   else if (path.substr(0, one.size()) == one && telemetry::live::valid_trace_id(path.substr(one.size()))) {
     auto j = svc.live->conversation_json(std::string(path.substr(one.size())));
     if (j) json_body(res, http::status::ok, std::move(*j));
     else json_body(res, http::status::not_found, R"j({"error":"no such conversation (not seen, or no longer kept)"})j");
   } else {
-    json_body(res, http::status::not_found, R"({"error":"not found; try /api/summary, /api/conversations or /api/conversations/{32 hex trace id}"})");
+    json_body(res, http::status::not_found, R"({"error":"not found; try /api/summary, /api/tenants, /api/conversations or /api/conversations/{32 hex trace id}"})");
   }
   return true;
 }

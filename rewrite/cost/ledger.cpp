@@ -70,4 +70,16 @@ void ledger_total::add(const ledger_entry& e) {
   usd_with += e.usd_with;
 }
 
+void ledger_total::add(const ledger_total& t) {
+  requests += t.requests;
+  unmeasured += t.unmeasured;
+  unpriced += t.unpriced;
+  input_without += t.input_without;
+  input_with += t.input_with;
+  output_without += t.output_without;
+  output_with += t.output_with;
+  usd_without += t.usd_without;
+  usd_with += t.usd_with;
+}
+
 }  // namespace gistproxy::rewrite

@@ -55,6 +55,7 @@ struct ledger_total {
   std::int64_t input_without = 0, input_with = 0, output_without = 0, output_with = 0;
   double usd_without = 0, usd_with = 0;
   void add(const ledger_entry& e);
+  void add(const ledger_total& t);  // another sum (a folded tenant, rows not shown)
   double saved_share() const {
     return input_without > 0 ? 1.0 - double(input_with) / double(input_without) : 0.0;
   }

@@ -58,6 +58,7 @@ struct run_result {
   billed bill;
   std::string metrics;
   nlohmann::json summary, conversation, report;  // report: `gistproxy report --json`'s total
+  nlohmann::json tenants;                        // /api/tenants
 };
 
 // `turns` turns of one conversation, each adding an output of `bytes` (over
@@ -89,6 +90,7 @@ run_result run(const std::string& ask, int turns = 4, std::size_t bytes = 12000)
   REQUIRE(list["conversations"][0]["turns"] == turns);
   r.conversation = list["conversations"][0];
   r.summary = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/summary").body);
+  r.tenants = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/tenants").body);
   r.metrics = http_request(proxy.admin_port(), "GET", "/metrics").body;
   REQUIRE(proxy.stop() == 0);  // flushes the span log
   const auto report = run_command({gistproxy_binary(), "report", "--json", spans.string()});
@@ -116,6 +118,10 @@ void check_meters_agree(const run_result& r) {
   CHECK(r.report["input_tokens_without"].get<double>() == without);  // gistproxy report, from the span log
   CHECK(r.report["input_tokens_with"].get<double>() == with);
   CHECK(r.report["usd_saved"].get<double>() == Approx(usd_without - usd_with).margin(1e-9));
+  REQUIRE(r.tenants["tenants"].size() == 1);  // one key (none: the anonymous tenant)
+  CHECK(r.tenants["tenants"][0]["tokens_saved"].get<double>() == without - with);
+  CHECK(r.tenants["tenants"][0]["net_saved_usd"].get<double>() == Approx(usd_without - usd_with).margin(1e-12));
+  CHECK(r.tenants["other"]["requests"] == 0);
 }
 
 }  // namespace
@@ -200,4 +206,51 @@ TEST_CASE("ledger: a streamed answer's hops are each counted once, page-ins incl
   const auto metrics = metrics_with(proxy.admin_port(), {with + " " + std::to_string(100 * hops)});
   CHECK(series_value(metrics, with) == double(100 * hops));
   CHECK(series_sum(metrics, "gistproxy_unmeasured_requests_total", R"(api="chat")") == 0);
+}
+
+TEST_CASE("ledger: each key's requests are its tenant's row and the rows add up to the counters") {
+  mock_upstream upstream;
+  proxy_process proxy({"--upstream", upstream.url()});
+  const std::map<std::string, std::string> keys[] = {{{"Authorization", "Bearer sk-ledger-one"}},
+                                                     {{"Authorization", "Bearer sk-ledger-two"}}};
+  std::vector<std::string> outputs;
+  for (int turn = 1; turn <= 3; ++turn) {
+    outputs.push_back(log_output("out" + std::to_string(turn), 12000));
+    for (int key = 0; key < 2; ++key) {
+      // The second key's model re-reads: its row must not borrow the first's savings.
+      const auto ask = key == 0 ? "bill by size and answer" : "bill by size and reread everything";
+      const auto body = body_of("chat", outputs, ask);
+      REQUIRE(http_request(proxy.port(), "POST", "/v1/chat/completions", body, keys[key]).status == 200);
+    }
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  nlohmann::json t;
+  auto requests_in = [](const nlohmann::json& j) {
+    std::uint64_t n = 0;
+    for (const auto& r : j["tenants"]) n += r["requests"].get<std::uint64_t>();
+    return n;
+  };
+  do {  // /api/tenants takes what finished at the admin thread's tick
+    t = nlohmann::json::parse(http_request(proxy.admin_port(), "GET", "/api/tenants").body);
+    if (requests_in(t) == 6) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
+  REQUIRE(t["tenants"].size() == 2);
+  REQUIRE(requests_in(t) == 6);
+  const auto metrics = http_request(proxy.admin_port(), "GET", "/metrics").body;
+  const double without = series_sum(metrics, "gistproxy_ledger_input_tokens_total", R"(side="without")");
+  const double with = series_sum(metrics, "gistproxy_ledger_input_tokens_total", R"(side="with")");
+  double rows_without = 0, rows_with = 0;
+  for (const auto& r : t["tenants"]) {
+    CHECK(r["requests"] == 3);
+    CHECK(r["tenant"].get<std::string>().size() == 16);  // the store's tenant name
+    rows_without += r["input_tokens_without"].get<double>();
+    rows_with += r["input_tokens_with"].get<double>();
+  }
+  CHECK(rows_without == without);
+  CHECK(rows_with == with);
+  // Ordered by what they saved: the model that never reads back first.
+  CHECK(t["tenants"][0]["tokens_saved"].get<double>() > t["tenants"][1]["tokens_saved"].get<double>());
+  const auto text = t.dump();
+  CHECK(text.find("sk-ledger") == std::string::npos);  // never a credential
 }
