@@ -93,8 +93,9 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   ctx.rw.tokens_saved = saved;
   ctx.rw.tool_tokens = report.tool_tokens;
   changes.tool_definition = report.tool_tokens;
-  // read_blob is offered while the conversation has offloads: a turn whose
-  // offloads are all new is the one its definition arrived on (cache write).
+  // Without the churn tracker's record (rewrite() says when it has one): a
+  // turn whose offloads are all new is taken for the one read_blob's
+  // definition arrived on (a cache write).
   changes.tool_definition_new = changes.offloaded_repeated == 0;
   ctx.rw.planned = report.budget_evictions > 0 ? rewrite::planned_break::budget
                    : report.age_batch         ? rewrite::planned_break::age
@@ -237,6 +238,9 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   }
   if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(trace, ctx.in.retry);
   record_rewrite(svc, ctx, result.report);
+  // The definition is new on the turn the conversation first offers it; a
+  // head big enough offers it from turn 1, on turns that offload nothing too.
+  if (svc.churn) ctx.rw.changes.tool_definition_new = !record.offered;
   if (result.report.tool_injected || result.report.tool_already_ours) {
     ctx.rw.intercept_tool = result.report.tool_name;
     ctx.rw.tool_added = result.report.tool_injected;
