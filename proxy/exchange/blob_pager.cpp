@@ -115,7 +115,9 @@ void blob_pager::note_read_back(const rewrite::page_result& r) {
   if (before || !rewrite::reads_back(paged, r.blob_bytes)) return;
   // One entry per handle and request; a request's hops are bounded, and so is this.
   if (svc_.recorder && ctx_.upstream.read_backs.size() < max_recorded_read_backs) ctx_.upstream.read_backs.push_back(r.hash);
-  if (svc_.churn) svc_.churn->read_back(ctx_.in.conversation.hex(), r.hash, ctx_.rw.turn, svc_.offload->config().max_read_backs);
+  if (svc_.churn && svc_.churn->read_back(ctx_.in.conversation.hex(), r.hash, ctx_.rw.turn,
+                                          svc_.offload->config().max_read_backs))
+    joined_inline_ = true;
 }
 
 void blob_pager::record(const answered_page& p) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ class blob_pager {
   // the same store thread, span and counters as a model's call.
   awaitable<rewrite::page_result> page(const std::string& arguments);
   awaitable<rewrite::page_result> raw(const std::string& handle);
+  // Whether the read-backs since the last call made outputs stay inline.
+  bool take_joined_inline() { return std::exchange(joined_inline_, false); }
 
  private:
   struct answered_page {
@@ -47,6 +50,7 @@ class blob_pager {
   std::map<std::string, rewrite::call_result> answered_;  // arguments → first answer
   std::map<std::string, std::uint64_t> paged_;             // handle → bytes this request paged of it
   std::uint64_t hop_ = 0;  // answer() calls so far: the upstream hop whose calls are answered
+  bool joined_inline_ = false;  // the churn tracker said a read-back made outputs stay inline
   bool stored_again_ = false;  // at most once a request: a model asking for unknown handles costs one rewrite
 };
 

@@ -57,6 +57,12 @@ class upstream_source final : public hop_source {
     co_return co_await pager_.answer(calls);
   }
 
+  awaitable<std::optional<std::string>> turn_with_rereads_inline() override {
+    // A Responses WebSocket's hops are messages on the client's own leg.
+    if (!pager_.take_joined_inline() || leg_) co_return std::nullopt;
+    co_return co_await proxy::turn_with_rereads_inline(svc_, ctx_);
+  }
+
  private:
   services& svc_;
   upstream_pool* pool_;

@@ -57,6 +57,10 @@ class hop_reader {
   virtual std::string keepalive() const { return {}; }
   // Usage as the client was told it, summed over hops.
   virtual rewrite::token_usage usage() const = 0;
+  // Whether the client may already have been shown part of the hop `got`
+  // read: a hop the client saw nothing of may be asked again instead of
+  // continued (page_in_loop).
+  virtual bool showed(const hop_read& got) const = 0;
 };
 
 // What the readers share: the exchange's writer and stats, and the API.

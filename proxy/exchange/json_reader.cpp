@@ -85,6 +85,8 @@ class json_reader final : public hop_reader {
 
   awaitable<void> fail(const proxy_error& e) override { co_await env_.out.error(e); }
   rewrite::token_usage usage() const override { return relay_ ? relay_->usage() : usage_; }
+  // Only the final answer is written: the client sees nothing of a hop before it.
+  bool showed(const hop_read&) const override { return false; }
 
  private:
   void unparsed() {

@@ -26,7 +26,13 @@ awaitable<int> run_page_in_loop(hop_source& source, hop_reader& reader, upstream
     }
     auto results = co_await source.resolve(got.calls);
     const bool last_hop = hop + 1 >= plan.max_hops;
-    auto next = plan.wire->continue_conversation(*body, got.response, plan.tool, results, last_hop);
+    // The model re-reads (its calls made outputs stay inline) and the client
+    // saw nothing of this hop: the turn goes again with them inline, the
+    // prefix the next turn sends, instead of with pages the next turn drops.
+    // Not as the last hop: the model must still be able to read the rest.
+    std::optional<std::string> next;
+    if (!last_hop && !reader.showed(got)) next = co_await source.turn_with_rereads_inline();
+    if (!next) next = plan.wire->continue_conversation(*body, got.response, plan.tool, results, last_hop);
     if (!next) {
       stats.degraded_mode(degraded::page_in_continue);
       note(got, false);

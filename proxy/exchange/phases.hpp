@@ -59,6 +59,13 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
 // turn's offloads are stored again from the request's own bytes. Blocks (the
 // store pool); does nothing for a request that offloaded nothing.
 void store_again(services& svc, const request_context& ctx);
+// The page-in hop of a turn whose read-backs just made its conversation keep
+// outputs inline (paging churn): the client's turn rewritten again with the
+// conversation's record as it now stands, to be sent in place of a
+// continuation with pages, so the provider caches the prefix the next turn
+// sends. nullopt when it cannot be had without storing (then pages go as
+// before) or would not differ.
+awaitable<std::optional<std::string>> turn_with_rereads_inline(services& svc, request_context& ctx);
 // Prompt-cache health: whether this turn's forwarded prefix extends the
 // previous turn's, and who broke it if not (gistproxy_prefix_breaks_total).
 void track_prefix(services& svc, request_context& ctx);

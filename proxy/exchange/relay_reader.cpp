@@ -57,6 +57,7 @@ class relay_reader final : public hop_reader {
   awaitable<void> finish(hop_read&) override { co_return; }
   awaitable<void> fail(const proxy_error& e) override { co_await env_.out.error(e); }
   rewrite::token_usage usage() const override { return usage_; }
+  bool showed(const hop_read&) const override { return true; }  // bytes as they came
 
  private:
   reader_env env_;

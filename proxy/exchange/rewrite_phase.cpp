@@ -250,4 +250,33 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   if (report) *report = std::move(result.report);
 }
 
+awaitable<std::optional<std::string>> turn_with_rereads_inline(services& svc, request_context& ctx) {
+  if (!svc.offload || !svc.churn || !ctx.in.endpoint || !ctx.rw.body || ctx.in.count_tokens || !ctx.turns.reuse)
+    co_return std::nullopt;
+  const std::string& body = ctx.in.request.body();
+  const auto record = svc.churn->record(ctx.in.conversation.hex());
+  const auto& reuse = *ctx.turns.reuse;
+  auto run = [&] {
+    // Every output was stored by this turn's first rewrite: nothing to store.
+    return reuse.rewrite(*svc.offload, body, ctx.in.tenant, read_ratio_of(svc, ctx), ctx.in.controls.threshold_tokens,
+                         false, &record);
+  };
+  rewrite::rewrite_result result;
+  if (body.size() < inline_rewrite_limit || reuse.new_bytes(body) < inline_rewrite_limit) {
+    result = run();
+  } else {
+    const auto place = co_await enter_lane(svc.lanes, ctx.in.tenant);
+    result = co_await asio::co_spawn(
+        svc.store_pool->get_executor(), [&]() -> asio::awaitable<rewrite::rewrite_result> { co_return run(); },
+        use_awaitable);
+  }
+  const auto& r = result.report;
+  // The same read_blob on offer (its definition comes first in cache order).
+  const bool same_offer = (r.tool_injected || r.tool_already_ours) && r.tool_name == ctx.rw.intercept_tool;
+  if (r.outcome != rewrite::rewrite_outcome::rewritten || r.store_needed || !same_offer || result.body == *ctx.rw.body)
+    co_return std::nullopt;
+  ctx.span.set("gistproxy.churn_kept_inline_in_hop", std::int64_t(r.kept_inline_churn));
+  co_return std::move(result.body);
+}
+
 }  // namespace gistproxy::proxy

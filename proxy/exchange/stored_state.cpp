@@ -73,6 +73,7 @@ class stored_reader final : public hop_reader {
   awaitable<void> finish(hop_read&) override { co_return; }
   awaitable<void> fail(const proxy_error& e) override { co_await env_.out.error(e); }
   rewrite::token_usage usage() const override { return relay_ ? relay_->usage() : rewrite::token_usage{}; }
+  bool showed(const hop_read&) const override { return true; }  // never finds a call
 
  private:
   // The answer as the client's; nullopt: as sent (unchanged, or not mapped).

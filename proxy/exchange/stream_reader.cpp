@@ -5,6 +5,7 @@
 // The framing (SSE, or Bedrock's binary event-stream) turns each hop's wire
 // bytes into the filter's events and its output back into wire bytes.
 #include "proxy/exchange/hop_readers.hpp"
+#include "rewrite/page_in/hop_text.hpp"
 #include "rewrite/stream_framing.hpp"
 #include "rewrite/stream_splice.hpp"
 
@@ -77,6 +78,9 @@ class stream_reader final : public hop_reader {
   // Binary framings have no keep-alive comment: then nothing (and no ticker).
   std::string keepalive() const override { return output_.encode(filter_->keepalive()); }
   rewrite::token_usage usage() const override { return filter_->usage(); }
+  // A hop's text went to the client as it came; its start events and the
+  // withheld read_blob calls show nothing (a later hop's start is spliced away).
+  bool showed(const hop_read& got) const override { return rewrite::answer_shows_text(got.response); }
 
  private:
   hop_read client_left(upstream_answer& hop) {

@@ -72,6 +72,10 @@ class hop_source {
   // --stream-keepalive.
   virtual awaitable<sent> send(const std::string& body, int hop, std::string keepalive) = 0;
   virtual awaitable<std::vector<rewrite::call_result>> resolve(const std::vector<rewrite::blob_call>& calls) = 0;
+  // After resolve: when those read-backs made the conversation keep outputs
+  // inline, the client's turn with them inline, to send instead of a
+  // continuation (turn_with_rereads_inline); else nullopt.
+  virtual awaitable<std::optional<std::string>> turn_with_rereads_inline() { co_return std::nullopt; }
 };
 
 // Whether this request's answers are read for read_blob calls rather than

@@ -17,7 +17,9 @@
 // Batched for the prompt cache: outputs join the inline set together, all of
 // one turn's, and the next turn takes them in one go (one break of the
 // cached prefix, at the earliest of them, planned and counted as
-// cause="churn"). An output is read back at most once per turn, however many
+// cause="churn"). The proxy takes them sooner where it can: the page-in hop
+// whose read-backs made them join asks the model again with them inline
+// (turn_with_rereads_inline), so that break is paid once, in the hop. An output is read back at most once per turn, however many
 // pages or calls that turn took.
 #pragma once
 
