@@ -2,6 +2,8 @@
 #include "tests/support/agent_plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <optional>
 #include <regex>
 
 namespace gistproxy::testing {
@@ -16,6 +18,9 @@ struct conversation {
   bool agent_read = false;                 // the agent's Read tool answered (the "agent reads" script)
   bool tools_forbidden = false;            // tool_choice none
   bool signature_lost = false;             // Gemini: a read_blob call came back without its thoughtSignature
+  std::size_t outputs = 0;                 // the client's own tool results: the turn, in the churn scripts
+  std::string first_output_handle;         // the reference the first of them became, if it did
+  std::string newest_handle;               // the reference the last of them became, if it did
 };
 
 std::string text_of(const nlohmann::json& content) {
@@ -62,6 +67,10 @@ conversation read_conversation(llm_api api, const nlohmann::json& req) {
     else {
       c.agent_read |= id.rfind("toolu_read_", 0) == 0;
       find_handle(c, text);
+      static const std::regex ref(R"re(read_blob\("([0-9a-f]{16,64})"\))re");
+      std::smatch m;
+      c.newest_handle = std::regex_search(text, m, ref) ? m[1].str() : std::string();
+      if (++c.outputs == 1) c.first_output_handle = c.newest_handle;
     }
   };
   if (api == llm_api::gemini) {
@@ -108,6 +117,31 @@ conversation read_conversation(llm_api api, const nlohmann::json& req) {
         if (b.value("type", "") == "tool_result") note_result(b.value("tool_use_id", ""), text_of(b["content"]));
   }
   return c;
+}
+
+// The churn patterns beyond "reread everything" (churn_inline_test's table):
+// what the model reads back whole this turn; nullopt when no such script.
+// The turn is the number of the client's tool results; "the newest" is the
+// last of them when it came as a reference (a re-reader's stay inline).
+std::optional<std::vector<std::string>> churn_pattern_reads(const conversation& c) {
+  const auto& u = c.first_user;
+  std::vector<std::string> reads;
+  auto newest = [&] {
+    if (!c.newest_handle.empty()) reads.push_back(c.newest_handle);
+  };
+  if (u.find("reread every other turn") != std::string::npos) {
+    if (c.outputs % 2 == 0) reads = c.handles;  // odd turns read nothing back
+  } else if (u.find("reread the first output") != std::string::npos) {
+    if (!c.first_output_handle.empty()) reads.push_back(c.first_output_handle);
+    if (c.newest_handle != c.first_output_handle) newest();
+  } else if (auto at = u.find("reread everything after turn "); at != std::string::npos) {
+    const auto after = std::strtoul(u.c_str() + at + 29, nullptr, 10);
+    if (c.outputs > after) reads = c.handles;
+    else newest();
+  } else {
+    return std::nullopt;
+  }
+  return reads;
 }
 
 std::string needle_line(const std::vector<std::string>& results) {
@@ -164,6 +198,12 @@ model_turn script_model(llm_api api, const nlohmann::json& request) {
   if (u.find("read it all") != std::string::npos) {  // the whole output back, then it verbatim
     if (c.blob_results.empty() && !c.handle.empty()) rb("rb_0", {{"handle", c.handle}});
     else t.text = "tool said: " + (c.blob_results.empty() ? std::string("nothing") : c.blob_results[0]);
+    return t;
+  }
+  if (auto pattern = churn_pattern_reads(c); pattern) {
+    if (c.blob_results.empty() && !c.tools_forbidden)
+      for (std::size_t i = 0; i < pattern->size(); ++i) rb("rb_" + std::to_string(i), {{"handle", (*pattern)[i]}});
+    if (t.calls.empty()) t.text = "read " + std::to_string(c.blob_results.size()) + " outputs back";
     return t;
   }
   if (u.find("reread everything") != std::string::npos) {  // every reference back, whole, on every turn

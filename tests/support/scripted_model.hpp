@@ -14,6 +14,11 @@
 //   "reread everything" read_blob(handle) on every reference in the request,
 //                       whole, in one hop; then answer (a model that pages
 //                       every offloaded output back on every turn)
+//   "reread every other turn"  every reference on even turns, nothing on odd ones
+//   "reread the first output"  output 1's reference on every turn, and the newest
+//   "reread everything after turn N"  the newest while turn <= N, then every one
+//                       (turn: the number of the client's tool results; "the
+//                       newest": the last of them, when it is a reference)
 //   "unknown handle"    read_blob("0000000000000000"), then echo the result
 //   "fail second hop"   read_blob, then an HTTP 500 error answer
 //   "hang second hop"   read_blob, then no answer until the proxy gives up
