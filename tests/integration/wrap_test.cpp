@@ -123,8 +123,9 @@ TEST_CASE("Ctrl-C during a streamed answer ends the agent and the proxy and leav
   // not the proxy (a group of its own), which wrap stops after the agent.
   REQUIRE(::getpgid(run.wrap->pid()) == run.wrap->pid());
   ::kill(-run.wrap->pid(), SIGINT);
-  CHECK(run.wrap->wait(std::chrono::seconds(20)) == 128 + SIGINT);
-  INFO(run.wrap->output());
+  const int status = run.wrap->wait(std::chrono::seconds(20));
+  INFO(run.wrap->output());  // for every check below (one failed once in a loaded local run, unexplained)
+  CHECK(status == 128 + SIGINT);
   CHECK(run.wrap->output().find(" requests; input tokens") != std::string::npos);  // the proxy outlived the Ctrl-C
   CHECK(refuses(slurp(run.out.string() + ".base")));
   for (const auto& f : std::filesystem::recursive_directory_iterator(run.cache))
