@@ -29,14 +29,14 @@ build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure --timeout 300 -j 1
+	cd $(BUILD) && ctest --output-on-failure --timeout 300 -j $(JOBS)
 
 # The whole suite (unit, integration against the real binary, SDKs) built
 # with AddressSanitizer and UndefinedBehaviorSanitizer.
 test-asan: deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGISTPROXY_SANITIZE=ON -DGISTPROXY_WERROR=$(WERROR) $(LAUNCHER)
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
-	cd $(ASAN_BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -j 1
+	cd $(ASAN_BUILD) && $(SANITIZER_ENV) ctest --output-on-failure --timeout 600 -j $(JOBS)
 
 # libFuzzer targets (clang, ASan + UBSan), each run FUZZ_SECONDS on its corpus.
 fuzz: deps
