@@ -172,6 +172,11 @@ metric_catalogue::metric_catalogue(registry& r)
       unpriced_requests(r.add_counter("gistproxy_unpriced_requests_total",
                                       "Requests with usage whose model has no price in the table (not counted as $0).",
                                       {"api", "group"})),
+      estimated_price_requests(r.add_counter(
+          "gistproxy_estimated_price_requests_total",
+          "Requests with usage whose model the price table does not list, priced as its family's nearest listed "
+          "member (the span's gistproxy.priced_as): their dollars are an estimate.",
+          {"api", "group"})),
       ledger_input_tokens(r.add_counter(
           "gistproxy_ledger_input_tokens_total",
           "Input tokens by side: without (the client's requests as sent, each offloaded output put back and "
@@ -220,6 +225,7 @@ void metric_catalogue::initialise_api_series(const std::vector<std::string_view>
       for (std::string_view kind : {"read", "write", "uncached"}) prompt_cache_tokens.labels({api, kind, group});
       for (std::string_view kind : {"input", "cache_read", "cache_write", "output"}) cost_usd.labels({api, kind, group});
       unpriced_requests.labels({api, group});
+      estimated_price_requests.labels({api, group});
       for (std::string_view cause : {"client", "proxy", "budget", "age", "offer", "churn"}) prefix_breaks.labels({api, cause, group});
     }
     saved_usd.labels({api});

@@ -89,6 +89,7 @@ struct metric_catalogue {
   family<amount_counter>& saved_usd;
   family<amount_counter>& offload_overhead_usd;
   family<counter>& unpriced_requests;
+  family<counter>& estimated_price_requests;  // priced as the model's family (price_match::fallback)
   // The ledger of "saved" (rewrite/cost/ledger.hpp), the one definition every
   // meter shows: input tokens and USD "without" (the client's requests as
   // sent, cache priced) and "with" (every upstream request gistproxy made for

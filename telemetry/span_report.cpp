@@ -46,6 +46,14 @@ std::string page_in_tool(const nlohmann::json& a) {
 
 std::string short_handle(const std::string& h) { return h.substr(0, 16); }
 
+// A request span's tenant as gistproxy writes it (16 hex digits, or
+// "anonymous"); anything else in a span log is not ours to repeat at length.
+std::string tenant_of(const nlohmann::json& a) {
+  auto tenant = string_attr(a, "gistproxy.tenant");
+  if (tenant.empty()) return "(unknown)";
+  return tenant.size() <= 64 ? tenant : "(invalid)";
+}
+
 }  // namespace
 
 void report_counts::add(const report_counts& o) {
@@ -116,7 +124,13 @@ span_report span_report_builder::build() const {
     };
     c.first_start_ns = t.requests.empty() ? UINT64_MAX : t.requests.front()->start_ns;
     c.counts.requests = t.requests.size();
-    for (const auto* request : t.requests) add_ledger(c.counts, request->attributes);
+    for (const auto* request : t.requests) {
+      add_ledger(c.counts, request->attributes);
+      report_counts one;
+      one.requests = 1;
+      add_ledger(one, request->attributes);
+      r.by_tenant[tenant_of(request->attributes)].add(one);
+    }
 
     // Fed to the join in turn order, as the live view feeds it: offloads of a
     // turn before its page-ins; unknown turns (0): offloads first, page-ins last.
@@ -227,6 +241,11 @@ std::string format_report_text(const span_report& r) {
     out += "by tool:\n";
     for (const auto& [tool, c] : r.by_tool) out += "  " + tool + ": " + counts_line(c) + "\n";
   }
+  if (r.by_tenant.size() > 1 || (r.by_tenant.size() == 1 && r.by_tenant.begin()->first != "(unknown)")) {
+    out += "by tenant:\n";
+    for (const auto& [tenant, c] : r.by_tenant)
+      out += "  " + tenant + ": " + thousands(c.requests) + " requests" + ledger_text(c) + "\n";
+  }
   out += "total: " + thousands(r.conversations.size()) + " conversations, " + thousands(r.total.requests) +
          " requests, " + counts_line(r.total) + "\n";
   if (r.total.offloads) {
@@ -266,10 +285,15 @@ nlohmann::json report_to_json(const span_report& r) {
   }
   nlohmann::json by_tool = nlohmann::json::object();
   for (const auto& [tool, c] : r.by_tool) by_tool[tool] = counts_json(c);
+  nlohmann::json by_tenant = nlohmann::json::object();
+  for (const auto& [tenant, c] : r.by_tenant)  // the ledger only: offloads are the conversations'
+    by_tenant[tenant] = {{"requests", c.requests}, {"input_tokens_without", c.input_without},
+                         {"input_tokens_with", c.input_with}, {"usd_saved", c.usd_saved},
+                         {"unmeasured_requests", c.unmeasured}};
   auto total = counts_json(r.total);
   total["conversations"] = r.conversations.size();
   total["churn_ratio"] = r.total.offloads ? double(r.total.churn) / double(r.total.offloads) : 0.0;
-  return {{"spans", r.spans}, {"conversations", conversations}, {"by_tool", by_tool}, {"total", total},
+  return {{"spans", r.spans}, {"conversations", conversations}, {"by_tool", by_tool}, {"by_tenant", by_tenant}, {"total", total},
           {"skipped", r.problems}};
 }
 

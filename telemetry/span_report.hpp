@@ -54,6 +54,9 @@ struct conversation_report {
 struct span_report {
   std::vector<conversation_report> conversations;  // by first request time
   std::map<std::string, report_counts> by_tool;    // offloads, tokens, page-ins, churn per tool
+  // Requests and the ledger per tenant (gistproxy.tenant: the store's name
+  // for a credential); "(unknown)" for spans from before it was recorded.
+  std::map<std::string, report_counts> by_tenant;
   report_counts total;
   std::uint64_t spans = 0;
   std::vector<std::string> problems;  // unreadable lines: "FILE:LINE: why"

@@ -56,6 +56,10 @@ void count(services& svc, request_context& ctx, const std::string& status, std::
                              {ctx.rw.tokens_saved, ctx.rw.tool_tokens, ctx.upstream.paged_in_tokens});
   if (!ctx.upstream.hop_usage.empty())  // an upstream answered
     ctx.ledger = exchange_stats::count_ledger(m, ctx.span, api, price, ctx.upstream.hop_usage, ctx.rw.changes);
+  // The store's name for the tenant (16 hex digits of the credential's
+  // SHA-256), never the credential: `gistproxy report` sums the ledger per
+  // tenant from it, as /api/tenants does live.
+  if (!ctx.in.tenant.empty()) ctx.span.set_text("gistproxy.tenant", ctx.in.tenant);
 }
 
 void end_span(services& svc, request_context& ctx, int status) {

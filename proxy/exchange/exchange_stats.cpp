@@ -129,7 +129,10 @@ bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span&
     s.set("gistproxy.priced", false);
     return false;
   }
-  if (match->fallback) s.set_text("gistproxy.priced_as", match->priced_as);  // an estimate: the family entry used
+  if (match->fallback) {  // an estimate: the family entry used, said on the span and counted
+    s.set_text("gistproxy.priced_as", match->priced_as);
+    m.estimated_price_requests.labels({api, group}).inc();
+  }
   const auto* price = &match->price;
   const auto cost = rewrite::cost_of(usage, *price);
   auto add = [&](std::string_view kind, double usd) {

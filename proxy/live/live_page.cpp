@@ -86,6 +86,12 @@ constexpr std::string_view page = R"html(<!doctype html>
       <th class="num">page-ins</th><th class="num">churn</th><th class="num">kept inline</th><th>last seen</th></tr></thead>
     <tbody id="conversations"></tbody></table>
   </section>
+  <section class="wide">
+    <h2>Tenants <span class="sub" id="tenants-folded"></span></h2>
+    <table><thead><tr><th>tenant</th><th class="num">requests</th><th class="num">tokens saved</th><th class="num">saved share</th>
+      <th class="num">without (USD)</th><th class="num">with (USD)</th><th class="num">net saved (USD)</th></tr></thead>
+    <tbody id="tenants"></tbody></table>
+  </section>
   <section class="wide" id="conversation-panel">
     <h2>Conversation <code id="conversation-id"></code></h2>
     <div id="conversation"><p class="empty">No conversation yet.</p></div>
@@ -190,6 +196,20 @@ function renderConversations(list, now) {
   }
 }
 
+// A tenant is the store's name for a credential (16 hex digits), never the key.
+function renderTenants(t) {
+  const body = $("tenants");
+  body.replaceChildren();
+  if (!t.tenants.length) body.appendChild(row([["no tenants yet", "empty"]]));
+  for (const r of t.tenants) {
+    const tr = row([[r.tenant, "mono"], [int(r.requests), "num"], [int(r.tokens_saved), "num"], [pct(r.saved_share), "num"],
+                    [usd(r.usd_without), "num"], [usd(r.usd_with), "num"], [usd(r.net_saved_usd), r.net_saved_usd < 0 ? "num bad" : "num"]]);
+    tr.dataset.tenant = r.tenant;
+    body.appendChild(tr);
+  }
+  setText("tenants-folded", t.tenants_folded ? int(t.tenants_folded) + " more folded into other" : "");
+}
+
 function renderConversation(c) {
   setText("conversation-id", c.trace_id);
   const box = $("conversation");
@@ -232,8 +252,9 @@ function renderConversation(c) {
 
 async function refresh() {
   try {
-    const [s, list] = await Promise.all([get("/api/summary"), get("/api/conversations")]);
+    const [s, list, tenants] = await Promise.all([get("/api/summary"), get("/api/conversations"), get("/api/tenants")]);
     renderSummary(s);
+    renderTenants(tenants);
     if (!selected && list.conversations.length) selected = list.conversations[0].trace_id;
     renderConversations(list.conversations, s.unix_ms);
     if (selected) {

@@ -45,6 +45,7 @@ TEST_CASE("cost: a priced model's usage becomes USD by kind of token, on the met
   CHECK(series_value(metrics, R"(gistproxy_cost_usd_total{api="chat",kind="cache_write",group="treated"})") == 0);
   CHECK(series_value(metrics, output) == Approx(10 * 10e-6));
   CHECK(series_value(metrics, R"(gistproxy_unpriced_requests_total{api="chat",group="treated"})") == 0);
+  CHECK(series_value(metrics, R"(gistproxy_estimated_price_requests_total{api="chat",group="treated"})") == 0);  // listed
   auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 1; });
   const auto requests = spans_named(all, "gistproxy.request");
   REQUIRE(requests.size() == 1);
@@ -78,6 +79,8 @@ TEST_CASE("cost: a model the table does not list is priced as its family and its
   auto metrics = metrics_with(proxy.admin_port(), {output + " 0.0000"});
   CHECK(series_value(metrics, output) == Approx(10 * 4.5e-6));
   CHECK(series_value(metrics, R"(gistproxy_unpriced_requests_total{api="chat",group="treated"})") == 0);
+  // Counted, so an operator sees what share of the dollars is estimated.
+  CHECK(series_value(metrics, R"(gistproxy_estimated_price_requests_total{api="chat",group="treated"})") == 1);
   auto all = read_spans_until(spans, [](const auto& s) { return count_named(s, "gistproxy.request") >= 1; });
   const auto requests = spans_named(all, "gistproxy.request");
   REQUIRE(requests.size() == 1);

@@ -6,6 +6,8 @@
 // requests as sent. A summary that counted gistproxy's own page-in hops as
 // savings (the old meter) fails the re-read case here.
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "tests/integration/harness.hpp"
@@ -212,7 +214,8 @@ TEST_CASE("ledger: a streamed answer's hops are each counted once, page-ins incl
 
 TEST_CASE("ledger: each key's requests are its tenant's row and the rows add up to the counters") {
   mock_upstream upstream;
-  proxy_process proxy({"--upstream", upstream.url()});
+  const auto spans = temp_path("ledger-tenant-spans.jsonl");
+  proxy_process proxy({"--upstream", upstream.url(), "--span-log", spans.string()});
   const std::map<std::string, std::string> keys[] = {{{"Authorization", "Bearer sk-ledger-one"}},
                                                      {{"Authorization", "Bearer sk-ledger-two"}}};
   std::vector<std::string> outputs;
@@ -255,4 +258,21 @@ TEST_CASE("ledger: each key's requests are its tenant's row and the rows add up 
   CHECK(t["tenants"][0]["tokens_saved"].get<double>() > t["tenants"][1]["tokens_saved"].get<double>());
   const auto text = t.dump();
   CHECK(text.find("sk-ledger") == std::string::npos);  // never a credential
+  // `gistproxy report` finds the same rows in the span log.
+  REQUIRE(proxy.stop() == 0);  // flushes the span log
+  const auto report = run_command({gistproxy_binary(), "report", "--json", spans.string()});
+  INFO(report.output);
+  const auto by_tenant = nlohmann::json::parse(report.output)["by_tenant"];
+  REQUIRE(by_tenant.size() == 2);
+  for (const auto& row : t["tenants"]) {
+    const auto& name = row["tenant"].get<std::string>();
+    REQUIRE(by_tenant.contains(name));
+    CHECK(by_tenant[name]["requests"] == row["requests"]);
+    CHECK(by_tenant[name]["input_tokens_without"] == row["input_tokens_without"]);
+    CHECK(by_tenant[name]["input_tokens_with"] == row["input_tokens_with"]);
+    CHECK(by_tenant[name]["usd_saved"].get<double>() == Approx(row["net_saved_usd"].get<double>()).margin(1e-9));
+  }
+  std::ifstream log(spans);
+  const std::string logged((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  CHECK(logged.find("sk-ledger") == std::string::npos);
 }

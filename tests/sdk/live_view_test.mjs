@@ -153,6 +153,17 @@ test("the live view renders /metrics' numbers, marks the churn and the integrity
     assert.equal(metricOf.requests(metrics), 5);
     assert.ok(metricOf.churn(metrics) >= 1 && metricOf["integrity-failures"](metrics) === 1);
 
+    // The tenants panel: /api/tenants' rows, its one key named by the store's hash, never the key.
+    const tenants = (await getJson("/api/tenants")).tenants;
+    assert.equal(tenants.length, 1);
+    await page.waitForFunction((name) => document.querySelector(`#tenants tr[data-tenant="${name}"]`), { timeout: 5000 },
+                               tenants[0].tenant);
+    const tenantRow = await page.$eval("#tenants tr[data-tenant]", (tr) => [...tr.children].map((td) => td.textContent));
+    assert.equal(tenantRow[0], tenants[0].tenant);
+    assert.equal(number(tenantRow[1]), tenants[0].requests);
+    assert.equal(number(tenantRow[2]), tenants[0].tokens_saved);
+    assert.ok(!(await page.content()).includes("sk-live-view"));
+
     // The conversations panel, newest first; the churned conversation's turns mark its churn pair.
     const list = (await getJson("/api/conversations")).conversations;
     const rows = await page.$$eval("#conversations tr[data-trace]", (trs) => trs.map((tr) => tr.dataset.trace));

@@ -115,3 +115,51 @@ TEST_CASE("unreadable lines are named and skipped, blank lines ignored") {
   CHECK(r.problems[0] == "a:2: not a JSON object");
   CHECK(r.problems[1].rfind("a:3: ", 0) == 0);
 }
+
+TEST_CASE("the ledger per tenant adds up to the total and names no credential") {
+  span_report_builder b;
+  auto request = [](const std::string& trace, const std::string& id, std::uint64_t start, nlohmann::json attrs) {
+    return span(trace, id, "", "gistproxy.request", start, std::move(attrs));
+  };
+  const std::vector<std::string> lines = {
+      // Two tenants, one conversation each, and one of them in a second one.
+      request("A", "a1", 1, {{"gistproxy.tenant", "00000000000000aa"}, {"gistproxy.input_tokens_without", 1000},
+                             {"gistproxy.input_tokens_with", 400}, {"gistproxy.saved_usd", 0.5}}),
+      request("A", "a2", 2, {{"gistproxy.tenant", "00000000000000aa"}, {"gistproxy.input_tokens_without", 2000},
+                             {"gistproxy.input_tokens_with", 900}, {"gistproxy.saved_usd", 1.0}}),
+      request("B", "b1", 3, {{"gistproxy.tenant", "00000000000000bb"}, {"gistproxy.input_tokens_without", 500},
+                             {"gistproxy.input_tokens_with", 700}, {"gistproxy.saved_usd", -0.25}}),
+      request("C", "c1", 4, {{"gistproxy.tenant", "00000000000000bb"}}),  // no usage: unmeasured
+      request("D", "d1", 5, {{"gistproxy.input_tokens_without", 10}, {"gistproxy.input_tokens_with", 10}}),  // an old log
+      request("E", "e1", 6, {{"gistproxy.tenant", std::string(65, 'x')}}),  // not a name gistproxy writes
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) b.add_line(lines[i], "log:" + std::to_string(i + 1));
+  const auto r = b.build();
+  REQUIRE(r.by_tenant.size() == 4);
+  const auto& a = r.by_tenant.at("00000000000000aa");
+  CHECK(a.requests == 2);
+  CHECK(a.input_without == 3000);
+  CHECK(a.input_with == 1300);
+  CHECK(a.usd_saved == Approx(1.5));
+  const auto& bb = r.by_tenant.at("00000000000000bb");
+  CHECK(bb.requests == 2);
+  CHECK(bb.unmeasured == 1);
+  CHECK(bb.usd_saved == Approx(-0.25));  // costing more shows as it is
+  CHECK(r.by_tenant.at("(unknown)").requests == 1);
+  CHECK(r.by_tenant.at("(invalid)").requests == 1);
+  report_counts sum;
+  for (const auto& [tenant, c] : r.by_tenant) sum.add(c);
+  CHECK(sum.requests == r.total.requests);
+  CHECK(sum.input_without == r.total.input_without);
+  CHECK(sum.input_with == r.total.input_with);
+  CHECK(sum.usd_saved == Approx(r.total.usd_saved));
+  CHECK(sum.unmeasured == r.total.unmeasured);
+  const auto j = report_to_json(r);
+  CHECK(j["by_tenant"]["00000000000000aa"]["input_tokens_with"] == 1300);
+  CHECK(j["by_tenant"]["00000000000000bb"]["unmeasured_requests"] == 1);
+  const auto text = format_report_text(r);
+  CHECK(text.find("by tenant:\n  (invalid): 1 requests\n") != std::string::npos);
+  CHECK(text.find("  00000000000000aa: 2 requests; billed input tokens 3,000 without, 1,300 with (56.7% saved), $1.5000 saved\n") !=
+        std::string::npos);
+  CHECK(text.find(std::string(65, 'x')) == std::string::npos);
+}
