@@ -72,10 +72,13 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
   // to it: the churn tracker hears of those alone.
   std::vector<const rewrite::offload_record*> fresh;
   std::vector<std::string_view> hashes;
+  std::vector<std::uint8_t> aged;  // not vector<bool>: a span views it
   for (const auto& o : report.offloads)
-    if (!o.repeated) fresh.push_back(&o), hashes.push_back(o.hash);
+    if (!o.repeated) fresh.push_back(&o), hashes.push_back(o.hash), aged.push_back(o.aged);
   std::vector<bool> first;
-  if (svc.churn && !hashes.empty()) svc.churn->offloaded(ctx.in.conversation.hex(), hashes, ctx.rw.turn, first);
+  if (svc.churn)
+    svc.churn->offloaded(ctx.in.conversation.hex(), hashes, ctx.rw.turn, first, report.offloads.size() - fresh.size(),
+                         aged);
   auto& live = ctx.live;
   for (std::size_t i = 0; i < first.size(); ++i)
     if (first[i] && svc.live) note_new_offload(*svc.live, live, *fresh[i]);
@@ -254,23 +257,39 @@ awaitable<std::optional<std::string>> turn_with_rereads_inline(services& svc, re
   if (!svc.offload || !svc.churn || !ctx.in.endpoint || !ctx.rw.body || ctx.in.count_tokens || !ctx.turns.reuse)
     co_return std::nullopt;
   const std::string& body = ctx.in.request.body();
-  const auto record = svc.churn->record(ctx.in.conversation.hex());
+  const auto trace = ctx.in.conversation.hex();
+  auto record = svc.churn->record(trace);
+  // read_blob arrived with this turn: asked again without it first, the hop
+  // is the previous turn's cached prefix and what follows it, if nothing is
+  // left to read (withdrawn below).
+  const bool arrived = ctx.rw.tool_added && ctx.rw.changes.tool_definition_new;
+  if (arrived) record.offered = false;
   const auto& reuse = *ctx.turns.reuse;
   auto run = [&] {
     // Every output was stored by this turn's first rewrite: nothing to store.
     return reuse.rewrite(*svc.offload, body, ctx.in.tenant, read_ratio_of(svc, ctx), ctx.in.controls.threshold_tokens,
                          false, &record);
   };
-  rewrite::rewrite_result result;
-  if (body.size() < inline_rewrite_limit || reuse.new_bytes(body) < inline_rewrite_limit) {
-    result = run();
-  } else {
+  auto rerun = [&]() -> awaitable<rewrite::rewrite_result> {
+    if (body.size() < inline_rewrite_limit || reuse.new_bytes(body) < inline_rewrite_limit) co_return run();
     const auto place = co_await enter_lane(svc.lanes, ctx.in.tenant);
-    result = co_await asio::co_spawn(
+    co_return co_await asio::co_spawn(
         svc.store_pool->get_executor(), [&]() -> asio::awaitable<rewrite::rewrite_result> { co_return run(); },
         use_awaitable);
-  }
+  };
+  auto result = co_await rerun();
   const auto& r = result.report;
+  if (arrived && r.kept_inline_churn && r.offloads.empty() && !r.tool_injected && !r.tool_already_ours &&
+      r.outcome != rewrite::rewrite_outcome::unparsable && !r.store_needed) {
+    svc.churn->withdraw_offer(trace);
+    ctx.span.set("gistproxy.churn_kept_inline_in_hop", std::int64_t(r.kept_inline_churn));
+    ctx.span.set("gistproxy.read_blob_withdrawn", true);
+    co_return r.outcome == rewrite::rewrite_outcome::rewritten ? std::move(result.body) : body;
+  }
+  if (arrived) {  // something is still offloaded: read_blob stays, as the first rewrite offered it
+    record.offered = true;
+    result = co_await rerun();
+  }
   // The same read_blob on offer (its definition comes first in cache order).
   const bool same_offer = (r.tool_injected || r.tool_already_ours) && r.tool_name == ctx.rw.intercept_tool;
   if (r.outcome != rewrite::rewrite_outcome::rewritten || r.store_needed || !same_offer || result.body == *ctx.rw.body)

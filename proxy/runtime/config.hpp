@@ -101,7 +101,7 @@ struct config {
   std::vector<std::string> tool_policies;  // NAME=never|always|TOKENS
   std::uint64_t page_max_bytes = 256 * 1024;
   unsigned max_page_in_hops = 4;
-  unsigned churn_max_read_backs = 1;  // an output read back on more turns makes its conversation a re-reader (0: never)
+  unsigned churn_max_read_backs = 1;  // re-reads of an output before it counts toward a re-reader (0: never)
   std::chrono::milliseconds stream_keepalive{10'000};  // between page-in hops of a stream
   unsigned store_threads = 2;  // threads that hash, compress and write blobs
 

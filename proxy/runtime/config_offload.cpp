@@ -95,9 +95,10 @@ std::vector<option> offload_options() {
      [](config& c, const std::string& v) { return set_bytes(c.page_max_bytes, v); }},
     {"max-page-in-hops", "N", "upstream re-queries for read_blob calls per request (default 4)",
      [](config& c, const std::string& v) { return set_uint(c.max_page_in_hops, v, 0, 32); }},
-    {"churn-max-read-backs", "N", "once an output is read back (whole or most) on more than N turns of its "
-                                  "conversation, what the conversation reads back goes inline and its new outputs "
-                                  "stay inline (default 1; 0: never)",
+    {"churn-max-read-backs", "N", "an output read back (whole or most) after the model was shown it counts "
+                                  "toward a re-reader from its Nth such read-back (a turn re-reading half of what "
+                                  "it was shown makes one: its read-backs and new outputs stay inline), and a stray "
+                                  "one stays inline after N+1 (default 1; 0: never)",
      [](config& c, const std::string& v) { return set_uint(c.churn_max_read_backs, v, 0, 1000); }},
     {"stream-keepalive", "DURATION", "keep-alive event interval while a streamed page-in hop waits (default 10s; 0: off)",
      [](config& c, const std::string& v) { return set_duration(c.stream_keepalive, v); }},

@@ -194,6 +194,7 @@ void offload_engine::pass::apply_age() {
       continue;
     }
     c.chosen = true;
+    c.aged = true;
     ++report_.age_offloads;
   }
 }
@@ -209,6 +210,14 @@ void offload_engine::pass::keep_read_back_inline() {
       ++report_.kept_inline_churn;
     }
   report_.churn_batch = rec->batch_due && report_.kept_inline_churn;
+  // read_blob would arrive for the age batch alone, and the conversation
+  // keeps all of it inline: nothing is left to read, so it does not come
+  // (and a hop that took it back, turn_with_rereads_inline, stays right).
+  const auto chosen = [](const candidate& c) { return c.chosen; };
+  if (report_.offer_reason == "age_pays" && std::none_of(cands_.begin(), cands_.end(), chosen)) {
+    offer_ = false;
+    report_.offer_reason = "not_worth";
+  }
 }
 
 bool offload_engine::pass::age_eligible(const candidate& c) const {

@@ -2,8 +2,9 @@
 // that a client editing its history (clearing an output it no longer needs)
 // never makes a decision flip back and rewrite the cached prefix:
 //  - read_blob, once a forwarded turn offered it, stays offered;
-//  - once the model reads an output back on a second turn, what it read
-//    back, and every new output, stays inline (paging churn).
+//  - once a turn re-reads half of what the model was shown before, what it
+//    read back, and every new output, stays inline; a stray re-read keeps
+//    that output inline (paging churn, read_backs.hpp).
 // The proxy keeps one per conversation (its trace id, which every replica
 // derives alike from the conversation's opening) and hands it to the engine
 // with each turn; the engine only reads it.
@@ -24,8 +25,8 @@ struct conversation_record {
   // Some joined inline_handles on the conversation's latest turn: the first
   // turn that keeps them inline breaks the prefix there, on purpose.
   bool batch_due = false;
-  // The conversation re-reads what was offloaded (an output of it was read
-  // back on more turns than the limit): an output it never offloaded
+  // The conversation re-reads what was offloaded (a turn re-read half of
+  // what the model was shown before): an output it never offloaded
   // (offloaded_handles, sorted, filled only then) stays inline too, as the
   // model would read it back as well. Nothing forwarded before changes:
   // those outputs were inline.

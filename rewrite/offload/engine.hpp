@@ -47,6 +47,7 @@ struct offload_record {
   // Offloaded by this conversation's previous turn too (as remembered):
   // not new to it.
   bool repeated = false;
+  bool aged = false;  // offloaded for its age alone: the model saw it inline before
 };
 
 enum class rewrite_outcome { unchanged, rewritten, unparsable };

@@ -30,6 +30,7 @@ class offload_engine::pass {
     bool exact = false;
     bool materialized = false;
     bool chosen = false;
+    bool aged = false;  // chosen for its age alone (apply_age)
     std::shared_ptr<const std::string> hash;  // computed once, when needed (or the previous turn's)
     output_fate fate = output_fate::below_threshold;
     std::uint64_t kept_ns = 0;  // when the store confirmed holding it (output_memo::kept_ns)

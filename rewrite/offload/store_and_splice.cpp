@@ -91,6 +91,7 @@ offload_record offload_engine::pass::record_of(candidate& c, std::uint64_t start
   rec.order = c.out->order;
   rec.bytes = c.size;
   rec.repeated = c.known && c.known->kept_ns;
+  rec.aged = c.aged;
   return rec;
 }
 

@@ -60,22 +60,30 @@ std::uint64_t churn_tracker::begin_turn(const std::string& trace, bool retry) {
 }
 
 void churn_tracker::offloaded(const std::string& trace, std::span<const std::string_view> hashes, std::uint64_t turn,
-                              std::vector<bool>& first) {
+                              std::vector<bool>& first, std::size_t repeated, std::span<const std::uint8_t> aged) {
   first.assign(hashes.size(), false);
-  if (hashes.empty()) return;
+  if (hashes.empty() && !repeated) return;
   std::lock_guard lock(mutex_);
   auto& s = touch(trace);
   auto& handles = s.first_offload;
+  std::size_t shown = repeated;
   for (std::size_t i = 0; i < hashes.size(); ++i) {
     // A hash seen before (most, every turn) costs a lookup, not a node built and thrown away.
     const auto hash = hashes[i];
-    if (handles.find(hash) != handles.end() || handles.size() >= max_handles_per_trace) continue;
+    const bool went_aged = i < aged.size() && aged[i] != 0;
+    if (auto h = handles.find(hash); h != handles.end()) {
+      shown += h->second.turn < turn || h->second.aged || went_aged;
+      continue;
+    }
+    shown += went_aged;
+    if (handles.size() >= max_handles_per_trace) continue;
     if (own_bytes(trace, s) + record_bytes(hash) > max_trace_bytes_) continue;  // a conversation holds its share
-    handles.emplace(std::string(hash), turn);
+    handles.emplace(std::string(hash), trace_state::offload_turn{turn, went_aged});
     s.handle_bytes += record_bytes(hash);
     s.offloaded_sorted.reset();
     first[i] = true;
   }
+  s.read_backs.shown_before(turn, shown);
   settle(s);
 }
 
@@ -86,7 +94,7 @@ std::optional<std::uint64_t> churn_tracker::turns_since_offload(const std::strin
   if (!s) return std::nullopt;
   auto h = s->first_offload.find(hash);
   if (h == s->first_offload.end()) return std::nullopt;
-  return turn >= h->second ? turn - h->second : 0;
+  return turn >= h->second.turn ? turn - h->second.turn : 0;
 }
 
 conversation_record churn_tracker::record(const std::string& trace) {
@@ -116,7 +124,10 @@ bool churn_tracker::read_back(const std::string& trace, const std::string& hash,
   auto* s = touch_existing(trace);
   if (!s) return false;
   const auto used = own_bytes(trace, *s);
-  const bool joined = s->read_backs.note(hash, turn, max_read_backs, max_trace_bytes_ > used ? max_trace_bytes_ - used : 0);
+  const auto h = s->first_offload.find(hash);
+  const bool shown = h != s->first_offload.end() && (h->second.turn < turn || h->second.aged);
+  const bool joined =
+      s->read_backs.note(hash, turn, max_read_backs, max_trace_bytes_ > used ? max_trace_bytes_ - used : 0, shown);
   settle(*s);
   return joined;
 }
@@ -124,6 +135,11 @@ bool churn_tracker::read_back(const std::string& trace, const std::string& hash,
 void churn_tracker::note_offered(const std::string& trace) {
   std::lock_guard lock(mutex_);
   touch(trace).offered = true;
+}
+
+void churn_tracker::withdraw_offer(const std::string& trace) {
+  std::lock_guard lock(mutex_);
+  if (auto* s = touch_existing(trace)) s->offered = false;
 }
 
 std::size_t churn_tracker::bytes() {

@@ -36,10 +36,14 @@ class churn_tracker {
   std::uint64_t begin_turn(const std::string& trace, bool retry = false);
   // Notes a turn's offloads; the first turn each handle was offloaded in is
   // kept. first[i]: hashes[i] is new to the trace (the live view details only
-  // those). All at once, as a long conversation re-offloads a few hundred
-  // outputs every turn: one lock and one trace lookup.
+  // those). aged[i] (if given): hashes[i] went for its age, so the model saw
+  // it inline before. `repeated`: the turn's other offloads, made by the
+  // previous turn too (not in hashes). The references the model was shown
+  // on an earlier turn are what a turn's re-reads are weighed against
+  // (read_back_ledger). All at once, as a long conversation re-offloads a
+  // few hundred outputs every turn: one lock and one trace lookup.
   void offloaded(const std::string& trace, std::span<const std::string_view> hashes, std::uint64_t turn,
-                 std::vector<bool>& first);
+                 std::vector<bool>& first, std::size_t repeated = 0, std::span<const std::uint8_t> aged = {});
   // Turns between the handle's first offload and `turn`, if it was offloaded in this trace.
   std::optional<std::uint64_t> turns_since_offload(const std::string& trace, const std::string& hash,
                                                    std::uint64_t turn);
@@ -48,8 +52,13 @@ class churn_tracker {
   conversation_record record(const std::string& trace);
   // A turn of the trace went upstream with read_blob on offer: later turns offer it too.
   void note_offered(const std::string& trace);
+  // The turn that offered it first took it back (its page-in hop sent every
+  // output it read back inline, and nothing was left to read): later turns
+  // offer it only if they choose to anew.
+  void withdraw_offer(const std::string& trace);
   // `turn` of the trace read `hash` back (reads_back); true when that made
-  // it stay inline from the next turn on (read_back_ledger::note).
+  // it stay inline from the next turn on (read_back_ledger::note). A hash
+  // offloaded on an earlier turn, or for its age, was shown before.
   bool read_back(const std::string& trace, const std::string& hash, std::uint64_t turn, std::uint32_t max_read_backs);
 
   // What the records hold (record_bytes), and how many conversations.
@@ -61,7 +70,11 @@ class churn_tracker {
     std::uint64_t turns = 0;
     bool offered = false;
     read_back_ledger read_backs;
-    std::unordered_map<std::string, std::uint64_t, handle_key_hash, std::equal_to<>> first_offload;
+    struct offload_turn {
+      std::uint64_t turn = 0;  // the first it was offloaded on
+      bool aged = false;       // then for its age: the model saw it inline before
+    };
+    std::unordered_map<std::string, offload_turn, handle_key_hash, std::equal_to<>> first_offload;
     std::size_t handle_bytes = 0;                // first_offload's, counted
     // first_offload's handles sorted, as a churning conversation's records
     // hand them out: made once, shared by every later turn's record, dropped

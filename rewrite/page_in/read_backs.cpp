@@ -6,7 +6,14 @@ namespace gistproxy::rewrite {
 
 bool reads_back(std::uint64_t returned, std::uint64_t total) { return total > 0 && returned * 2 >= total; }
 
-bool read_back_ledger::note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs, std::size_t room) {
+void read_back_ledger::shown_before(std::uint64_t turn, std::size_t count) {
+  if (turn != turn_) turn_rereads_ = 0;
+  turn_ = turn;
+  turn_shown_ = count;  // a retry tells its turn again: the same count, not more
+}
+
+bool read_back_ledger::note(std::string_view hash, std::uint64_t turn, std::uint32_t max_read_backs, std::size_t room,
+                            bool shown) {
   if (!max_read_backs) return false;
   auto it = counts_.find(hash);
   if (it == counts_.end()) {
@@ -16,27 +23,43 @@ bool read_back_ledger::note(std::string_view hash, std::uint64_t turn, std::uint
   }
   auto& e = it->second;
   if (e.turns && e.last_turn == turn) return false;  // once a turn
+  const bool reread = shown || e.turns > 0;
   e.last_turn = turn;
   ++e.turns;
+  if (reread) ++e.rereads;
   if (rereader_) {
-    if (e.turns > 1) return false;  // read back before it became one: inline already
-    join(hash, turn);
+    if (e.inlined) return false;
+    join(it->first, e, turn);
     return true;
   }
-  if (e.turns <= max_read_backs) return false;
-  // The conversation re-reads: everything it read back goes inline, together.
-  rereader_ = true;
-  inline_.clear();
-  inline_.reserve(counts_.size());
-  for (const auto& [h, counted] : counts_) inline_.push_back(h), bytes_ += record_bytes(h);
-  std::sort(inline_.begin(), inline_.end());
-  joined_on_ = turn;
+  if (!reread || e.rereads < max_read_backs) return false;
+  if (turn > turn_) shown_before(turn, 0);  // never told: any re-read is most
+  // A late note of an earlier turn (its hop outlived the next turn's start)
+  // is weighed as a stray: that turn's count is gone.
+  if (turn == turn_ && ++turn_rereads_ * 2 >= turn_shown_) {
+    become_rereader(turn);
+    return true;
+  }
+  if (e.rereads <= max_read_backs || e.inlined) return false;
+  join(it->first, e, turn);  // a stray re-reader of this output alone
   return true;
 }
 
-void read_back_ledger::join(std::string_view hash, std::uint64_t turn) {
-  inline_.insert(std::lower_bound(inline_.begin(), inline_.end(), hash, [](const std::string& a, std::string_view b) { return a < b; }),
-                 std::string(hash));
+// The turn re-reads most of what the model was shown: all this turn read
+// back goes inline, together, and whatever it reads back later.
+void read_back_ledger::become_rereader(std::uint64_t turn) {
+  rereader_ = true;
+  const auto before = inline_.size();
+  for (auto& [h, e] : counts_)
+    if (e.last_turn == turn && !e.inlined) inline_.push_back(h), e.inlined = true, bytes_ += record_bytes(h);
+  std::sort(inline_.begin() + std::ptrdiff_t(before), inline_.end());
+  std::inplace_merge(inline_.begin(), inline_.begin() + std::ptrdiff_t(before), inline_.end());
+  joined_on_ = turn;
+}
+
+void read_back_ledger::join(const std::string& hash, entry& e, std::uint64_t turn) {
+  inline_.insert(std::lower_bound(inline_.begin(), inline_.end(), hash), hash);
+  e.inlined = true;
   bytes_ += record_bytes(hash);
   joined_on_ = turn;
 }

@@ -214,10 +214,11 @@ void replay_session::tell_churn(const recorded_request& req, const replayed_requ
   const auto& report = out.report;
   const auto turn = s.churn.begin_turn(conversation, out.retry);
   std::vector<std::string_view> fresh;
+  std::vector<std::uint8_t> aged;
   for (const auto& o : report.offloads)
-    if (!o.repeated) fresh.push_back(o.hash);
+    if (!o.repeated) fresh.push_back(o.hash), aged.push_back(o.aged);
   std::vector<bool> first;
-  if (!fresh.empty()) s.churn.offloaded(conversation, fresh, turn, first);
+  s.churn.offloaded(conversation, fresh, turn, first, report.offloads.size() - fresh.size(), aged);
   if (!offered && (report.tool_injected || report.tool_already_ours)) s.churn.note_offered(conversation);
   s.st.kept_inline_churn += report.kept_inline_churn;
   const auto max_read_backs = replayer_.engine_.config().max_read_backs;

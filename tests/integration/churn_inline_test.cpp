@@ -1,7 +1,8 @@
 // Paging churn that acts, through the real binary: a scripted model that
-// reads every offloaded output back, whole, on every turn. Once an output is
-// read back on a second turn the conversation is a re-reader: what it read
-// back goes inline in one planned break, and its new outputs stay inline.
+// reads every offloaded output back, whole, on every turn. Once a turn
+// re-reads half of what the model was shown before (its second turn here)
+// the conversation is a re-reader: what it read back goes inline in one
+// planned break, and its new outputs stay inline.
 // The page-in hop of the turn that tells it asks the model again with them
 // inline, so the next turn finds that prefix in the provider's cache.
 // Measured on twelve turns, on each API: cache priced 4.6x --offload off
@@ -215,6 +216,43 @@ TEST_CASE("the turn that tells a re-reader sends its page-in hop with the output
   CHECK(double(shared) > 0.95 * double(bodies[3].size()));
 }
 
+TEST_CASE("an age batch read back whole on its turn: the hop takes read_blob back and later turns extend it") {
+  mock_upstream upstream;
+  // A low trigger and keep: the batch comes within a dozen turns of 6 KB outputs, all under the threshold.
+  proxy_process proxy({"--upstream", upstream.url(), "--age-trigger-tokens", "12000", "--age-keep-tokens", "4000"});
+  std::vector<std::string> outputs, sent;
+  const int turns = 16;
+  for (int turn = 1; turn <= turns; ++turn) {
+    outputs.push_back(log_output("out" + std::to_string(turn), 6000));
+    sent.push_back(body_of("chat", outputs, rereads));
+    const auto answer = http_request(proxy.port(), "POST", path_for("chat"), sent.back(), key_header("chat"));
+    REQUIRE(answer.status == 200);
+    CHECK(answer.body.find("read_blob") == std::string::npos);
+  }
+  const auto bodies = upstream.llm_bodies();
+  REQUIRE(bodies.size() == std::size_t(turns) + 1);  // one page-in hop: the batch turn's
+  std::size_t batch = 0;
+  while (batch < bodies.size() && bodies[batch].find("read_blob") == std::string::npos) ++batch;
+  REQUIRE(batch > 0);
+  REQUIRE(batch + 2 < bodies.size());
+  CAPTURE(batch);
+  // The hop is the client's turn as sent: every output inline, read_blob gone.
+  CHECK(nlohmann::json::parse(bodies[batch + 1]) == nlohmann::json::parse(sent[batch]));
+  // It extends what the turn before the batch sent (cached), and so does every later turn.
+  const auto layout = gistproxy::rewrite::endpoint_named("chat")->wire().cache_prefix();
+  for (std::size_t i = batch + 1; i < bodies.size(); ++i) {
+    CHECK(bodies[i].find("read_blob") == std::string::npos);
+    const auto& before = bodies[i == batch + 1 ? batch - 1 : i - 1];
+    const auto earlier = gistproxy::rewrite::split_prefix(before, layout);
+    const auto now = gistproxy::rewrite::split_prefix(bodies[i], layout);
+    REQUIRE(earlier);
+    REQUIRE(now);
+    // All of the earlier body but its closing envelope (the model's name, brackets).
+    const auto shared = gistproxy::rewrite::shared_prefix(*earlier, *now, [](auto r) { return std::uint64_t(r.size()); });
+    CHECK(shared + 256 >= before.size());
+  }
+}
+
 // BENCHMARKS.md's churn table through the real binary (hidden: run it with
 // `build/tests/integration_tests "[.churn-table]"`, about four minutes).
 // Chat, JSON; every cell cache priced against --offload off on the same
@@ -225,6 +263,7 @@ TEST_CASE("churn table: each read pattern at 10 14 and 40 turns against --offloa
       {"every other turn", "reread every other turn"},
       {"one output many times (+ each new once)", "reread the first output"},
       {"read once for 60 % of the turns, then everything", "reread everything after turn "},
+      {"read each once, the third again halfway (a stray)", "reread the third output on turn "},
       {"read each output once (the control)", "read each new output once"}};
   std::printf("| pattern | age-aware | 10 turns | 14 turns | 40 turns |\n|---|---|---|---|---|\n");
   for (const auto& [name, script] : patterns) {
@@ -232,7 +271,7 @@ TEST_CASE("churn table: each read pattern at 10 14 and 40 turns against --offloa
       std::printf("| %s | %s |", name, age ? "on" : "off");
       for (const int turns : {10, 14, 40}) {
         std::string model = script;
-        if (model.back() == ' ') model += std::to_string(turns * 6 / 10);
+        if (model.back() == ' ') model += std::to_string(model.find("third") != std::string::npos ? turns / 2 : turns * 6 / 10);
         std::vector<std::string> flags;
         if (!age) flags = {"--age-trigger-tokens", "0"};
         const auto off = run_conversation("chat", {"--offload", "off"}, model, turns);

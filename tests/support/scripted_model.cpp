@@ -134,6 +134,10 @@ std::optional<std::vector<std::string>> churn_pattern_reads(const conversation& 
   } else if (u.find("reread the first output") != std::string::npos) {
     if (!c.first_output_handle.empty()) reads.push_back(c.first_output_handle);
     if (c.newest_handle != c.first_output_handle) newest();
+  } else if (auto third = u.find("reread the third output on turn "); third != std::string::npos) {
+    newest();
+    const auto on = std::strtoul(u.c_str() + third + 32, nullptr, 10);
+    if (c.outputs == on && c.handles.size() >= 3 && c.handles[2] != c.newest_handle) reads.push_back(c.handles[2]);
   } else if (auto at = u.find("reread everything after turn "); at != std::string::npos) {
     const auto after = std::strtoul(u.c_str() + at + 29, nullptr, 10);
     if (c.outputs > after) reads = c.handles;

@@ -17,6 +17,8 @@
 //   "reread every other turn"  every reference on even turns, nothing on odd ones
 //   "reread the first output"  output 1's reference on every turn, and the newest
 //   "reread everything after turn N"  the newest while turn <= N, then every one
+//   "reread the third output on turn N"  the newest, and on turn N the third
+//                       reference again too (a stray re-read)
 //                       (turn: the number of the client's tool results; "the
 //                       newest": the last of them, when it is a reference)
 //   "unknown handle"    read_blob("0000000000000000"), then echo the result

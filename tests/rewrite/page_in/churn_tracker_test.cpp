@@ -165,16 +165,49 @@ TEST_CASE("churn tracker: a churning conversation's records share one sorted lis
   CHECK(c.keeps_inline(sha256_hex("never offloaded")));
 }
 
+TEST_CASE("churn tracker: what a turn was shown before is what its re-reads are weighed against") {
+  churn_tracker t;
+  const std::string a = sha256_hex("a"), b = sha256_hex("b"), c = sha256_hex("c"), aged = sha256_hex("aged");
+  std::vector<bool> first;
+  t.offloaded("conv", views({a, b, c}), t.begin_turn("conv"), first);
+  const auto turn = t.begin_turn("conv");
+  // a and b repeated from the previous turn (not handed in), c again, and
+  // `aged` new to the trace but offloaded for its age: four shown before.
+  const std::vector<std::uint8_t> went_aged{0, 1};
+  t.offloaded("conv", views({c, aged}), turn, first, 2, went_aged);
+  CHECK_FALSE(t.read_back("conv", a, turn, 1));  // one of four
+  CHECK(t.read_back("conv", aged, turn, 1));     // two of four: the model saw `aged` inline before
+  const auto r = t.record("conv");
+  CHECK(r.churning);
+  CHECK(r.keeps_inline(a));
+  CHECK(r.keeps_inline(aged));
+  CHECK_FALSE(r.keeps_inline(b));
+}
+
+TEST_CASE("churn tracker: an output offloaded on its own turn and read then is no re-read") {
+  churn_tracker t;
+  const std::string a = sha256_hex("a"), b = sha256_hex("b");
+  std::vector<bool> first;
+  t.offloaded("conv", views({a}), t.begin_turn("conv"), first);
+  CHECK_FALSE(t.read_back("conv", a, 1, 1));
+  const auto turn = t.begin_turn("conv");
+  t.offloaded("conv", views({b}), turn, first, 1);
+  CHECK_FALSE(t.read_back("conv", b, turn, 1));
+  CHECK_FALSE(t.record("conv").churning);
+}
+
 TEST_CASE("churn tracker: a retry is its turn again and its read-back counts once") {
   churn_tracker t;
-  const std::string h = sha256_hex("retried");
+  const std::string old = sha256_hex("old"), h = sha256_hex("retried");
   std::vector<bool> first;
-  t.offloaded("conv", views({h}), t.begin_turn("conv"), first);
+  t.offloaded("conv", views({old}), t.begin_turn("conv"), first);
   const auto turn = t.begin_turn("conv");
   CHECK(turn == 2);
-  CHECK_FALSE(t.read_back("conv", h, turn, 1));
+  t.offloaded("conv", views({old, h}), turn, first);
+  CHECK_FALSE(t.read_back("conv", h, turn, 1));  // the new output, read on its own turn
   CHECK(t.begin_turn("conv", true) == 2);  // the client sent turn 2 again
-  CHECK_FALSE(t.read_back("conv", h, 2, 1));
+  t.offloaded("conv", views({old, h}), 2, first);
+  CHECK_FALSE(t.read_back("conv", h, 2, 1));  // the same turn: not a re-read
   CHECK_FALSE(t.record("conv").churning);
   CHECK(t.begin_turn("conv") == 3);
   CHECK(churn_tracker().begin_turn("new", true) == 1);  // nothing to retry: a first turn
