@@ -19,29 +19,45 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
 
 std::uint64_t bytes_hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
-// Hashes one JSON value, without any `marker` member at any depth (none when
-// empty). An array element that is an object holding nothing but the marker
-// (a marker block: Converse's {"cachePoint":{…}}) is left out of its array
+// What a value's hash leaves out (prefix_layout): `marker` members at any
+// depth (none when empty), and blocks whose text begins with `text`.
+struct left_out {
+  std::string_view marker;
+  std::string_view text;  // the block's "text" as JSON, its opening quote included
+};
+
+// Hashes one JSON value without what `out` names. An array element that is
+// an object holding nothing but the marker (a marker block: Converse's
+// {"cachePoint":{…}}), or a block of uncached text, is left out of its array
 // entirely, as if the client had not sent it: clients move those every turn
-// just as they move cache_control members. When `marker_only` is given and
-// the value is such a block, it is set and `h` is left as it was. Returns
-// false on malformed JSON.
-bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64_t& h, bool* marker_only = nullptr) {
+// just as they move cache_control members. When `dropped` is given and the
+// value is such a block, it is set and `h` is left as it was. Returns false
+// on malformed JSON.
+bool hash_value(json::cursor& c, const left_out& out, int depth, std::uint64_t& h, bool* dropped = nullptr) {
   const auto k = c.peek();
   if (depth < max_depth && k == json::kind::object) {
     std::uint64_t inner = mix(h, '{');
     std::size_t kept = 0, markers = 0;
+    bool uncached = false;
     const bool ok = c.object([&](std::string_view key, json::cursor& v) {
-                       if (!marker.empty() && key == marker) {
+                       if (!out.marker.empty() && key == out.marker) {
                          ++markers;
                          return v.skip_value().has_value();
                        }
                        ++kept;
                        inner = mix(inner, bytes_hash(key));
-                       return hash_value(v, marker, depth + 1, inner);
+                       if (!out.text.empty() && key == "text" && v.peek() == json::kind::string) {
+                         auto r = v.skip_value();
+                         if (!r) return false;
+                         const auto raw = c.doc().substr(r->begin, r->size());
+                         uncached = raw.substr(0, out.text.size()) == out.text;
+                         inner = mix(inner, bytes_hash(raw));
+                         return true;
+                       }
+                       return hash_value(v, out, depth + 1, inner);
                      }).has_value();
-    if (marker_only && markers > 0 && kept == 0) {
-      *marker_only = true;
+    if (dropped && ((markers > 0 && kept == 0) || uncached)) {
+      *dropped = true;
       return ok;
     }
     h = mix(inner, '}');
@@ -50,8 +66,8 @@ bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64
   if (depth < max_depth && k == json::kind::array) {
     h = mix(h, '[');
     const bool ok = c.array([&](std::size_t, json::cursor& v) {
-                       bool dropped = false;
-                       return hash_value(v, marker, depth + 1, h, &dropped);
+                       bool dropped_here = false;
+                       return hash_value(v, out, depth + 1, h, &dropped_here);
                      }).has_value();
     h = mix(h, ']');
     return ok;
@@ -65,7 +81,7 @@ bool hash_value(json::cursor& c, std::string_view marker, int depth, std::uint64
 // One value hashed, with where it lies. A value the previous turn's body
 // had at this offset, within the bytes both bodies share, has the hash it had
 // then (walk_reuse.hpp): the cursor only steps over it.
-bool hashed_part(json::cursor& c, std::string_view marker, prefix_part& out) {
+bool hashed_part(json::cursor& c, const left_out& omit, prefix_part& out) {
   out = {};
   c.peek();  // past whitespace: the range starts at the value
   out.at.begin = c.pos();
@@ -81,7 +97,7 @@ bool hashed_part(json::cursor& c, std::string_view marker, prefix_part& out) {
       }
       return false;  // cannot happen for shared bytes; never a hash for bytes it does not cover
     }
-  if (!hash_value(c, marker, 0, out.hash)) return false;
+  if (!hash_value(c, omit, 0, out.hash)) return false;
   out.at.end = c.pos();
   if (reuse) reuse->saw_hash(out.at, out.hash);
   return true;
@@ -112,9 +128,11 @@ std::optional<bool> walk_prefix(json::document body, const prefix_layout& layout
   json::cursor c(body);
   if (c.peek() != json::kind::object) return std::nullopt;
   bool provider_held = false;
+  const std::string quoted_uncached = layout.uncached_text.empty() ? std::string() : '"' + std::string(layout.uncached_text);
+  const left_out omit_head{layout.cache_marker, quoted_uncached}, omit_item{layout.cache_marker, {}};
   auto item = [&](json::cursor& v) {
     prefix_part one;
-    if (!hashed_part(v, layout.cache_marker, one)) return false;
+    if (!hashed_part(v, omit_item, one)) return false;
     on_item(one);
     return true;
   };
@@ -134,7 +152,7 @@ std::optional<bool> walk_prefix(json::document body, const prefix_layout& layout
   auto ok = c.object([&](std::string_view key, json::cursor& v) {
     if (auto slot = head_slot(layout, key)) {
       prefix_part part;
-      if (!hashed_part(v, layout.cache_marker, part)) return false;
+      if (!hashed_part(v, omit_head, part)) return false;
       on_head(*slot, part);
       return true;
     }

@@ -9,7 +9,8 @@
 // earlier item again, unchanged) can be served from the cache; one that does
 // not is a prefix break, and a break costs a cache write of everything after
 // it. Cache markers the API declares (cache_marker) are left out: clients
-// move them every turn and they do not change the cached content.
+// move them every turn and they do not change the cached content; so are
+// blocks that are not prompt (uncached_text).
 #pragma once
 
 #include <array>
@@ -40,6 +41,12 @@ struct prefix_layout {
   // array element holding only it (Converse's {"cachePoint":{…}} blocks) is
   // left out of its array whole.
   std::string_view cache_marker;
+  // A text block of a head member that is not prompt: an array element
+  // holding a "text" string that begins with this is left out of its array
+  // whole. Claude
+  // Code's first system block, "x-anthropic-billing-header: …; cch=…;",
+  // differs on every request; the provider takes it out before caching.
+  std::string_view uncached_text;
 };
 
 // One part of a body's prefix: its hash (cache_control left out) and where

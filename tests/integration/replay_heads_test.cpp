@@ -80,3 +80,19 @@ TEST_CASE("the capture pairs tell heads apart", "[replay][heads]") {
     CHECK(std::abs(saved(headless) - saved(recorded)) > 5.0);
   }
 }
+
+// Claude Code 2.1's first system block is "x-anthropic-billing-header: …;
+// cch=…;", a checksum that differs on every request. Read as prompt it made
+// each of the capture's ten requests a conversation of its own, with nothing
+// cached (cache-read share 0 %, $2.43 before gistproxy where the provider
+// bills $0.99).
+TEST_CASE("Claude Code's capture replays as conversations that cache although its billing block changes every request",
+          "[replay][heads]") {
+  const auto recorded = replay_json("claude-code__session.recording.jsonl");
+  CHECK(recorded["turns"] == 10);
+  CHECK(recorded["conversations"].get<int>() <= 3);
+  CHECK(recorded["prefix_pairs"].get<int>() >= 7);
+  CHECK(recorded["cache_read_share_before"].get<double>() > 0.5);
+  CHECK(recorded["conversations_costing_more"] == 0);
+  CHECK(recorded["cost_usd_after"].get<double>() < recorded["cost_usd_before"].get<double>());
+}

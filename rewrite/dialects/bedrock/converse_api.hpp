@@ -44,7 +44,11 @@ class converse_wire final : public wire_format {
   // Bedrock's Claude models: reads 0.1x, writes 1.25x the input price.
   double usual_cache_read_ratio() const override { return 0.1 / 1.25; }
   prefix_layout cache_prefix() const override {
-    return {.head = {"toolConfig", "system"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cachePoint"};
+    return {.head = {"toolConfig", "system"},
+            .conversation = "messages",
+            .provider_state = {},
+            .cache_marker = "cachePoint",
+            .uncached_text = {}};
   }
   std::string_view operation_name() const override { return "chat"; }
 

@@ -12,7 +12,7 @@ class chat_wire final : public wire_format {
   // The system prompt is a message: tools, then the messages. Gateways that
   // serve Claude behind this API take Anthropic's cache_control markers.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cache_control"};
+    return {.head = {"tools"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cache_control", .uncached_text = {}};
   }
   std::string_view operation_name() const override { return "chat"; }
   std::optional<request_facts> inspect(json::document body) const override;

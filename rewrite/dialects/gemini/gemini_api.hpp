@@ -29,7 +29,11 @@ class gemini_wire final : public wire_format {
   double usual_cache_read_ratio() const override { return 0.25; }
   // The REST API takes the system instruction in either spelling.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools", "systemInstruction", "system_instruction"}, .conversation = "contents", .provider_state = {}, .cache_marker = {}};
+    return {.head = {"tools", "systemInstruction", "system_instruction"},
+            .conversation = "contents",
+            .provider_state = {},
+            .cache_marker = {},
+            .uncached_text = {}};
   }
   std::string_view operation_name() const override { return "generate_content"; }
 

@@ -14,6 +14,20 @@
 namespace gistproxy::rewrite {
 namespace {
 
+// The system prompt's text, one line per block, without the billing block
+// (billing_header): it changes every request of one conversation.
+void drop_billing_lines(std::string& system) {
+  std::size_t at = 0;
+  while (at < system.size()) {
+    const auto end = system.find('\n', at);
+    const auto next = end == std::string::npos ? system.size() : end + 1;
+    if (std::string_view(system).substr(at, billing_header.size()) == billing_header)
+      system.erase(at, next - at);
+    else
+      at = next;
+  }
+}
+
 }  // namespace
 
 std::optional<request_facts> messages_wire::inspect(json::document body) const {
@@ -42,6 +56,7 @@ std::optional<request_facts> messages_wire::inspect(json::document body) const {
         .has_value();
   });
   if (!ok || !c.at_end()) return std::nullopt;
+  drop_billing_lines(system);
   facts.conversation_key = "messages\n" + system + '\0' + first_user;
   return facts;
 }

@@ -7,13 +7,22 @@
 
 namespace gistproxy::rewrite {
 
+// Claude Code's first system block: billing attribution with a checksum
+// (cch=…) that differs on every request. Not prompt: Anthropic takes it out
+// before caching, and it says nothing of which conversation this is.
+inline constexpr std::string_view billing_header = "x-anthropic-billing-header:";
+
 class messages_wire : public wire_format {
  public:
   // Anthropic: reads 0.1x, writes 1.25x the input price.
   double usual_cache_read_ratio() const override { return 0.1 / 1.25; }
   // Anthropic caches tools, then system, then messages.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools", "system"}, .conversation = "messages", .provider_state = {}, .cache_marker = "cache_control"};
+    return {.head = {"tools", "system"},
+            .conversation = "messages",
+            .provider_state = {},
+            .cache_marker = "cache_control",
+            .uncached_text = billing_header};
   }
   std::string_view operation_name() const override { return "chat"; }
   std::string image_replacement(std::string_view text) const override;

@@ -11,7 +11,11 @@ class responses_wire final : public wire_format {
  public:
   // previous_response_id: the provider holds the conversation.
   prefix_layout cache_prefix() const override {
-    return {.head = {"tools", "instructions"}, .conversation = "input", .provider_state = "previous_response_id", .cache_marker = {}};
+    return {.head = {"tools", "instructions"},
+            .conversation = "input",
+            .provider_state = "previous_response_id",
+            .cache_marker = {},
+            .uncached_text = {}};
   }
   std::string_view operation_name() const override { return "chat"; }
   nlohmann::json echoed_members(std::string_view client_body) const override;

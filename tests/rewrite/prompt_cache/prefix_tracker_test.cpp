@@ -59,7 +59,8 @@ TEST_CASE("prefix fingerprint: cache_control markers that move every turn are no
 }
 
 TEST_CASE("prefix fingerprint: an array element holding only the cache marker is left out whole, anything more is content") {
-  const prefix_layout layout{.head = {"tools"}, .conversation = "messages", .provider_state = {}, .cache_marker = "mark"};
+  const prefix_layout layout{
+      .head = {"tools"}, .conversation = "messages", .provider_state = {}, .cache_marker = "mark", .uncached_text = {}};
   const auto with = fingerprint_prefix(R"({"tools":[1,{"mark":{}}],"messages":[{"c":["a",{"mark":1}]}]})", layout);
   const auto without = fingerprint_prefix(R"({"tools":[1],"messages":[{"c":["a"]}]})", layout);
   const auto more = fingerprint_prefix(R"({"tools":[1,{"mark":{},"x":1}],"messages":[{"c":["a"]}]})", layout);
@@ -185,4 +186,29 @@ TEST_CASE("shared prefix: head members then items up to the first change, each m
   CHECK(measured == "[1]|\"s\"|\"a\"|");
   CHECK_FALSE(keeps_prefix(*p, *c));
   CHECK(keeps_prefix(*split_prefix(R"({"tools":[1],"system":"s","messages":["a"]})", layout), *c));
+}
+
+TEST_CASE("prefix: Claude Code's billing block is left out of the system prompt's hash, its other blocks are not") {
+  const auto layout = endpoint_named("messages")->wire().cache_prefix();
+  const auto body = [](const std::string& billing, const std::string& prompt) {
+    return R"({"system":[{"type":"text","text":")" + billing + R"("},{"type":"text","text":")" + prompt +
+           R"(","cache_control":{"type":"ephemeral"}}],"messages":["a"]})";
+  };
+  const auto a = split_prefix(body("x-anthropic-billing-header: cc_version=2.1.152.d94; cch=c2426;", "You code."), layout);
+  const auto b = split_prefix(body("x-anthropic-billing-header: cc_version=2.1.152.d94; cch=2b3b7;", "You code."), layout);
+  const auto other = split_prefix(body("x-anthropic-billing-header: cc_version=2.1.152.d94; cch=2b3b7;", "You test."), layout);
+  const auto plain = split_prefix(body("a billing note of the client's own", "You code."), layout);
+  REQUIRE(a);
+  REQUIRE(b);
+  REQUIRE(other);
+  REQUIRE(plain);
+  CHECK(keeps_prefix(*a, *b));
+  CHECK_FALSE(keeps_prefix(*a, *other));
+  CHECK_FALSE(keeps_prefix(*a, *plain));  // any other text is prompt
+  // In a message it is the conversation's text: only the head leaves it out.
+  const auto item = [](const std::string& text) {
+    return R"({"messages":[{"role":"user","content":[{"type":"text","text":")" + text + R"("}]}]})";
+  };
+  CHECK_FALSE(keeps_prefix(*split_prefix(item("x-anthropic-billing-header: cch=1;"), layout),
+                           *split_prefix(item("x-anthropic-billing-header: cch=2;"), layout)));
 }

@@ -33,6 +33,19 @@ TEST_CASE("messages requests key on system and first user text, not on cache_con
   CHECK(turn1->model == "claude-sonnet-4-5");
 }
 
+TEST_CASE("messages requests key on the system prompt without Claude Code's billing block") {
+  auto* d = endpoint_for("POST", "/v1/messages");
+  const auto key = [&](const std::string& cch, const std::string& prompt) {
+    return d->wire()
+        .inspect(R"({"model":"claude-opus-4-7","system":[{"type":"text","text":"x-anthropic-billing-header: cc_version=2.1.152.d94; cch=)" +
+                 cch + R"(;"},{"type":"text","text":")" + prompt + R"("}],"messages":[{"role":"user","content":"Fix it"}]})")
+        ->conversation_key;
+  };
+  CHECK(key("c2426", "You code.") == key("2b3b7", "You code."));  // one conversation, each request's checksum
+  CHECK(key("c2426", "You code.") != key("c2426", "You test."));
+  CHECK(key("c2426", "You code.").find("billing") == std::string::npos);
+}
+
 TEST_CASE("messages: the next hop appends an assistant turn and a user turn of tool results") {
   auto* d = endpoint_for("POST", "/v1/messages");
   std::string body = R"({"model":"m","messages":[{"role":"user","content":"q"}]})";
