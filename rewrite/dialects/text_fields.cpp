@@ -4,17 +4,21 @@ namespace gistproxy::rewrite {
 
 namespace {
 
+void append_bounded(std::string_view raw, std::string& out) {
+  std::size_t room = key_text_limit > out.size() ? key_text_limit - out.size() : 0;
+  out.append(raw.substr(0, room));
+}
+
 bool append_raw_string(json::cursor& c, std::string& out) {
   auto raw = c.string_raw();
   if (!raw) return false;
-  std::size_t room = key_text_limit > out.size() ? key_text_limit - out.size() : 0;
-  out.append(raw->substr(0, room));
+  append_bounded(*raw, out);
   return true;
 }
 
 }  // namespace
 
-bool append_content_text(json::cursor& c, std::string& out) {
+bool append_content_text(json::cursor& c, std::string& out, std::string_view skip) {
   switch (c.peek()) {
     case json::kind::string:
       return append_raw_string(c, out);
@@ -25,7 +29,10 @@ bool append_content_text(json::cursor& c, std::string& out) {
             return e
                 .object([&](std::string_view key, json::cursor& v) {
                   if (key == "text" && v.peek() == json::kind::string) {
-                    if (!append_raw_string(v, out)) return false;
+                    auto raw = v.string_raw();
+                    if (!raw) return false;
+                    if (!skip.empty() && raw->substr(0, skip.size()) == skip) return true;
+                    append_bounded(*raw, out);
                     out += '\n';
                     return true;
                   }

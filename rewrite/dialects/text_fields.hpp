@@ -15,7 +15,9 @@ namespace gistproxy::rewrite {
 // client escaped it (no decoding), and at most `key_text_limit` bytes of it:
 // the key identifies a conversation, it need not hold all of a huge prompt.
 constexpr std::size_t key_text_limit = 16 * 1024;
-bool append_content_text(json::cursor& c, std::string& out);
+// A block whose text begins with `skip` (when given) is left out, before the
+// limit counts it: Claude Code's billing block (messages_api.hpp).
+bool append_content_text(json::cursor& c, std::string& out, std::string_view skip = {});
 
 // Consumes an object and returns the unescaped value of a string member
 // (empty if absent); other members are skipped.

@@ -14,20 +14,6 @@
 namespace gistproxy::rewrite {
 namespace {
 
-// The system prompt's text, one line per block, without the billing block
-// (billing_header): it changes every request of one conversation.
-void drop_billing_lines(std::string& system) {
-  std::size_t at = 0;
-  while (at < system.size()) {
-    const auto end = system.find('\n', at);
-    const auto next = end == std::string::npos ? system.size() : end + 1;
-    if (std::string_view(system).substr(at, billing_header.size()) == billing_header)
-      system.erase(at, next - at);
-    else
-      at = next;
-  }
-}
-
 }  // namespace
 
 std::optional<request_facts> messages_wire::inspect(json::document body) const {
@@ -42,7 +28,7 @@ std::optional<request_facts> messages_wire::inspect(json::document body) const {
       facts.stream = b.value_or(false);
       return b.has_value();
     }
-    if (key == "system") return append_content_text(v, system);
+    if (key == "system") return append_content_text(v, system, billing_header);  // not prompt: left out
     if (key != "messages" || v.peek() != json::kind::array) return v.skip_value().has_value();
     return v
         .array([&](std::size_t, json::cursor& m) {
@@ -56,7 +42,6 @@ std::optional<request_facts> messages_wire::inspect(json::document body) const {
         .has_value();
   });
   if (!ok || !c.at_end()) return std::nullopt;
-  drop_billing_lines(system);
   facts.conversation_key = "messages\n" + system + '\0' + first_user;
   return facts;
 }

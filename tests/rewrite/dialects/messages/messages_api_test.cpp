@@ -44,6 +44,16 @@ TEST_CASE("messages requests key on the system prompt without Claude Code's bill
   CHECK(key("c2426", "You code.") == key("2b3b7", "You code."));  // one conversation, each request's checksum
   CHECK(key("c2426", "You code.") != key("c2426", "You test."));
   CHECK(key("c2426", "You code.").find("billing") == std::string::npos);
+  // Billing lines between, before and after other blocks: only they go, in one pass.
+  std::string many = R"({"model":"m","system":[)";
+  for (int i = 0; i < 2000; ++i)
+    many += R"({"type":"text","text":"x-anthropic-billing-header: cch=)" + std::to_string(i) + R"(;"},)" +
+            (i == 1000 ? R"({"type":"text","text":"You code."},)" : "");
+  many += R"({"type":"text","text":"x-anthropic-billing-header: cch=end;"}],"messages":[{"role":"user","content":"Fix it"}]})";
+  const auto plain = d->wire().inspect(R"({"model":"m","system":[{"type":"text","text":"You code."}],"messages":[{"role":"user","content":"Fix it"}]})");
+  REQUIRE(plain);
+  REQUIRE(d->wire().inspect(many));
+  CHECK(d->wire().inspect(many)->conversation_key == plain->conversation_key);
 }
 
 TEST_CASE("messages: the next hop appends an assistant turn and a user turn of tool results") {
