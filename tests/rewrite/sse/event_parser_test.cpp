@@ -59,3 +59,23 @@ TEST_CASE("an incomplete event stays pending") {
   });
   CHECK(count == 1);
 }
+
+TEST_CASE("lines end at a lone CR a lone LF or CRLF whichever comes first in every piece size") {
+  // A CR ends a line even when an LF comes later in the same bytes (the line
+  // end is the first of either), and a CR at a piece's end waits for an LF.
+  std::string stream =
+      "data: a\rdata: b\n\r\n"
+      "event: x\r\rdata: c\r\ndata: d\n\n"
+      "data: e\r\n\r"
+      "data: f\n\n";
+  auto piece = GENERATE(1u, 2u, 3u, 5u, 8u, 1000u);
+  auto events = feed_in_pieces(stream, piece);
+  REQUIRE(events.size() == 5);
+  CHECK(events[0].data == "a\nb");
+  CHECK(events[0].raw == "data: a\rdata: b\n\r\n");
+  CHECK(events[1].name == "x");  // its blank line after "event: x" is CR alone
+  CHECK(events[2].data == "c\nd");
+  CHECK(events[3].data == "e");
+  CHECK(events[3].raw == "data: e\r\n\r");
+  CHECK(events[4].data == "f");
+}
