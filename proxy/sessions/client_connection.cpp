@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "proxy/net/idle_wait.hpp"
 #include "proxy/net/tls_stream.hpp"
 #include "proxy/sessions/h2_session.hpp"
 #include "proxy/sessions/http1_session.hpp"
@@ -22,13 +23,19 @@ constexpr std::string_view h2_preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 // them (Beast parses what the buffer holds before reading: no copy, and no
 // extra read for an HTTP/1.1 request). Nullopt: the client left or idled.
 template <class Stream>
-awaitable<std::optional<bool>> starts_with_h2_preface(Stream& stream, beast::flat_buffer& buffer,
+awaitable<std::optional<bool>> starts_with_h2_preface(Stream& stream, tcp_socket& socket, beast::flat_buffer& buffer,
                                                       socket_deadline& deadline) {
   for (;;) {
     const std::string_view have(static_cast<const char*>(buffer.data().data()), buffer.size());
     const std::size_t n = std::min(have.size(), h2_preface.size());
     if (have.substr(0, n) != h2_preface.substr(0, n)) co_return false;
     if (n == h2_preface.size()) co_return true;
+    if constexpr (waits_before_reading<Stream>) {
+      if (buffer.size() == 0) {
+        auto [ec] = co_await bytes_to_read(socket);
+        if (ec) co_return std::nullopt;
+      }
+    }
     auto [ec, got] = co_await stream.async_read_some(buffer.prepare(http1_read_buffer), use_nothrow);
     if (deadline.verdict(ec)) co_return std::nullopt;
     buffer.commit(got);
@@ -78,10 +85,9 @@ awaitable<bool> handshake(shard& sh, tls_stream& stream, socket_deadline& deadli
 template <class Stream>
 awaitable<void> serve_connection(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
                                  session_handle& handle) {
-  beast::flat_buffer buffer;
-  buffer.reserve(http1_read_buffer);
+  beast::flat_buffer buffer;  // allocated by the first read, once the client has sent something
   deadline.set(sh.svc().cfg.idle_timeout);
-  const auto h2 = co_await starts_with_h2_preface(stream, buffer, deadline);
+  const auto h2 = co_await starts_with_h2_preface(stream, socket, buffer, deadline);
   if (!h2) co_return;
   // The session guard: whatever escapes ends this connection only (the
   // caller closes it), counted and logged. (An HTTP/2 session never lets

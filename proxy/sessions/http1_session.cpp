@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "proxy/net/checked_parser.hpp"
+#include "proxy/net/idle_wait.hpp"
 #include "proxy/net/lingering_close.hpp"
 #include "proxy/net/request_target.hpp"
 #include "proxy/net/tls_stream.hpp"
@@ -154,93 +155,115 @@ awaitable<void> refuse(shard& sh, client_channel& channel, connection_memo& memo
 
 }  // namespace
 
+// What one request leaves the connection to do next.
+enum class next_step { read_another, close };
+
+// One request of an HTTP/1.x connection: its head (some bytes of it in
+// `buffer` already), its body, its exchange. A coroutine of its own so that
+// its state (the parser, the channel, the body), a couple of KiB, is only
+// held while a request is being handled, not while the connection idles.
+template <class Stream>
+awaitable<next_step> serve_one_request(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
+                                       beast::flat_buffer& buffer, session_handle& handle, connection_memo& memo) {
+  auto& svc = sh.svc();
+  const auto& cfg = svc.cfg;
+  request_parser parser;
+  parser.body_limit(cfg.max_body_bytes);
+  parser.header_limit(header_limit + header_limit_slack);
+  if (buffer.capacity() < http1_read_buffer) buffer.reserve(http1_read_buffer);
+  auto [header_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
+  const error_code ec = deadline.verdict(!header_ec && head_bytes > header_limit ? http::error::header_limit : header_ec);
+  handle.busy = true;
+  // This request's answer, framed for the version it was asked in.
+  socket_channel<Stream> channel(stream, socket, deadline, cfg.client_timeout, parser.get(), svc.draining);
+  if (ec) {
+    if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) co_return next_step::close;
+    std::optional<proxy_error> failure = read_error(ec, "headers", cfg.max_body_bytes);
+    co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(failure));
+    co_return next_step::close;
+  }
+  auto head = screen_head(parser);
+  if (head.refusal) {
+    co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(head.refusal));
+    co_return next_step::close;
+  }
+  // A Responses WebSocket leaves the HTTP/1.1 loop for good (ws_session).
+  if (auto route = socket_route(svc, parser.get())) {
+    handle.busy = true;
+    co_await serve_websocket(sh, stream, socket, deadline, handle, *route, parser.release());
+    co_return next_step::close;
+  }
+  if (!head.interim.empty()) {
+    auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(head.interim), use_nothrow);
+    if (wec) co_return next_step::close;
+    if (head.answered) co_return next_step::read_another;
+  }
+  std::optional<std::string> large_body_read;
+  std::optional<http::request_header<>> header_as_received;
+  if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
+    // A body of known length over `large_body` is read straight into its
+    // final string, which grows only as bytes arrive: a client declaring
+    // 64 MiB and sending nothing costs nothing.
+    deadline.set(cfg.client_timeout);  // one deadline for the whole body
+    const error_code read = co_await read_declared_body(stream, buffer, large_body_read.emplace(), *length);
+    const error_code rec = deadline.verdict(read);
+    if (rec == beast::error::timeout) {  // the client stalled mid-body
+      // A named error, not a temporary in the co_await expression: GCC 12
+      // destroys such temporaries twice (a double free, GCC bug 100611).
+      std::optional<proxy_error> stalled = proxy_error{error_kind::request_timeout, "request body not received in time"};
+      co_await dispatch(sh, channel, memo, parser.get(), std::move(stalled));
+    }
+    if (rec) co_return next_step::close;
+  } else {
+    // Chunked and small bodies go through Beast's parser. Beast adds a
+    // chunked body's trailer fields to the header, each after any field of
+    // the same name (a trailer Authorization lands beside the header's).
+    // Trailers are not headers (RFC 9110 section 6.5.1): the header as
+    // received is kept and put back.
+    if (parser.chunked()) {
+      buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
+      header_as_received = parser.get().base();
+    }
+    deadline.set(cfg.client_timeout);
+    auto [body_ec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+    if (const error_code bec = deadline.verdict(body_ec)) {
+      if (is_benign(bec)) co_return next_step::close;
+      std::optional<proxy_error> failure = read_error(bec, "body", cfg.max_body_bytes);
+      co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(failure));
+      co_return next_step::close;
+    }
+  }
+  // The request is in: the client owes nothing while the exchange runs
+  // (each write to it arms its own deadline).
+  deadline.disarm();
+  auto request = parser.release();
+  if (header_as_received) request.base() = std::move(*header_as_received);
+  if (large_body_read) request.body() = std::move(*large_body_read);
+  // An exchange can last minutes (a stream): an empty read buffer is not
+  // kept across it, so an open stream holds no request-sized memory.
+  if (buffer.size() == 0) buffer.shrink_to_fit();
+  co_return co_await dispatch(sh, channel, memo, request, std::nullopt) ? next_step::read_another : next_step::close;
+}
+
 // The HTTP/1.x requests of one connection, read from `stream` (`buffer`
 // holds its first bytes), one exchange each while the connection is kept.
 template <class Stream>
 awaitable<void> serve_http1(shard& sh, Stream& stream, tcp_socket& socket, socket_deadline& deadline,
                             beast::flat_buffer& buffer, session_handle& handle) {
   auto& svc = sh.svc();
-  const auto& cfg = svc.cfg;
   connection_memo memo;
   while (!svc.draining) {
     handle.busy = false;
-    request_parser parser;
-    parser.body_limit(cfg.max_body_bytes);
-    parser.header_limit(header_limit + header_limit_slack);
-    if (buffer.capacity() < http1_read_buffer) buffer.reserve(http1_read_buffer);
-    deadline.set(cfg.idle_timeout);
-    auto [header_ec, head_bytes] = co_await http::async_read_header(stream, buffer, parser, use_nothrow);
-    const error_code ec = deadline.verdict(!header_ec && head_bytes > header_limit ? http::error::header_limit : header_ec);
-    handle.busy = true;
-    // This request's answer, framed for the version it was asked in.
-    socket_channel<Stream> channel(stream, socket, deadline, cfg.client_timeout, parser.get(), svc.draining);
-    if (ec) {
-      if (is_benign(ec) || (ec == beast::error::timeout && buffer.size() == 0)) break;
-      std::optional<proxy_error> failure = read_error(ec, "headers", cfg.max_body_bytes);
-      co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(failure));
-      co_return;
-    }
-    auto head = screen_head(parser);
-    if (head.refusal) {
-      co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(head.refusal));
-      co_return;
-    }
-    // A Responses WebSocket leaves the HTTP/1.1 loop for good (ws_session).
-    if (auto route = socket_route(svc, parser.get())) {
-      handle.busy = true;
-      co_await serve_websocket(sh, stream, socket, deadline, handle, *route, parser.release());
-      co_return;
-    }
-    if (!head.interim.empty()) {
-      auto [wec, wn] = co_await asio::async_write(stream, asio::buffer(head.interim), use_nothrow);
-      if (wec) break;
-      if (head.answered) continue;
-    }
-    std::optional<std::string> large_body_read;
-    std::optional<http::request_header<>> header_as_received;
-    if (auto length = parser.content_length(); length && *length > large_body && !parser.is_done()) {
-      // A body of known length over `large_body` is read straight into its
-      // final string, which grows only as bytes arrive: a client declaring
-      // 64 MiB and sending nothing costs nothing.
-      deadline.set(cfg.client_timeout);  // one deadline for the whole body
-      const error_code read = co_await read_declared_body(stream, buffer, large_body_read.emplace(), *length);
-      const error_code rec = deadline.verdict(read);
-      if (rec == beast::error::timeout) {  // the client stalled mid-body
-        // A named error, not a temporary in the co_await expression: GCC 12
-        // destroys such temporaries twice (a double free, GCC bug 100611).
-        std::optional<proxy_error> stalled = proxy_error{error_kind::request_timeout, "request body not received in time"};
-        co_await dispatch(sh, channel, memo, parser.get(), std::move(stalled));
-      }
-      if (rec) break;
-    } else {
-      // Chunked and small bodies go through Beast's parser. Beast adds a
-      // chunked body's trailer fields to the header, each after any field of
-      // the same name (a trailer Authorization lands beside the header's).
-      // Trailers are not headers (RFC 9110 section 6.5.1): the header as
-      // received is kept and put back.
-      if (parser.chunked()) {
-        buffer.reserve(large_read_buffer);  // Beast reads at most the spare capacity
-        header_as_received = parser.get().base();
-      }
-      deadline.set(cfg.client_timeout);
-      auto [body_ec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
-      if (const error_code bec = deadline.verdict(body_ec)) {
-        if (is_benign(bec)) break;
-        std::optional<proxy_error> failure = read_error(bec, "body", cfg.max_body_bytes);
-        co_await refuse(sh, channel, memo, parser, socket, deadline, std::move(failure));
-        co_return;
+    deadline.set(svc.cfg.idle_timeout);
+    if (buffer.size() == 0) {
+      // Idle until the client's next request: no read buffer is held meanwhile.
+      buffer.shrink_to_fit();
+      if constexpr (waits_before_reading<Stream>) {
+        auto [ec] = co_await bytes_to_read(socket);
+        if (ec) break;  // closed, idle too long, or draining
       }
     }
-    // The request is in: the client owes nothing while the exchange runs
-    // (each write to it arms its own deadline).
-    deadline.disarm();
-    auto request = parser.release();
-    if (header_as_received) request.base() = std::move(*header_as_received);
-    if (large_body_read) request.body() = std::move(*large_body_read);
-    // An exchange can last minutes (a stream): an empty read buffer is not
-    // kept across it, so an open stream holds no request-sized memory.
-    if (buffer.size() == 0) buffer.shrink_to_fit();
-    if (!co_await dispatch(sh, channel, memo, request, std::nullopt)) break;
+    if (co_await serve_one_request(sh, stream, socket, deadline, buffer, handle, memo) == next_step::close) break;
   }
 }
 
