@@ -48,15 +48,16 @@ upstream_connection::upstream_connection(executor ex, deadline_sweeper& sweeper,
       tls(tls_context ? std::optional<beast::ssl_stream<tcp_socket>>(std::in_place, ex, *tls_context) : std::nullopt),
       deadline(sweeper, tls ? tls->next_layer() : *plain) {}
 
-bool upstream_connection::looks_alive() {
-  if (buffer.size() != 0) return false;  // bytes past the last answer's end
+upstream_connection::idle_state upstream_connection::state_when_idle() {
+  if (buffer.size() != 0) return idle_state::unasked_bytes;  // bytes past the last answer's end
   auto& sock = tcp();
-  if (!sock.is_open()) return false;
+  if (!sock.is_open()) return idle_state::closed;
   char byte;
   ssize_t n = ::recv(sock.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
   // -1/EAGAIN: nothing pending, the usual healthy state. 0: the peer closed.
   // >0: unexpected bytes (e.g. a TLS close_notify) make the connection unusable.
-  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return idle_state::usable;
+  return n > 0 ? idle_state::unasked_bytes : idle_state::closed;
 }
 
 upstream_pool::upstream_pool(executor ex, deadline_sweeper& sweeper, http_url target, asio::ssl::context* tls,
@@ -105,17 +106,24 @@ awaitable<upstream_pool::lease> upstream_pool::acquire(bool fresh_only) {
   while (!fresh_only && !idle_.empty()) {
     auto c = std::move(idle_.back());  // LIFO: the warmest connection first
     idle_.pop_back();
-    if (now - c->idle_since < max_idle_age && c->looks_alive()) {
+    if (now - c->idle_since >= max_idle_age) continue;
+    const auto state = c->state_when_idle();
+    if (state == upstream_connection::idle_state::usable) {
       c->reused = true;
       metrics_.upstream_connections.labels({"reused"}).inc();
       co_return lease{std::move(c), std::nullopt};
     }
+    // Bytes that came after the last answer was read (release() saw none).
+    if (state == upstream_connection::idle_state::unasked_bytes) discard("leftover");
   }
   co_return co_await connect();
 }
 
 void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
-  if (!c->looks_alive()) return discard("leftover");
+  // Bytes already read past the answer's end disqualify it now; bytes still
+  // in the kernel are found by acquire()'s look before any reuse (a look
+  // here too would cost a system call per request and prove nothing more).
+  if (c->buffer.size() != 0 || !c->tcp().is_open()) return discard("leftover");
   if (idle_.size() >= timeouts_.max_idle) return;  // closes it
   c->idle_since = coarse_clock::now();
   c->deadline.disarm();

@@ -36,9 +36,12 @@ struct upstream_connection {
   auto with_stream(F&& f) {
     return tls ? f(*tls) : f(*plain);
   }
-  // True if nothing is left of the last answer (no bytes read past its end)
-  // and the peer has not closed the idle connection (no EOF or stray bytes pending).
-  bool looks_alive();
+  enum class idle_state { usable, closed, unasked_bytes };
+  // usable: nothing is left of the last answer (no bytes read past its end)
+  // and the peer has neither closed the idle connection nor sent anything
+  // since (one non-blocking peek).
+  idle_state state_when_idle();
+  bool looks_alive() { return state_when_idle() == idle_state::usable; }
 };
 
 class h2_upstream_connection;
