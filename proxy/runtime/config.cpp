@@ -103,7 +103,7 @@ const std::vector<option>& options() {
        [](config& c, const std::string& v) { return set_duration(c.upstream_timeout, v); }},
       {"stream-idle-timeout", "DURATION", "longest silence inside a response body (default 300s)",
        [](config& c, const std::string& v) { return set_duration(c.stream_idle_timeout, v); }},
-      {"max-idle-upstream", "N", "idle upstream keep-alive connections kept per thread (default 64)",
+      {"max-idle-upstream", "N", "idle upstream keep-alive connections kept per thread (default 256)",
        [](config& c, const std::string& v) {
          char* end = nullptr;
          c.max_idle_upstream = unsigned(std::strtoul(v.c_str(), &end, 10));

@@ -68,7 +68,10 @@ struct config {
   // A Responses WebSocket's whole life, closed 1001 between two responses
   // (the OpenAI API closes its own at 60 minutes); 0: no bound.
   std::chrono::milliseconds websocket_max_age{3'600'000};
-  unsigned max_idle_upstream = 64;  // idle keep-alive connections per upstream per thread
+  // Idle keep-alive connections per upstream per thread: above what one HTTP/2
+  // client connection may have in flight (100 streams), so a burst of them
+  // finds its connections again instead of dialing anew (nginx: keepalive 256).
+  unsigned max_idle_upstream = 256;
   // Client connections served at once; 0: decided at start from the
   // descriptor limit (min(4096, limit / 2)), leaving room for upstream
   // connections, store files and the admin listener.
