@@ -12,9 +12,6 @@
 #include <map>
 
 namespace gistproxy::rewrite {
-namespace {
-
-}  // namespace
 
 std::optional<request_facts> messages_wire::inspect(json::document body) const {
   json::cursor c(body);
