@@ -57,7 +57,19 @@ std::optional<price_table> price_table::parse(std::string_view json_text, std::s
     e.version = read_model_version(e.match);
     t.entries_.push_back(std::move(e));
   }
+  t.index_by_first_byte();
   return t;
+}
+
+void price_table::index_by_first_byte() {
+  by_first_byte_.resize(entries_.size());
+  for (std::uint32_t i = 0; i < by_first_byte_.size(); ++i) by_first_byte_[i] = i;
+  auto first = [&](std::uint32_t i) { return static_cast<unsigned char>(entries_[i].match[0]); };
+  std::stable_sort(by_first_byte_.begin(), by_first_byte_.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return first(a) < first(b); });
+  group_start_.fill(0);
+  for (auto i : by_first_byte_) ++group_start_[first(i) + 1];
+  for (std::size_t b = 1; b < group_start_.size(); ++b) group_start_[b] += group_start_[b - 1];
 }
 
 std::string_view base_model_name(std::string_view model) {
@@ -90,8 +102,11 @@ bool continues(std::string_view model, std::string_view match) {
 
 const price_table::entry* price_table::exact(std::string_view model) const {
   const entry* best = nullptr;
-  for (const auto& e : entries_)
+  const auto group = static_cast<unsigned char>(model[0]);
+  for (auto k = group_start_[group]; k < group_start_[group + 1]; ++k) {
+    const auto& e = entries_[by_first_byte_[k]];
     if (continues(model, e.match) && (!best || e.match.size() > best->match.size())) best = &e;
+  }
   return best;
 }
 

@@ -5,6 +5,7 @@
 // unpriced: callers report it as such, never as $0.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -60,8 +61,15 @@ class price_table {
  private:
   const entry* exact(std::string_view model) const;
   const entry* family_member(std::string_view model) const;
+  void index_by_first_byte();
 
   std::vector<entry> entries_;
+  // Entry indices grouped by the first byte of their match (table order kept
+  // within a group): a model can only equal or continue a match that starts
+  // with its own first byte, so an exact lookup reads one group, not the
+  // whole table, on every request.
+  std::vector<std::uint32_t> by_first_byte_;
+  std::array<std::uint32_t, 257> group_start_{};
   std::string date_;
 };
 

@@ -36,6 +36,30 @@ TEST_CASE("prices: the longest entry that the model name equals or continues wit
   CHECK(t->find("gpt-4o")->cache_write == 2.5);
 }
 
+TEST_CASE("prices: the longest match wins whatever the table order and the first of equal entries stays") {
+  // Entries of different first bytes interleaved, the longer match first and
+  // last, and two entries with the same match (the first listed prices).
+  std::string error;
+  auto t = price_table::parse(R"({"models":[
+      {"match":"gpt-4o-mini","input":0.15,"output":0.6},
+      {"match":"claude-3","input":3,"output":15},
+      {"match":"gpt-4o","input":2.5,"output":10},
+      {"match":"o3","input":2,"output":8},
+      {"match":"gpt-4o","input":99,"output":99},
+      {"match":"gpt-4o-mini-audio","input":0.5,"output":1},
+      {"match":"\u00e9-model","input":7,"output":7}]})",
+                              error);
+  REQUIRE(t);
+  CHECK(t->find("gpt-4o-mini-2024-07-18")->input == 0.15);
+  CHECK(t->find("gpt-4o-mini-audio-2024-12-17")->input == 0.5);
+  CHECK(t->find("gpt-4o-2024-08-06")->input == 2.5);
+  CHECK(t->lookup("gpt-4o")->priced_as == "gpt-4o");
+  CHECK(t->find("o3")->input == 2);
+  CHECK(t->find("claude-3-20240229")->input == 3);
+  CHECK(t->find("\xc3\xa9-model")->input == 7);  // a first byte above 127
+  CHECK_FALSE(t->find("hpt-4o"));
+}
+
 TEST_CASE("prices: model names lose routing and vendor prefixes, versions are not snapshots") {
   CHECK(base_model_name("models/gemini-2.5-flash") == "gemini-2.5-flash");
   CHECK(base_model_name("litellm_proxy/anthropic.claude-3-5-sonnet-20241022-v2:0") == "claude-3-5-sonnet-20241022-v2:0");
