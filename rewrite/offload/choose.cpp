@@ -74,7 +74,7 @@ void offload_engine::pass::apply_cost_model() {
     return;
   }
   const auto head = stable_head_bytes(body_.size(), scan_.conversation, scan_.second_item_begin);
-  const auto definition_tokens = e_.definition_tokens(d_, report_.tool_name, definition());
+  const auto definition_tokens = this->definition_tokens();
   std::vector<offload_point> points;
   std::vector<const candidate*> paying;  // the candidate behind each point
   for (auto& c : cands_) {
@@ -172,7 +172,7 @@ void offload_engine::pass::apply_age() {
     points.push_back({rough_tokens(c->out->value.begin), rough_tokens(c->out->value.end),
                       age_eligible(*c) ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0,
                       c->chosen ? rough_saving(c->out->raw.size(), cfg_.reference.preview_tokens) : 0});
-  const auto arrival = may_bring ? e_.definition_tokens(d_, report_.tool_name, definition()) : 0;
+  const auto arrival = may_bring ? definition_tokens() : 0;
   const auto watermark = age_watermark(age, cfg_.cost_model, read_ratio_, size, points, arrival);
   // The batch of the current step was taken: this step's first turn breaks the prefix.
   const auto step = (size - age.trigger_tokens) / age.step_tokens;

@@ -76,24 +76,26 @@ static std::uint64_t next_engine_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::uint64_t offload_engine::definition_tokens(const wire_format& d, const std::string& tool_name,
-                                               const std::string& definition) const {
+offload_engine::tool_definition offload_engine::read_blob_definition(const wire_format& d,
+                                                                   const std::string& tool_name) const {
   // The definition is one of a few texts (per API and tool name) added to
   // most requests: a per-thread memo, so no lock is shared by the I/O threads
-  // and a request pays a few comparisons, not a count.
+  // and a request pays a few comparisons, not a build and a count. The text
+  // is shared: a pass keeps it even when the memo is cleared.
   struct entry {
     std::uint64_t engine;
     const wire_format* api;
     std::string tool_name;
-    std::uint64_t tokens;
+    tool_definition definition;
   };
   thread_local std::vector<entry> memo;
   for (const auto& e : memo)
-    if (e.engine == id_ && e.api == &d && e.tool_name == tool_name) return e.tokens;
-  if (memo.size() >= 32) memo.clear();  // bounded; a miss only recounts
-  auto tokens = estimator_.estimate(definition, content_kind::text);
-  memo.push_back({id_, &d, tool_name, tokens});
-  return tokens;
+    if (e.engine == id_ && e.api == &d && e.tool_name == tool_name) return e.definition;
+  if (memo.size() >= 32) memo.clear();  // bounded; a miss only rebuilds
+  auto text = std::make_shared<const std::string>(d.read_blob_tool(tool_name));
+  const auto tokens = estimator_.estimate(*text, content_kind::text);
+  memo.push_back({id_, &d, tool_name, {text, tokens}});
+  return {std::move(text), tokens};
 }
 
 offload_engine::offload_engine(offload_config cfg, blob_store& store, const token_estimator& estimator,
@@ -139,10 +141,15 @@ std::string offload_engine::pass::choose_tool_name() {
   return declared(cfg_.tool_name) ? cfg_.fallback_tool_name : cfg_.tool_name;
 }
 
-// read_blob's definition for this API and name, built once per request.
+// read_blob's definition for this API and name, looked up once per request.
 const std::string& offload_engine::pass::definition() {
-  if (definition_.empty()) definition_ = d_.read_blob_tool(report_.tool_name);
-  return definition_;
+  if (!definition_.text) definition_ = e_.read_blob_definition(d_, report_.tool_name);
+  return *definition_.text;
+}
+
+std::uint64_t offload_engine::pass::definition_tokens() {
+  definition();
+  return definition_.tokens;
 }
 
 // Whether an output's bytes can be offloaded exactly, decided once: its

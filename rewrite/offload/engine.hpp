@@ -206,9 +206,13 @@ class offload_engine {
   // The cached gist only (nullptr on a miss): the bytes are needed for a miss.
   std::shared_ptr<const gist> cached_gist(std::string_view tenant, const std::string& hash, std::string_view tool_name,
                                           const reference_config& ref) const;
-  // Tokens of read_blob's definition for this API and tool name: counted
-  // once per thread, engine, API and name.
-  std::uint64_t definition_tokens(const wire_format& d, const std::string& tool_name, const std::string& definition) const;
+  // read_blob's definition for this API and tool name, and its tokens: built
+  // and counted once per thread, engine, API and name, not per request.
+  struct tool_definition {
+    std::shared_ptr<const std::string> text;
+    std::uint64_t tokens = 0;
+  };
+  tool_definition read_blob_definition(const wire_format& d, const std::string& tool_name) const;
 
   offload_config cfg_;
   std::uint64_t id_;  // never reused: keys per-thread memos, which outlive engines in tests

@@ -87,6 +87,7 @@ class offload_engine::pass {
   // bytes give (decoded, hashed, gist), each derived once (engine.cpp).
   std::string choose_tool_name();
   const std::string& definition();
+  std::uint64_t definition_tokens();
   bool declared(std::string_view n) const {
     return std::find(scan_.declared_tools.begin(), scan_.declared_tools.end(), n) != scan_.declared_tools.end();
   }
@@ -125,7 +126,7 @@ class offload_engine::pass {
   std::vector<edit> edits_;
   bool offer_ = false;  // inject_mode::cost: the cost model says read_blob pays here
   std::optional<bool> followable_;  // a reference in the request resolves in the tenant's store
-  std::string definition_;
+  tool_definition definition_;
 };
 
 }  // namespace gistproxy::rewrite

@@ -134,7 +134,7 @@ void offload_engine::pass::offer_read_blob() {
     edits_.push_back({{added.at, added.at}, std::move(added.text), nullptr, false});
   }
   report_.tool_injected = true;
-  report_.tool_tokens = e_.definition_tokens(d_, report_.tool_name, def);
+  report_.tool_tokens = definition_tokens();
 }
 
 // 5. Splice: copy the untouched bytes around each edit.
