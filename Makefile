@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 SANITIZER_ENV = ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0 \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 
-.PHONY: deps configure build test test-asan fuzz run bench bench-store mutants clean
+.PHONY: deps configure build test test-asan fuzz run bench bench-store bench-tls mutants clean
 
 deps:
 	@scripts/install-deps
@@ -53,6 +53,10 @@ bench: build
 
 bench-store: build
 	scripts/bench-store $(BUILD)
+
+# gistproxy's TLS listener beside nginx's (HTTP/1.1 and h2 over TLS), h2load.
+bench-tls: build
+	scripts/bench-tls $(BUILD)
 
 # One-line defects the suite must catch (scripts/mutants.txt): one
 # incremental build per mutant, so not part of CI; run before a stop.

@@ -70,9 +70,11 @@ def require(build):
             raise SystemExit(f"bench: {tool} is missing (run make build; scripts/install-deps installs nginx-light)")
 
 
-def nginx(tmp, name, body, cpu, workers=1, connections=4096, http2=False):
+def nginx(tmp, name, body, cpu, workers=1, connections=4096, http2=False, tls=None):
     """nginx with `body` inside its server block, on a free port; `http2`: the port speaks h2c
-    with prior knowledge (nginx's `listen ... http2` without ssl) instead of HTTP/1.1."""
+    with prior knowledge (nginx's `listen ... http2` without ssl) instead of HTTP/1.1; `tls`
+    (ssl_* directives for the server block): the port speaks TLS (`listen ... ssl`), and with
+    `http2` ALPN offers h2 beside http/1.1."""
     port = free_port()
     prefix = os.path.join(tmp, name)
     os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
@@ -91,7 +93,8 @@ http {{
   client_max_body_size 64m; client_body_buffer_size 16m;
   keepalive_requests 1000000;
   server {{
-    listen 127.0.0.1:{port} backlog=4096{" http2" if http2 else ""};
+    listen 127.0.0.1:{port} backlog=4096{" ssl" if tls else ""}{" http2" if http2 else ""};
+    {tls or ""}
     {body}
   }}
 }}
@@ -101,14 +104,14 @@ http {{
     return port
 
 
-def nginx_proxy(tmp, name, upstream, cpu, http2=False):
+def nginx_proxy(tmp, name, upstream, cpu, http2=False, tls=None):
     """nginx as the baseline reverse proxy: keep-alive upstream, the request buffered (as
     gistproxy reads it whole), the answer streamed."""
     return nginx(tmp, name, f"""
     location / {{ proxy_pass http://backend; proxy_http_version 1.1; proxy_set_header Connection "";
                   proxy_buffering off; proxy_request_buffering on; }}
   }}
-  upstream backend {{ server 127.0.0.1:{upstream}; keepalive 256;""", cpu=cpu, http2=http2)
+  upstream backend {{ server 127.0.0.1:{upstream}; keepalive 256;""", cpu=cpu, http2=http2, tls=tls)
 
 
 def nginx_worker_pids(tmp, name):
