@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "telemetry/series_cache.hpp"
+
 namespace gistproxy::telemetry {
 namespace {
 
@@ -63,12 +65,6 @@ class callback_gauge final : public family_base {
   std::function<double()> read_;
 };
 
-// Lets the per-thread series caches be searched with a string_view.
-struct view_hash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
-};
-
 }  // namespace
 
 std::uint64_t next_family_id() {
@@ -119,14 +115,14 @@ std::string family_base::label_text(const std::vector<std::string>& values, std:
 template <class M>
 M& family<M>::labels(std::initializer_list<std::string_view> values) {
   // Series are never removed, so a remembered pointer stays valid for as long
-  // as its family lives; keys carry the family's id, never reused.
-  thread_local std::unordered_map<std::string, M*, view_hash, std::equal_to<>> seen;
-  thread_local std::string key;
-  key.assign(reinterpret_cast<const char*>(&id_), sizeof id_);
+  // as its family lives; entries carry the family's id, never reused.
+  thread_local series_cache seen;
+  const auto hash = series_cache::hash_of(id_, values);
+  if (auto* hit = seen.find(id_, values, hash)) return *static_cast<M*>(hit);
+  std::string key;
   append_series_key(key, values);
-  if (auto it = seen.find(std::string_view(key)); it != seen.end()) return *it->second;
-  M& series = find_or_create(values, std::string_view(key).substr(sizeof id_));
-  seen.emplace(key, &series);
+  M& series = find_or_create(values, key);
+  seen.insert(id_, values, hash, &series);
   return series;
 }
 
