@@ -12,8 +12,6 @@ namespace {
 
 constexpr std::size_t max_depth = 512;
 
-bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
 int hex4(std::string_view s, std::size_t i) {
   if (i + 4 > s.size()) return -1;
   int v = 0;
@@ -29,10 +27,6 @@ int hex4(std::string_view s, std::size_t i) {
 }
 
 }  // namespace
-
-void cursor::skip_ws() {
-  while (pos_ < doc_.size() && is_ws(doc_[pos_])) ++pos_;
-}
 
 bool cursor::at_end() {
   skip_ws();

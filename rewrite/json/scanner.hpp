@@ -87,7 +87,14 @@ class cursor {
   }
 
  private:
-  void skip_ws();
+  // Inline: called between every two tokens, and most often at a token.
+  void skip_ws() {
+    while (pos_ < doc_.size()) {
+      const char c = doc_[pos_];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return;
+      ++pos_;
+    }
+  }
   bool expect(char c);
   bool skip_string();  // pos_ at the opening quote; leaves pos_ after the closing quote
   std::optional<range> skip_scalar();
