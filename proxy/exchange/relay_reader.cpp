@@ -67,10 +67,15 @@ class relay_reader final : public hop_reader {
 }  // namespace
 
 rewrite::usage_observer::body_kind body_kind_of(const http::response_header<>& h) {
-  auto ct = h.find(http::field::content_type);
-  auto ce = h.find(http::field::content_encoding);
-  return rewrite::usage_observer::classify(ct == h.end() ? "" : std::string_view(ct->value()),
-                                           ce == h.end() ? "" : std::string_view(ce->value()));
+  // The first Content-Type and Content-Encoding, as find() gives them, in one
+  // pass comparing field codes: each find() is a search of Beast's tree with
+  // case-folding compares, and every answer is asked this more than once.
+  std::optional<std::string_view> type, coding;
+  for (const auto& f : h) {
+    if (!type && f.name() == http::field::content_type) type = std::string_view(f.value());
+    else if (!coding && f.name() == http::field::content_encoding) coding = std::string_view(f.value());
+  }
+  return rewrite::usage_observer::classify(type.value_or(""), coding.value_or(""));
 }
 
 std::unique_ptr<hop_reader> make_relay_reader(reader_env env) { return std::make_unique<relay_reader>(std::move(env)); }
