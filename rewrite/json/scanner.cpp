@@ -181,9 +181,12 @@ std::optional<range> cursor::skip_value() {
   // The stack is a bit per open container (object or array): no allocation.
   skip_ws();
   std::size_t begin = pos_;
+  if (pos_ >= doc_.size()) return fail(), std::nullopt;
+  // A scalar (most values: numbers, ids, short strings) needs no stack.
+  if (doc_[begin] != '{' && doc_[begin] != '[') return skip_scalar();
   // A container the previous turn's body had at this offset, within the
   // bytes both bodies share, ends where it ended then (walk_reuse.hpp).
-  auto* reuse = begin < doc_.size() && (doc_[begin] == '{' || doc_[begin] == '[') ? doc_.reuse() : nullptr;
+  auto* reuse = doc_.reuse();
   if (reuse)
     if (auto known = reuse->container_end(begin); known && *known <= doc_.size()) {
       reuse->saw_container({begin, *known});  // the next turn asks again
