@@ -111,6 +111,8 @@ class family final : public family_base {
   // family's mutex is shared by every I/O thread) once a series exists.
   M& labels(std::initializer_list<std::string_view> values);
   M& get() { return labels({}); }
+  // Never reused by another family (unlike an address): keys callers' memos.
+  std::uint64_t id() const { return id_; }
   void render(std::string& out) const override;
   // Each series' label values (in the family's label order) and metric, under
   // the family's lock: for readers off the hot path (the admin live view).

@@ -1,6 +1,10 @@
 #include "proxy/exchange/exchange_stats.hpp"
 
 #include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <string>
+#include <vector>
 
 namespace gistproxy::proxy {
 
@@ -23,15 +27,53 @@ void exchange_stats::calls_past_hop_limit(std::uint64_t n) {
 
 namespace {
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
+
+// The series every finished request updates for one API and experiment
+// group, found once per thread and pair: a request updates about fourteen of
+// them, and each labels() lookup hashes and compares its values. A series is
+// made on its first update, as labels() would (no zero series appears).
+struct request_series {
+  telemetry::histogram *request_duration = nullptr, *upstream_duration = nullptr, *proxy_overhead = nullptr;
+  telemetry::counter *request_bytes = nullptr, *response_bytes = nullptr;
+  telemetry::counter *input_tokens = nullptr, *output_tokens = nullptr;
+  std::array<telemetry::counter*, 3> prompt_cache{};  // prompt_cache_kinds
+  std::array<telemetry::amount_counter*, 4> cost{};   // cost_kinds
+};
+constexpr std::array<std::string_view, 3> prompt_cache_kinds{"read", "write", "uncached"};
+constexpr std::array<std::string_view, 4> cost_kinds{"input", "cache_read", "cache_write", "output"};
+
+request_series& series_for(telemetry::metric_catalogue& m, std::string_view api, std::string_view group) {
+  struct entry {
+    std::uint64_t catalogue;  // a family id of the catalogue: never reused, unlike its address
+    std::string api, group;
+    request_series series;
+  };
+  thread_local std::vector<entry> memo;
+  const auto catalogue = m.requests.id();
+  for (auto& e : memo)
+    if (e.catalogue == catalogue && e.api == api && e.group == group) return e.series;
+  if (memo.size() >= 64) memo.clear();  // bounded (APIs x groups are few); a miss only looks up again
+  return memo.emplace_back(entry{catalogue, std::string(api), std::string(group), {}}).series;
+}
+
+template <class M>
+M& series(M*& memo, telemetry::family<M>& f, std::initializer_list<std::string_view> values) {
+  if (!memo) memo = &f.labels(values);
+  return *memo;
+}
+
 }  // namespace
 
 void exchange_stats::request_finished(const finished_request& r) {
   metrics_.requests.labels({api_, r.status, r.group, r.protocol}).inc();
-  metrics_.request_duration.labels({api_, r.group}).observe(seconds(r.total));
-  metrics_.upstream_duration.labels({api_, r.group}).observe(seconds(r.upstream_wait));
-  metrics_.proxy_overhead.labels({api_, r.group}).observe(seconds(std::max(r.total - r.upstream_wait, std::chrono::nanoseconds(0))));
-  metrics_.request_bytes.labels({api_, r.group}).inc(r.bytes_in);
-  metrics_.response_bytes.labels({api_, r.group}).inc(r.bytes_out);
+  auto& s = series_for(metrics_, api_, r.group);
+  const std::initializer_list<std::string_view> by{api_, r.group};
+  series(s.request_duration, metrics_.request_duration, by).observe(seconds(r.total));
+  series(s.upstream_duration, metrics_.upstream_duration, by).observe(seconds(r.upstream_wait));
+  series(s.proxy_overhead, metrics_.proxy_overhead, by)
+      .observe(seconds(std::max(r.total - r.upstream_wait, std::chrono::nanoseconds(0))));
+  series(s.request_bytes, metrics_.request_bytes, by).inc(r.bytes_in);
+  series(s.response_bytes, metrics_.response_bytes, by).inc(r.bytes_out);
   if (!r.error_source.empty()) metrics_.errors.labels({r.error_source, r.error_type, r.group}).inc();
 }
 
@@ -101,16 +143,17 @@ void exchange_stats::offloads(const std::vector<rewrite::offload_record>& record
 
 void exchange_stats::count_usage(telemetry::metric_catalogue& m, std::string_view api, std::string_view group,
                                  const rewrite::token_usage& usage) {
-  if (usage.input_tokens > 0) m.input_tokens.labels({api, group}).inc(std::uint64_t(usage.input_tokens));
-  if (usage.output_tokens > 0) m.output_tokens.labels({api, group}).inc(std::uint64_t(usage.output_tokens));
+  auto& s = series_for(m, api, group);
+  if (usage.input_tokens > 0) series(s.input_tokens, m.input_tokens, {api, group}).inc(std::uint64_t(usage.input_tokens));
+  if (usage.output_tokens > 0)
+    series(s.output_tokens, m.output_tokens, {api, group}).inc(std::uint64_t(usage.output_tokens));
   // Only when the API reported its cache split: an unknown split is not "uncached".
   if (usage.input_tokens < 0 || usage.cache_read_tokens < 0) return;
-  auto add = [&](std::string_view kind, std::int64_t n) {
-    if (n > 0) m.prompt_cache_tokens.labels({api, kind, group}).inc(std::uint64_t(n));
-  };
-  add("read", usage.cache_read_tokens);
-  add("write", usage.cache_write_tokens);
-  add("uncached", usage.uncached_input_tokens());
+  const std::array<std::int64_t, 3> tokens{usage.cache_read_tokens, usage.cache_write_tokens,
+                                           usage.uncached_input_tokens()};
+  for (std::size_t k = 0; k < tokens.size(); ++k)
+    if (tokens[k] > 0)
+      series(s.prompt_cache[k], m.prompt_cache_tokens, {api, prompt_cache_kinds[k], group}).inc(std::uint64_t(tokens[k]));
 }
 
 void exchange_stats::set_usage_attributes(telemetry::span& s, const rewrite::token_usage& usage) {
@@ -135,13 +178,10 @@ bool exchange_stats::count_cost(telemetry::metric_catalogue& m, telemetry::span&
   }
   const auto* price = &match->price;
   const auto cost = rewrite::cost_of(usage, *price);
-  auto add = [&](std::string_view kind, double usd) {
-    if (usd > 0) m.cost_usd.labels({api, kind, group}).add(usd);
-  };
-  add("input", cost.input);
-  add("cache_read", cost.cache_read);
-  add("cache_write", cost.cache_write);
-  add("output", cost.output);
+  auto& series_of_pair = series_for(m, api, group);
+  const std::array<double, 4> usd{cost.input, cost.cache_read, cost.cache_write, cost.output};
+  for (std::size_t k = 0; k < usd.size(); ++k)
+    if (usd[k] > 0) series(series_of_pair.cost[k], m.cost_usd, {api, cost_kinds[k], group}).add(usd[k]);
   s.set("gistproxy.cost_usd", cost.total());
   if (offload.tokens_saved || offload.tool_tokens || offload.paged_in_tokens) {
     const double saved = rewrite::input_cost(offload.tokens_saved, *price);
