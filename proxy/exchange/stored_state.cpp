@@ -25,9 +25,11 @@ bool speaks_responses(const rewrite::endpoint* e) {
 }
 
 // A top-level member of a request body, parsed; nullopt when absent (or the
-// body is not an object). Only small members are asked for.
-std::optional<nlohmann::json> member_of(std::string_view body, std::string_view key) {
-  const auto top = rewrite::read_top_level(body);
+// body is not an object). Only small members are asked for. `top` is the
+// body's top level, read once by the caller: each read walks the whole body
+// (1.4M instructions for a 1 MiB Responses transcript).
+std::optional<nlohmann::json> member_of(std::string_view body, const std::optional<rewrite::top_level>& top,
+                                        std::string_view key) {
   const auto range = top ? top->member(key) : std::nullopt;
   if (!range) return std::nullopt;
   auto value = rewrite::json::parse_checked(body.substr(range->begin, range->size()));
@@ -187,14 +189,15 @@ void remember_stored(services& svc, request_context& ctx) {
   if (!svc.stored_turns || !speaks_responses(ctx.in.endpoint) || !st.answered || ctx.out.reply().status != 200) return;
   if (!ctx.offers_read_blob() && !st.chains) return;  // nothing of gistproxy's in its stored state
   const std::string_view body = ctx.in.request.body();
-  if (member_of(body, "store") == nlohmann::json(false)) return;  // never kept
+  const auto top = rewrite::read_top_level(body);
+  if (member_of(body, top, "store") == nlohmann::json(false)) return;  // never kept
   if (!rewrite::is_response_id(st.last_id)) return;  // never put in a request target
   rewrite::stored_turn turn;
   turn.stored_id = st.last_id;
   turn.tool = ctx.rw.intercept_tool;
   turn.tool_added = ctx.rw.tool_added;
-  turn.tool_choice = member_of(body, "tool_choice").value_or("auto");
-  turn.previous_response_id = st.previous_sent.empty() ? member_of(body, "previous_response_id").value_or(nullptr)
+  turn.tool_choice = member_of(body, top, "tool_choice").value_or("auto");
+  turn.previous_response_id = st.previous_sent.empty() ? member_of(body, top, "previous_response_id").value_or(nullptr)
                                                        : nlohmann::json(st.previous_sent);
   turn.hop_items = std::move(st.hop_items);
   turn.read_calls = std::move(st.read_calls);
