@@ -15,8 +15,9 @@ std::string path_of(const client_request& r) {
   return std::string(rewrite::path_of(target));
 }
 
-// The request's model's price; a connection usually asks for one model, so
-// the last lookup is kept on it.
+}  // namespace
+
+// A connection usually asks for one model, so the last lookup is kept on it.
 const rewrite::price_match* price_of(services& svc, request_context& ctx) {
   if (!svc.prices || !ctx.in.facts) return nullptr;
   auto& memo = ctx.memo;
@@ -28,6 +29,8 @@ const rewrite::price_match* price_of(services& svc, request_context& ctx) {
   }
   return memo.price ? &*memo.price : nullptr;
 }
+
+namespace {
 
 // The client's protocol, as the access log and the request metric name it
 // (the h2 session marks its requests version 20; a WebSocket's channel names it).

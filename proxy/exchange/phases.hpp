@@ -76,5 +76,8 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
 // when it did not (another gistproxy's entry is no loop).
 std::optional<proxy_error> forwarding_loop(const services& svc, const request_context& ctx);
 void finish(services& svc, request_context& ctx);
+// The request's model's price (null when unpriced), looked up once per model
+// on the connection: the rewrite and finish phases both ask for it.
+const rewrite::price_match* price_of(services& svc, request_context& ctx);
 
 }  // namespace gistproxy::proxy

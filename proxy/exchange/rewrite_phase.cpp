@@ -128,7 +128,12 @@ void restore_as_sent(received& in) {
 }
 
 // The cost model prices a request at its own model's cache discount.
-std::optional<double> read_ratio_of(const services& svc, const request_context& ctx) {
+std::optional<double> read_ratio_of(services& svc, request_context& ctx) {
+  if (const auto* price = price_of(svc, ctx)) return rewrite::cache_read_ratio(price->price);
+  return std::nullopt;
+}
+// The same, for a request done with (its connection's memo is not its own to touch).
+std::optional<double> read_ratio_looked_up(const services& svc, const request_context& ctx) {
   if (svc.prices && ctx.in.facts)
     if (auto price = svc.prices->find(ctx.in.facts->model)) return rewrite::cache_read_ratio(*price);
   return std::nullopt;
@@ -175,7 +180,7 @@ void store_again(services& svc, const request_context& ctx) {
   rewrite::output_reuse reuse;
   reuse.conversation = &record;
   const auto again = svc.offload->rewrite(ctx.in.endpoint->wire(), ctx.in.request.body(), ctx.in.tenant,
-                                         read_ratio_of(svc, ctx), ctx.in.controls.threshold_tokens, reuse);
+                                         read_ratio_looked_up(svc, ctx), ctx.in.controls.threshold_tokens, reuse);
   count_found_damage(svc, ctx, again.report);  // the blob the read failed on was counted by the read
 }
 
@@ -187,7 +192,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
   auto* engine = svc.offload;
   const std::string& body = ctx.in.request.body();
   const std::string& tenant = ctx.in.tenant;
-  const auto read_ratio = read_ratio_of(svc, ctx);
+  const auto read_ratio = read_ratio_of(svc, ctx);  // on the connection's thread: the memo is its
   rewrite::rewrite_result result;
   const auto threshold = ctx.in.controls.threshold_tokens;
   // The conversation's previous turn, when one helps: what both bodies share
@@ -265,10 +270,11 @@ awaitable<std::optional<std::string>> turn_with_rereads_inline(services& svc, re
   const bool arrived = ctx.rw.tool_added && ctx.rw.changes.tool_definition_new;
   if (arrived) record.offered = false;
   const auto& reuse = *ctx.turns.reuse;
+  const auto read_ratio = read_ratio_of(svc, ctx);  // here: run() may go to the store pool
   auto run = [&] {
     // Every output was stored by this turn's first rewrite: nothing to store.
-    return reuse.rewrite(*svc.offload, body, ctx.in.tenant, read_ratio_of(svc, ctx), ctx.in.controls.threshold_tokens,
-                         false, &record);
+    return reuse.rewrite(*svc.offload, body, ctx.in.tenant, read_ratio, ctx.in.controls.threshold_tokens, false,
+                         &record);
   };
   auto rerun = [&]() -> awaitable<rewrite::rewrite_result> {
     if (body.size() < inline_rewrite_limit || reuse.new_bytes(body) < inline_rewrite_limit) co_return run();
