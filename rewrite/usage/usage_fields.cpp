@@ -15,7 +15,8 @@ namespace {
 // An integer token (the scanner has checked the number grammar): no fraction
 // or exponent, and within int64, as checked::integer_at on a tree.
 std::optional<std::int64_t> integer_token(std::string_view text) {
-  if (text.find_first_of(".eE") != std::string_view::npos) return std::nullopt;
+  for (char c : text)
+    if ((c < '0' || c > '9') && c != '-') return std::nullopt;  // '.', 'e', 'E' or '+': not an integer
   std::int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
@@ -32,32 +33,28 @@ std::string_view key_text(std::string_view raw, std::string& scratch) {
 
 // Walks one object level; a nested object is walked once more (depth 2),
 // its members named "parent.member".
-bool read_level(json::cursor& c, std::string_view prefix, int depth, usage_fields& out) {
+bool read_level(json::cursor& c, std::string_view parent, int depth, usage_fields& out) {
   std::string scratch;
   return c.object([&](std::string_view raw_key, json::cursor& v) {
             auto k = v.peek();
-            if (k == json::kind::object && depth < 2) {
-              std::string parent(key_text(raw_key, scratch));
-              parent += '.';
-              return read_level(v, parent, depth + 1, out);
-            }
+            if (k == json::kind::object && depth < 2) return read_level(v, key_text(raw_key, scratch), depth + 1, out);
             auto r = v.skip_value();
             if (!r) return false;
             if (k == json::kind::number)
               if (auto n = integer_token(v.doc().substr(r->begin, r->size())))
-                out.add(prefix, key_text(raw_key, scratch), *n);
+                out.add(parent, key_text(raw_key, scratch), *n);
             return true;
           })
       .has_value();
 }
 
-void add_level(const nlohmann::json& object, std::string_view prefix, int depth, usage_fields& out) {
+void add_level(const nlohmann::json& object, std::string_view parent, int depth, usage_fields& out) {
   for (const auto& [key, value] : object.items()) {
     if (value.is_object() && depth < 2) {
-      add_level(value, key + '.', depth + 1, out);
+      add_level(value, key, depth + 1, out);
       continue;
     }
-    if (auto n = checked::integer_at(object, key)) out.add(prefix, key, *n);
+    if (auto n = checked::integer_at(object, key)) out.add(parent, key, *n);
   }
 }
 
@@ -69,15 +66,18 @@ std::optional<std::int64_t> usage_fields::get(std::string_view wanted) const {
   return std::nullopt;
 }
 
-bool usage_fields::add(std::string_view prefix, std::string_view name, std::int64_t value) {
+bool usage_fields::add(std::string_view parent, std::string_view name, std::int64_t value) {
   // No request has a trillion tokens: a count outside [0, 1e12] is hostile or
   // broken and is left out (as if the API had not reported it), so token and
   // cost counters never wrap or overflow.
   if (value < 0 || value > max_token_count) return true;
-  const std::size_t size = prefix.size() + name.size();
+  const std::size_t dot = parent.empty() ? 0 : 1;
+  const std::size_t size = parent.size() + dot + name.size();
   if (count_ == max_fields || size > max_name_bytes - name_bytes_) return false;
-  std::memcpy(names_.data() + name_bytes_, prefix.data(), prefix.size());
-  std::memcpy(names_.data() + name_bytes_ + prefix.size(), name.data(), name.size());
+  char* at = names_.data() + name_bytes_;
+  std::memcpy(at, parent.data(), parent.size());
+  if (dot) at[parent.size()] = '.';
+  std::memcpy(at + parent.size() + dot, name.data(), name.size());
   fields_[count_++] = {std::uint16_t(name_bytes_), std::uint16_t(size), value};
   name_bytes_ += size;
   return true;

@@ -36,14 +36,16 @@ class usage_fields {
   // many it sends. Fixed storage: reading usage allocates nothing.
   static constexpr std::size_t max_fields = 48;
   static constexpr std::size_t max_name_bytes = 1536;
-  // Adds prefix + name; false (nothing added) when full.
-  bool add(std::string_view prefix, std::string_view name, std::int64_t value);
+  // Adds "parent.name" (or "name" under no parent); false (nothing added) when full.
+  bool add(std::string_view parent, std::string_view name, std::int64_t value);
 
  private:
+  // Left uninitialised: only the first count_ are ever read, and zeroing
+  // every slot cost more than reading the usage object.
   struct field {
-    std::uint16_t begin = 0;
-    std::uint16_t size = 0;
-    std::int64_t value = 0;
+    std::uint16_t begin;
+    std::uint16_t size;
+    std::int64_t value;
   };
   std::array<field, max_fields> fields_;
   std::array<char, max_name_bytes> names_;
