@@ -33,32 +33,6 @@ bool cursor::at_end() {
   return pos_ == doc_.size();
 }
 
-bool cursor::expect(char c) {
-  skip_ws();
-  if (pos_ < doc_.size() && doc_[pos_] == c) {
-    ++pos_;
-    return true;
-  }
-  return fail();
-}
-
-kind cursor::peek() {
-  skip_ws();
-  if (pos_ >= doc_.size()) return kind::invalid;
-  switch (doc_[pos_]) {
-    case '{': return kind::object;
-    case '[': return kind::array;
-    case '"': return kind::string;
-    case 't':
-    case 'f': return kind::boolean;
-    case 'n': return kind::null;
-    default: {
-      char c = doc_[pos_];
-      return (c == '-' || (c >= '0' && c <= '9')) ? kind::number : kind::invalid;
-    }
-  }
-}
-
 namespace {
 
 // Where the string opening at `begin` closes (the offset after its closing
@@ -114,14 +88,6 @@ bool cursor::skip_string() {
   pos_ = end;
   reuse->saw_string({begin, end});
   return true;
-}
-
-std::optional<std::string_view> cursor::string_raw() {
-  skip_ws();
-  if (pos_ >= doc_.size() || doc_[pos_] != '"') return fail(), std::nullopt;
-  std::size_t begin = pos_;
-  if (!skip_string()) return std::nullopt;
-  return doc_.substr(begin + 1, pos_ - begin - 2);
 }
 
 bool cursor::string_value(std::string& out) {

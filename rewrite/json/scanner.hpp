@@ -57,11 +57,33 @@ class cursor {
   const document& doc() const { return doc_; }
 
   // Kind of the next value (after whitespace), without consuming it.
-  kind peek();
+  // Inline, as expect() and string_raw(): each is asked at every member.
+  kind peek() {
+    skip_ws();
+    if (pos_ >= doc_.size()) return kind::invalid;
+    switch (doc_[pos_]) {
+      case '{': return kind::object;
+      case '[': return kind::array;
+      case '"': return kind::string;
+      case 't':
+      case 'f': return kind::boolean;
+      case 'n': return kind::null;
+      default: {
+        const char c = doc_[pos_];
+        return (c == '-' || (c >= '0' && c <= '9')) ? kind::number : kind::invalid;
+      }
+    }
+  }
   // Consumes one value of any kind; returns its range (nullopt on malformed input).
   std::optional<range> skip_value();
   // Consumes a string value; `raw` is the text between the quotes, still escaped.
-  std::optional<std::string_view> string_raw();
+  std::optional<std::string_view> string_raw() {
+    skip_ws();
+    if (pos_ >= doc_.size() || doc_[pos_] != '"') return fail(), std::nullopt;
+    const std::size_t begin = pos_;
+    if (!skip_string()) return std::nullopt;
+    return doc_.substr(begin + 1, pos_ - begin - 2);
+  }
   // Consumes a string value and unescapes it into out (exact UTF-8 bytes).
   bool string_value(std::string& out);
   // Consumes a literal true/false.
@@ -95,7 +117,14 @@ class cursor {
       ++pos_;
     }
   }
-  bool expect(char c);
+  bool expect(char c) {
+    skip_ws();
+    if (pos_ < doc_.size() && doc_[pos_] == c) {
+      ++pos_;
+      return true;
+    }
+    return fail();
+  }
   bool skip_string();  // pos_ at the opening quote; leaves pos_ after the closing quote
   std::optional<range> skip_scalar();
   bool member_key();   // a "key" and its colon
