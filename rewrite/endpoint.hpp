@@ -52,7 +52,8 @@ class endpoint {
   virtual void inspect_target(std::string_view target, request_facts& facts) const;
   // The provider its requests go to. Endpoints of one family return the same object.
   virtual const upstream_family& upstream() const = 0;
-  virtual credential_fields credentials() const;
+  // A constant of the endpoint's kind (asked on every request: no copy).
+  virtual const credential_fields& credentials() const;
   // Token counts: an agent asks how large its next turn is, and gistproxy
   // counts the turn it will really send. Whether a POST to `path` (query
   // removed, on this endpoint's family) is a count this endpoint reads: its

@@ -19,7 +19,10 @@ namespace gistproxy::rewrite {
 
 void endpoint::inspect_target(std::string_view, request_facts&) const {}
 
-credential_fields endpoint::credentials() const { return {{"authorization", "x-api-key"}, {}}; }
+const credential_fields& endpoint::credentials() const {
+  static const credential_fields fields{{"authorization", "x-api-key"}, {}};
+  return fields;
+}
 
 bool endpoint::counts_tokens_at(std::string_view) const { return false; }
 

@@ -16,7 +16,7 @@ using rewrite::text::trimmed;
 // scheme included (so existing stores keep their tenants), but an empty one
 // or a bare "Bearer" must not put a keyed request in the shared anonymous tenant.
 std::string_view api_key_of(const client_request& r, const rewrite::endpoint& d) {
-  const auto fields = d.credentials();
+  const auto& fields = d.credentials();
   for (auto name : fields.headers) {
     auto it = r.find(name);
     if (it == r.end()) continue;

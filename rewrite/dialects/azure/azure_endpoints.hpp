@@ -28,7 +28,10 @@ class azure_endpoint final : public endpoint {
   bool serves_path(std::string_view path) const override;
   std::string request_path(std::string_view model) const override;
   const upstream_family& upstream() const override { return azure_family(); }
-  credential_fields credentials() const override { return {{"api-key", "authorization"}, {}}; }
+  const credential_fields& credentials() const override {
+    static const credential_fields fields{{"api-key", "authorization"}, {}};
+    return fields;
+  }
   std::string_view provider_name() const override { return "azure.ai.openai"; }
   void inspect_target(std::string_view target, request_facts& facts) const override;
   // A bare body cannot be told from one sent to OpenAI.

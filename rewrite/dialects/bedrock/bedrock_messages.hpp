@@ -43,7 +43,10 @@ class bedrock_invoke_endpoint final : public endpoint {
   std::string request_path(std::string_view model) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
   const upstream_family& upstream() const override { return bedrock_family(); }
-  credential_fields credentials() const override { return {{"authorization"}, {}}; }
+  const credential_fields& credentials() const override {
+    static const credential_fields fields{{"authorization"}, {}};
+    return fields;
+  }
   std::string_view provider_name() const override { return "aws.bedrock"; }
   int request_affinity(const nlohmann::json& body) const override;
 };

@@ -62,7 +62,10 @@ class compatible_endpoint final : public endpoint {
   bool serves_path(std::string_view path) const override { return path == path_; }
   std::string request_path(std::string_view) const override { return path_; }
   const upstream_family& upstream() const override { return family_.family(); }
-  credential_fields credentials() const override { return {{"authorization"}, {}}; }
+  const credential_fields& credentials() const override {
+    static const credential_fields fields{{"authorization"}, {}};
+    return fields;
+  }
   std::string_view provider_name() const override { return family_.family().name; }
   // A bare body cannot be told from one sent to OpenAI.
   int request_affinity(const nlohmann::json&) const override { return 0; }

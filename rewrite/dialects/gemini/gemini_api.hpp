@@ -69,7 +69,10 @@ class gemini_endpoint final : public endpoint {
   bool counts_tokens_at(std::string_view path) const override;
   bool wraps_counts() const override { return true; }
   std::optional<unwrapped_count> unwrap_count(std::string_view model, std::string_view body) const override;
-  credential_fields credentials() const override { return {{"x-goog-api-key", "authorization"}, "key"}; }
+  const credential_fields& credentials() const override {
+    static const credential_fields fields{{"x-goog-api-key", "authorization"}, "key"};
+    return fields;
+  }
   std::string_view provider_name() const override { return "gcp.gemini"; }
   int request_affinity(const nlohmann::json& body) const override;
 

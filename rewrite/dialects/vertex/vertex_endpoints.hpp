@@ -40,7 +40,10 @@ class vertex_endpoint final : public endpoint {
   std::string request_path(std::string_view model) const override;
   const upstream_family& upstream() const override { return vertex_family(); }
   bool counts_tokens_at(std::string_view path) const override;
-  credential_fields credentials() const override { return {{"authorization", "x-goog-api-key"}, "key"}; }
+  const credential_fields& credentials() const override {
+    static const credential_fields fields{{"authorization", "x-goog-api-key"}, "key"};
+    return fields;
+  }
   std::string_view provider_name() const override { return "gcp.vertex_ai"; }
   int request_affinity(const nlohmann::json& body) const override;
   void inspect_target(std::string_view target, request_facts& facts) const override;
