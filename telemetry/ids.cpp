@@ -37,12 +37,12 @@ void fill(std::array<std::uint8_t, N>& out, std::uint64_t (*source)()) {
 
 template <std::size_t N>
 std::string byte_id<N>::hex() const {
-  std::string s(2 * N, '0');
+  std::array<char, 2 * N> digits;  // written whole, then one copy: no fill, no checked indexing
   for (std::size_t i = 0; i < N; ++i) {
-    s[2 * i] = hex_digits[bytes[i] >> 4];
-    s[2 * i + 1] = hex_digits[bytes[i] & 15];
+    digits[2 * i] = hex_digits[bytes[i] >> 4];
+    digits[2 * i + 1] = hex_digits[bytes[i] & 15];
   }
-  return s;
+  return std::string(digits.data(), digits.size());
 }
 
 template <std::size_t N>

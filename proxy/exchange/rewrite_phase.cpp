@@ -62,8 +62,10 @@ void count_found_damage(services& svc, const request_context& ctx, const rewrite
               "\"blobs\":" + std::to_string(report.found_damaged));
 }
 
-// Turns a turn's report into metrics and one compaction span per offload.
-void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_report& report) {
+// Turns a turn's report into metrics and one compaction span per offload
+// (`trace`: the conversation's id in hex, as the caller has it already).
+void record_rewrite(services& svc, request_context& ctx, const std::string& trace,
+                    const rewrite::rewrite_report& report) {
   exchange_stats stats(svc.metrics, ctx.in.api, ctx.in.source);
   record_outcome(stats, report);
   std::uint64_t saved = 0;
@@ -77,7 +79,7 @@ void record_rewrite(services& svc, request_context& ctx, const rewrite::rewrite_
     if (!o.repeated) fresh.push_back(&o), hashes.push_back(o.hash), aged.push_back(o.aged);
   std::vector<bool> first;
   if (svc.churn)
-    svc.churn->offloaded(ctx.in.conversation.hex(), hashes, ctx.rw.turn, first, report.offloads.size() - fresh.size(),
+    svc.churn->offloaded(trace, hashes, ctx.rw.turn, first, report.offloads.size() - fresh.size(),
                          aged);
   auto& live = ctx.live;
   for (std::size_t i = 0; i < first.size(); ++i)
@@ -245,7 +247,7 @@ awaitable<void> rewrite(services& svc, request_context& ctx, rewrite::rewrite_re
     co_return;
   }
   if (svc.churn) ctx.rw.turn = svc.churn->begin_turn(trace, ctx.in.retry);
-  record_rewrite(svc, ctx, result.report);
+  record_rewrite(svc, ctx, trace, result.report);
   // The definition is new on the turn the conversation first offers it; a
   // head big enough offers it from turn 1, on turns that offload nothing too.
   if (svc.churn) ctx.rw.changes.tool_definition_new = !record.offered;
