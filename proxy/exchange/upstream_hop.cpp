@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 
 #include "proxy/exchange/exchange_stats.hpp"
+#include "proxy/net/buffered_parse.hpp"
 #include "proxy/net/client_watch.hpp"
 #include "proxy/net/descriptor_reserve.hpp"
 #include "proxy/net/http_writer.hpp"
@@ -285,8 +286,12 @@ awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& fail
   if (!whole_->is_done()) {
     auto& conn = *conn_;
     wait_clock reading(ctx_.upstream.wait);
-    auto [read_ec, n] =
-        co_await conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
+    error_code read_ec = parse_buffered(*whole_, conn.buffer);  // a small answer came with its head
+    if (!read_ec && !whole_->is_done()) {
+      auto [ec, n] =
+          co_await conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
+      read_ec = ec;
+    }
     reading.stop();
     const error_code ec = conn.deadline.verdict(read_ec);
     if (ec) {

@@ -4,6 +4,7 @@
 #include <boost/asio/write.hpp>
 #include <optional>
 
+#include "proxy/net/buffered_parse.hpp"
 #include "proxy/net/checked_parser.hpp"
 #include "proxy/net/idle_wait.hpp"
 #include "proxy/net/lingering_close.hpp"
@@ -225,7 +226,11 @@ awaitable<next_step> serve_one_request(shard& sh, Stream& stream, tcp_socket& so
       header_as_received = parser.get().base();
     }
     deadline.set(cfg.client_timeout);
-    auto [body_ec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+    error_code body_ec = parse_buffered(parser, buffer);  // most bodies came with their head
+    if (!body_ec && !parser.is_done()) {
+      auto [read_ec, bn] = co_await http::async_read(stream, buffer, parser, use_nothrow);
+      body_ec = read_ec;
+    }
     if (const error_code bec = deadline.verdict(body_ec)) {
       if (is_benign(bec)) co_return next_step::close;
       std::optional<proxy_error> failure = read_error(bec, "body", cfg.max_body_bytes);
