@@ -33,43 +33,16 @@ bool cursor::at_end() {
   return pos_ == doc_.size();
 }
 
-namespace {
-
-// Where the string opening at `begin` closes (the offset after its closing
-// quote), searching for quotes from `from`; npos when it does not close. A
-// quote closes the string unless an odd run of backslashes precedes it.
-// memchr does the walking, which keeps long tool outputs cheap.
-std::size_t string_close(std::string_view doc, std::size_t begin, std::size_t from) {
-  const char* base = doc.data();
-  for (std::size_t i = from;;) {
-    const void* hit = i < doc.size() ? std::memchr(base + i, '"', doc.size() - i) : nullptr;
-    if (!hit) return std::string_view::npos;
-    std::size_t q = std::size_t(static_cast<const char*>(hit) - base);
-    std::size_t backslashes = 0;
-    while (q - backslashes > begin + 1 && base[q - backslashes - 1] == '\\') ++backslashes;
-    if (backslashes % 2 == 0) return q + 1;
-    i = q + 1;
-  }
-}
-
-}  // namespace
-
 document::document(std::string_view bytes, reuse_scope* reuse)
     : std::string_view(bytes), reuse_(reuse && reuse->covers(bytes) ? reuse : nullptr) {}
 
-bool cursor::skip_string() {
+bool cursor::skip_string_reused() {
   const std::size_t begin = pos_;
   auto* reuse = doc_.reuse();
-  if (!reuse) {  // no previous turn to ask: one pass
-    const auto end = string_close(doc_, begin, begin + 1);
-    if (end == std::string_view::npos) return fail();
-    pos_ = end;
-    return true;
-  }
   // Most strings are keys and short values: closed within a few bytes, they
   // are scanned, never looked up.
   const std::size_t short_end = std::min(doc_.size(), begin + walk_record::min_string);
-  std::size_t end = string_close(doc_.substr(0, short_end), begin, begin + 1);
+  std::size_t end = detail::string_close(doc_.substr(0, short_end), begin, begin + 1);
   if (end != std::string_view::npos) {
     pos_ = end;
     return true;
@@ -83,7 +56,7 @@ bool cursor::skip_string() {
   }
   // No quote before short_end closed it: the search goes on from there
   // (escapes are counted back from each quote, across that boundary too).
-  end = string_close(doc_, begin, std::max(short_end, begin + 1));
+  end = detail::string_close(doc_, begin, std::max(short_end, begin + 1));
   if (end == std::string_view::npos) return fail();
   pos_ = end;
   reuse->saw_string({begin, end});

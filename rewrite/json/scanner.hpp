@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,28 @@ struct range {
 };
 
 class reuse_scope;  // walk_reuse.hpp
+
+namespace detail {
+
+// Where the string opening at `begin` closes (the offset after its closing
+// quote), searching for quotes from `from`; npos when it does not close. A
+// quote closes the string unless an odd run of backslashes precedes it.
+// memchr does the walking, which keeps long tool outputs cheap. Inline: every
+// key and string value of every walk ends here.
+inline std::size_t string_close(std::string_view doc, std::size_t begin, std::size_t from) {
+  const char* base = doc.data();
+  for (std::size_t i = from;;) {
+    const void* hit = i < doc.size() ? std::memchr(base + i, '"', doc.size() - i) : nullptr;
+    if (!hit) return std::string_view::npos;
+    const std::size_t q = std::size_t(static_cast<const char*>(hit) - base);
+    std::size_t backslashes = 0;
+    while (q - backslashes > begin + 1 && base[q - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return q + 1;
+    i = q + 1;
+  }
+}
+
+}  // namespace detail
 
 // The bytes a cursor walks, with the turn memory's reuse for them when the
 // caller was handed one (walk_reuse.hpp). The reuse travels only where it is
@@ -125,7 +148,16 @@ class cursor {
     }
     return fail();
   }
-  bool skip_string();  // pos_ at the opening quote; leaves pos_ after the closing quote
+  // pos_ at the opening quote; leaves pos_ after the closing quote. Without
+  // the turn memory (one pass, the usual case) inline.
+  bool skip_string() {
+    if (doc_.reuse()) return skip_string_reused();
+    const auto end = detail::string_close(doc_, pos_, pos_ + 1);
+    if (end == std::string_view::npos) return fail();
+    pos_ = end;
+    return true;
+  }
+  bool skip_string_reused();
   std::optional<range> skip_scalar();
   bool member_key();   // a "key" and its colon
   bool fail() {
