@@ -40,6 +40,12 @@ struct received {
   std::string count_body;
   std::optional<rewrite::credential_kind> misdirected;  // a credential its upstream must not see: refused
   std::string tenant;                           // with an endpoint: whose blobs and turns (tenant.cpp)
+  // The credential that named the tenant and the endpoint whose fields read
+  // it: a view into the request's fields or target, which receive leaves as
+  // they are (tenant.cpp reads it again only if a count's unwrapping changed
+  // the endpoint).
+  std::string_view tenant_credential;
+  const rewrite::endpoint* tenant_credential_of = nullptr;
   std::optional<rewrite::request_facts> facts;  // set when the body parsed
   std::string_view api = "other";               // metric label
   std::string_view source = "proxy";            // metric label: proxy, or api (the offload service, proxy/service/)

@@ -56,6 +56,16 @@ std::string_view credential_by(services& svc, const request_context& ctx, const 
   return access_key.empty() ? sent : access_key;
 }
 
+// The tenant the key names, remembered for the connection's next request.
+std::string tenant_named(connection_memo& memo, std::string_view key) {
+  if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
+  if (key != memo.api_key || memo.tenant.empty()) {
+    memo.tenant = rewrite::tenant_of(key);
+    memo.api_key = key;
+  }
+  return memo.tenant;
+}
+
 }  // namespace
 
 std::string_view endpoint_credential(const client_request& r, const rewrite::endpoint& d) { return api_key_of(r, d); }
@@ -69,23 +79,20 @@ std::string ambiguous_credential(const client_request& r, const rewrite::endpoin
 }
 
 std::string_view tenant_credential(services& svc, const request_context& ctx) {
-  return credential_by(svc, ctx, *ctx.in.endpoint);
+  const auto& in = ctx.in;
+  if (in.endpoint && in.endpoint == in.tenant_credential_of) return in.tenant_credential;
+  return credential_by(svc, ctx, *in.endpoint);
 }
 
 std::string tenant_of_request(services& svc, request_context& ctx) {
-  return tenant_of_request(svc, ctx, *ctx.in.endpoint);
+  auto& in = ctx.in;
+  in.tenant_credential = credential_by(svc, ctx, *in.endpoint);
+  in.tenant_credential_of = in.endpoint;
+  return tenant_named(ctx.memo, in.tenant_credential);
 }
 
 std::string tenant_of_request(services& svc, request_context& ctx, const rewrite::endpoint& by) {
-  const auto key = credential_by(svc, ctx, by);
-  auto& memo = ctx.memo;
-  if (key.size() > connection_memo::limit) return rewrite::tenant_of(key);
-  if (key != memo.api_key || memo.tenant.empty()) {
-    memo.tenant = rewrite::tenant_of(key);
-    memo.api_key = key;
-  }
-  return memo.tenant;
+  return tenant_named(ctx.memo, credential_by(svc, ctx, by));
 }
-
 
 }  // namespace gistproxy::proxy
