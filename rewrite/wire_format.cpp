@@ -17,18 +17,15 @@ std::string wire_format::image_replacement(std::string_view text) const {
 
 token_usage wire_format::usage_from_response(std::string_view body) const {
   // Responses can be large (long completions); find "usage" with the scanner
-  // and read only that small object's numbers.
+  // and read that small object's numbers in the same walk.
   json::cursor c(body);
-  std::optional<json::range> usage;
+  std::optional<usage_fields> fields;
   if (c.peek() != json::kind::object) return {};
   bool ok = c.object([&](std::string_view key, json::cursor& v) {
-                auto r = v.skip_value();
-                if (r && key == usage_member()) usage = r;
-                return r.has_value();
+                if (key == usage_member()) return read_usage_value(v, fields);  // the last one counts
+                return v.skip_value().has_value();
               }).has_value();
-  if (!ok || !usage) return {};
-  auto fields = read_usage_fields(body.substr(usage->begin, usage->size()));
-  if (!fields) return {};
+  if (!ok || !fields) return {};
   return usage_from_fields(*fields);
 }
 

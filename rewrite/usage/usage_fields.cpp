@@ -89,11 +89,20 @@ std::int64_t saturating_sum(std::int64_t a, std::int64_t b, std::int64_t c) {
   return abc;
 }
 
+bool read_usage_value(json::cursor& at, std::optional<usage_fields>& out) {
+  out.reset();
+  if (at.peek() != json::kind::object) return at.skip_value().has_value();
+  usage_fields fields;
+  if (!read_level(at, "", 1, fields)) return false;
+  out = fields;
+  return true;
+}
+
 std::optional<usage_fields> read_usage_fields(std::string_view object_text) {
   json::cursor c(object_text);
   if (c.peek() != json::kind::object) return std::nullopt;
-  usage_fields out;
-  if (!read_level(c, "", 1, out) || !c.at_end()) return std::nullopt;
+  std::optional<usage_fields> out;
+  if (!read_usage_value(c, out) || !c.at_end()) return std::nullopt;
   return out;
 }
 

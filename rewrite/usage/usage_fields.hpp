@@ -19,6 +19,10 @@
 
 namespace gistproxy::rewrite {
 
+namespace json {
+class cursor;
+}  // namespace json
+
 class usage_fields {
  public:
   // Token counts above this are not believed (see add()).
@@ -58,6 +62,10 @@ std::int64_t saturating_sum(std::int64_t a, std::int64_t b, std::int64_t c = 0);
 
 // From the text of a usage object (nullopt unless it is one well-formed object).
 std::optional<usage_fields> read_usage_fields(std::string_view object_text);
+// From the value the cursor is at, consumed in the walk that found it (a
+// response is walked once): `out` is nullopt unless the value is an object.
+// False when the value is not well-formed (the cursor has failed).
+bool read_usage_value(json::cursor& at, std::optional<usage_fields>& out);
 // From a parsed usage object (empty fields unless it is an object).
 usage_fields usage_fields_of(const nlohmann::json& object);
 
