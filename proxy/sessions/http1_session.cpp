@@ -78,32 +78,60 @@ awaitable<error_code> read_declared_body(Stream& stream, beast::flat_buffer& buf
 // Every field checked against Beast's own storage limit (checked_parser.hpp).
 using request_parser = checked_request_parser<http::string_body>;
 
+// The fields the head's checks read, gathered in one pass over the head
+// (each find() or count() is a lookup of its own). The first of each, as
+// find() would return it: Beast keeps fields of one name in arrival order.
+struct head_fields {
+  std::optional<std::string_view> transfer_encoding, host, expect;
+  std::size_t transfer_encodings = 0, hosts = 0;
+  bool content_length = false;
+};
+
+head_fields head_fields_of(const http::request_header<>& h) {
+  head_fields f;
+  auto first = [](std::optional<std::string_view>& slot, const auto& field) {
+    if (!slot) slot = std::string_view(field.value());
+  };
+  for (const auto& field : h) {
+    switch (field.name()) {
+      case http::field::transfer_encoding:
+        first(f.transfer_encoding, field);
+        ++f.transfer_encodings;
+        break;
+      case http::field::host:
+        first(f.host, field);
+        ++f.hosts;
+        break;
+      case http::field::expect: first(f.expect, field); break;
+      case http::field::content_length: f.content_length = true; break;
+      default: break;
+    }
+  }
+  return f;
+}
+
 // RFC 9112 §6.3: a request whose Transfer-Encoding does not end in chunked
 // has no reliable length (400), and Transfer-Encoding with Content-Length is
 // refused rather than guessed at.
-std::optional<proxy_error> unsupported_framing(const request_parser& parser) {
-  const auto& h = parser.get();
-  auto te = h.find(http::field::transfer_encoding);
-  if (te == h.end()) return std::nullopt;
+std::optional<proxy_error> unsupported_framing(const request_parser& parser, const head_fields& f) {
+  if (!f.transfer_encoding) return std::nullopt;
   // Only plain chunked: another coding before it (gzip, chunked) would reach
   // the upstream still encoded but without the field that says so.
-  std::string_view coding = te->value();
+  std::string_view coding = *f.transfer_encoding;
   while (!coding.empty() && (coding.front() == ' ' || coding.front() == '\t')) coding.remove_prefix(1);
   while (!coding.empty() && (coding.back() == ' ' || coding.back() == '\t')) coding.remove_suffix(1);
-  if (!parser.chunked() || !beast::iequals(coding, "chunked") || h.count(http::field::transfer_encoding) > 1)
+  if (!parser.chunked() || !beast::iequals(coding, "chunked") || f.transfer_encodings > 1)
     return proxy_error{error_kind::bad_request, "Transfer-Encoding must be exactly chunked (RFC 9112 section 6.3)"};
-  if (h.find(http::field::content_length) != h.end())
+  if (f.content_length)
     return proxy_error{error_kind::bad_request, "a request cannot have both Transfer-Encoding and Content-Length"};
   return std::nullopt;
 }
 
 // The request line and Host, checked before anything is forwarded; the
 // target is rewritten to the origin-form path gistproxy forwards.
-std::optional<proxy_error> unacceptable_target(request_parser& parser, bool& asterisk) {
+std::optional<proxy_error> unacceptable_target(request_parser& parser, const head_fields& f, bool& asterisk) {
   auto& h = parser.get();
-  auto host = h.find(http::field::host);
-  if (auto problem = host_field_problem(h.version(), h.count(http::field::host),
-                                        host == h.end() ? std::string_view{} : std::string_view(host->value())))
+  if (auto problem = host_field_problem(h.version(), f.hosts, f.host.value_or(std::string_view{})))
     return proxy_error{error_kind::bad_request, *problem + " (RFC 9112 section 3.2)"};
   auto checked = check_request_target(std::string_view(h.method_string()), std::string_view(h.target()));
   if (!checked.error.empty()) return proxy_error{error_kind::bad_request, checked.error};
@@ -130,9 +158,10 @@ head_verdict screen_head(request_parser& parser) {
   head_verdict v;
   // A body whose length we cannot know for certain is refused: forwarding
   // it would let its bytes be read as the next request (smuggling).
-  v.refusal = unsupported_framing(parser);
+  const auto fields = head_fields_of(parser.get());
+  v.refusal = unsupported_framing(parser, fields);
   bool asterisk = false;
-  if (!v.refusal) v.refusal = unacceptable_target(parser, asterisk);
+  if (!v.refusal) v.refusal = unacceptable_target(parser, fields, asterisk);
   if (v.refusal) return v;
   if (asterisk) {
     if (!parser.is_done()) v.refusal = proxy_error{error_kind::bad_request, "OPTIONS * takes no body"};
@@ -140,8 +169,7 @@ head_verdict screen_head(request_parser& parser) {
     v.answered = true;
     return v;
   }
-  if (auto it = parser.get().find(http::field::expect);
-      it != parser.get().end() && beast::iequals(it->value(), "100-continue"))
+  if (fields.expect && beast::iequals(*fields.expect, "100-continue"))
     v.interim = "HTTP/1.1 100 Continue\r\n\r\n";
   return v;
 }
