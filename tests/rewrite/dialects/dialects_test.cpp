@@ -42,6 +42,19 @@ TEST_CASE("usage is read from each dialect's JSON responses") {
   CHECK(msg.output_tokens == 9);
 }
 
+TEST_CASE("a response's usage is read in the walk that finds it: the last usage member counts") {
+  const auto& chat = endpoint_for("POST", "/v1/chat/completions")->wire();
+  auto from_text = [&](std::string_view body) { return chat.usage_from_response(body); };
+  CHECK(from_text(R"({"usage":{"prompt_tokens":5},"choices":[{"a":[1,{"b":"}"}]}]})").input_tokens == 5);
+  CHECK(from_text(R"({"usage":{"prompt_tokens":5},"usage":{"prompt_tokens":7,"completion_tokens":2}})").input_tokens == 7);
+  // A later usage that is no object leaves none, as a tree's last member would.
+  CHECK_FALSE(from_text(R"({"usage":{"prompt_tokens":5},"usage":3})").known());
+  CHECK(from_text(R"({"usage":3,"usage":{"prompt_tokens":4}})").input_tokens == 4);
+  // Nothing is counted from a response that does not parse to its end.
+  CHECK_FALSE(from_text(R"({"usage":{"prompt_tokens":5},"choices":[})").known());
+  CHECK_FALSE(from_text(R"({"usage":{"prompt_tokens":5,}})").known());
+}
+
 TEST_CASE("cloud endpoints are recognised by their exact paths, and name the model from the path") {
   auto name_of = [](std::string_view target) {
     const auto* d = endpoint_for("POST", target);
