@@ -7,6 +7,7 @@
 // ledger, and would become U+FFFD if it did).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <optional>
@@ -23,7 +24,13 @@ class live_feed {
  public:
   // `unix_ms`: the clock (injected for tests).
   live_feed(telemetry::metric_catalogue& metrics, std::function<std::uint64_t()> unix_ms,
-            telemetry::live::limits limits = {}, std::size_t queue_capacity = 4096);
+            telemetry::live::limits limits = {}, std::size_t queue_capacity = 1024);
+
+  // How often the admin thread drains the queue. With the default capacity,
+  // up to 4096 events a second reach the ledger; a batch is a quarter of a
+  // second's, so the two batches alive at a tick (the one drained, the one
+  // filling) hold 2 x 1024 events (about 720 KiB) at most, not 2 x 4096.
+  static constexpr std::chrono::milliseconds tick_period{250};
 
   // Hot path: one event per finished request; never blocks on the reader.
   void submit(telemetry::live::turn_event&& e) { queue_.push(std::move(e)); }

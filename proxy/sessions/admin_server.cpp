@@ -130,7 +130,7 @@ awaitable<void> admin_session(services& svc, std::shared_ptr<admin_connections> 
 awaitable<void> live_ticker(services& svc, tcp_acceptor& acceptor) {
   asio::steady_timer timer(acceptor.get_executor());
   while (acceptor.is_open()) {
-    timer.expires_after(std::chrono::seconds(1));
+    timer.expires_after(live_feed::tick_period);
     auto [ec] = co_await timer.async_wait(use_nothrow);
     if (ec || !acceptor.is_open()) break;
     svc.live->tick();
