@@ -288,6 +288,8 @@ awaitable<std::optional<std::string>> upstream_hop::read_whole(proxy_error& fail
     wait_clock reading(ctx_.upstream.wait);
     error_code read_ec = parse_buffered(*whole_, conn.buffer);  // a small answer came with its head
     if (!read_ec && !whole_->is_done()) {
+      const auto remaining = whole_->content_length_remaining();  // none when chunked
+      conn.wants_large_reads(remaining ? std::optional<std::uint64_t>(*remaining) : std::nullopt);
       auto [ec, n] =
           co_await conn.with_stream([&](auto& s) { return http::async_read(s, conn.buffer, *whole_, use_nothrow); });
       read_ec = ec;

@@ -125,6 +125,7 @@ void upstream_pool::release(std::unique_ptr<upstream_connection> c) {
   // here too would cost a system call per request and prove nothing more).
   if (c->buffer.size() != 0 || !c->tcp().is_open()) return discard("leftover");
   if (idle_.size() >= timeouts_.max_idle) return;  // closes it
+  c->shrink_read_buffer();
   c->idle_since = coarse_clock::now();
   c->deadline.disarm();
   idle_.push_back(std::move(c));
@@ -152,7 +153,7 @@ awaitable<upstream_pool::lease> upstream_pool::connect(bool h2) {
   }
 
   auto c = std::make_unique<upstream_connection>(executor_, sweeper_, tls_);
-  c->buffer.reserve(64 * 1024);  // Beast reads at most the spare capacity per syscall
+  c->buffer.reserve(upstream_connection::small_read_buffer);
   auto& socket = c->tcp();
   // One deadline for connecting, the CONNECT exchange and the TLS handshake.
   auto connecting = c->deadline.arm(timeouts_.connect);

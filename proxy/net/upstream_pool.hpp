@@ -22,6 +22,14 @@
 namespace gistproxy::proxy {
 
 struct upstream_connection {
+  // Beast reads at most the buffer's spare capacity per system call. Most
+  // answers (a chat completion, a stream's events) fit a small buffer; one
+  // with a large body gets a large one for its read (wants_large_reads),
+  // which goes back to small when the connection returns to the pool: 256
+  // pooled connections hold 2 MiB, not 16.
+  static constexpr std::size_t small_read_buffer = 8 * 1024;
+  static constexpr std::size_t large_read_buffer = 64 * 1024;
+
   upstream_connection(executor ex, deadline_sweeper& sweeper, asio::ssl::context* tls_context);
   std::optional<tcp_socket> plain;
   std::optional<beast::ssl_stream<tcp_socket>> tls;
@@ -42,6 +50,18 @@ struct upstream_connection {
   // since (one non-blocking peek).
   idle_state state_when_idle();
   bool looks_alive() { return state_when_idle() == idle_state::usable; }
+  // Before reading a body of `remaining` more bytes (nullopt: unknown, such
+  // as chunked): a large buffer when it will not fit the small one.
+  void wants_large_reads(std::optional<std::uint64_t> remaining) {
+    if (buffer.capacity() < large_read_buffer && (!remaining || *remaining > small_read_buffer))
+      buffer.reserve(large_read_buffer);
+  }
+  // Back to the small buffer (an idle connection's buffer holds nothing).
+  void shrink_read_buffer() {
+    if (buffer.capacity() <= small_read_buffer || buffer.size() != 0) return;
+    buffer.shrink_to_fit();
+    buffer.reserve(small_read_buffer);
+  }
 };
 
 class h2_upstream_connection;
