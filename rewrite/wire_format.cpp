@@ -33,7 +33,7 @@ token_usage wire_format::usage_from_response(const nlohmann::json& body) const {
   return usage_from_fields(usage_fields_of(checked::member(body, usage_member())));
 }
 
-nlohmann::json wire_format::echoed_members(std::string_view) const { return nlohmann::json::object(); }
+nlohmann::json wire_format::echoed_members(std::string_view, top_level_memo&) const { return nlohmann::json::object(); }
 
 bool restore_echoed(nlohmann::json& response, const nlohmann::json& echoed) {
   if (!response.is_object() || !echoed.is_object()) return false;

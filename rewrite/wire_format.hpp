@@ -26,6 +26,7 @@
 namespace gistproxy::rewrite {
 
 class stream_filter;
+class top_level_memo;  // json/splice.hpp
 
 // How a streamed answer's events travel.
 enum class stream_transport : std::uint8_t {
@@ -189,8 +190,10 @@ class wire_format {
   // Request members this API echoes back in its answers (Responses: tools,
   // tool_choice), as the client sent them: the client is given back its own,
   // never read_blob's definition or a last hop's tool_choice. An object of
-  // member name to value; empty for APIs that echo nothing.
-  virtual nlohmann::json echoed_members(std::string_view client_body) const;
+  // member name to value; empty for APIs that echo nothing. `top` reads the
+  // body's top level (only an API that echoes walks the body); a duplicated
+  // member's last value counts.
+  virtual nlohmann::json echoed_members(std::string_view client_body, top_level_memo& top) const;
 
   // The response member holding usage ("usage"): summed over page-in hops.
   virtual std::string_view usage_member() const { return "usage"; }

@@ -142,7 +142,8 @@ awaitable<void> forward(services& svc, shard& sh, request_context& ctx, client_c
     upstream_source source(svc, pool, leg, ctx, watch, client, h2);
     reader_env env{ctx.out, stats, ctx.in.endpoint ? &ctx.in.endpoint->wire() : nullptr, ctx.rw.intercept_tool};
     // Only a rewritten body differs from what the client sent in what it echoes.
-    if (ctx.rw.body && ctx.offers_read_blob()) env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body());
+    if (ctx.rw.body && ctx.offers_read_blob())
+      env.echoed = ctx.in.endpoint->wire().echoed_members(ctx.in.request.body(), ctx.in.top);
     // The previous_response_id the client sent, where the request names the turn's kept id.
     if (!ctx.stored.previous_sent.empty()) env.echoed["previous_response_id"] = ctx.stored.previous_sent;
     ctx.stored.streamed = body_kind_of(first.head()) != rewrite::usage_observer::body_kind::json;

@@ -13,6 +13,7 @@
 #include "rewrite/control_group.hpp"
 #include "rewrite/count_envelope.hpp"
 #include "rewrite/handling.hpp"
+#include "rewrite/json/splice.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/turn_memory/turn_reuse.hpp"
 #include "rewrite/cost/ledger.hpp"
@@ -56,6 +57,9 @@ struct received {
   // read, the request's own trace id.
   telemetry::trace_id conversation;
   bool retry = false;  // the conversation's latest turn sent again: the same turn
+  // The body's top-level members, for the phases that read a few of them
+  // (stored_state.cpp, forward's echoed members): one walk of the body.
+  rewrite::top_level_memo top;
   // The client body's prefix, made once by receive, read by the prefix check.
   std::optional<rewrite::prefix_fingerprint> client_prefix;
   std::uint64_t bytes_in = 0;

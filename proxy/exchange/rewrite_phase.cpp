@@ -125,6 +125,7 @@ void record_rewrite(services& svc, request_context& ctx, const std::string& trac
 void restore_as_sent(received& in) {
   if (!in.sent_body) return;
   in.request.body() = std::move(*in.sent_body);
+  in.top.forget();  // read from the decoded body
   in.request.set(http::field::content_encoding, in.sent_encoding);
   in.sent_body.reset();
 }

@@ -26,8 +26,7 @@ bool speaks_responses(const rewrite::endpoint* e) {
 
 // A top-level member of a request body, parsed; nullopt when absent (or the
 // body is not an object). Only small members are asked for. `top` is the
-// body's top level, read once by the caller: each read walks the whole body
-// (1.4M instructions for a 1 MiB Responses transcript).
+// body's top level (received::top: each read walks the whole body).
 std::optional<nlohmann::json> member_of(std::string_view body, const std::optional<rewrite::top_level>& top,
                                         std::string_view key) {
   const auto range = top ? top->member(key) : std::nullopt;
@@ -121,7 +120,7 @@ class stored_reader final : public hop_reader {
 void map_previous_response(services& svc, request_context& ctx) {
   if (!svc.stored_turns || !speaks_responses(ctx.in.endpoint)) return;
   auto& body = ctx.in.request.body();
-  const auto top = rewrite::read_top_level(body);
+  const auto& top = ctx.in.top.of(body);
   const auto range = top ? top->member("previous_response_id") : std::nullopt;
   if (!range) return;
   const auto previous = rewrite::json::parse_checked(std::string_view(body).substr(range->begin, range->size()));
@@ -189,7 +188,7 @@ void remember_stored(services& svc, request_context& ctx) {
   if (!svc.stored_turns || !speaks_responses(ctx.in.endpoint) || !st.answered || ctx.out.reply().status != 200) return;
   if (!ctx.offers_read_blob() && !st.chains) return;  // nothing of gistproxy's in its stored state
   const std::string_view body = ctx.in.request.body();
-  const auto top = rewrite::read_top_level(body);
+  const auto& top = ctx.in.top.of(body);
   if (member_of(body, top, "store") == nlohmann::json(false)) return;  // never kept
   if (!rewrite::is_response_id(st.last_id)) return;  // never put in a request target
   rewrite::stored_turn turn;

@@ -24,6 +24,16 @@ std::optional<top_level> read_top_level(std::string_view body) {
   return t;
 }
 
+const std::optional<top_level>& top_level_memo::of(std::string_view body) {
+  if (!read_ || body.data() != data_ || body.size() != size_) {
+    top_ = read_top_level(body);
+    data_ = body.data();
+    size_ = body.size();
+    read_ = true;
+  }
+  return top_;
+}
+
 std::string append_to_array(std::string_view body, json::range array, const std::string& items) {
   auto inner = body.substr(array.begin + 1, array.size() - 2);
   bool empty = inner.find_first_not_of(" \t\r\n") == std::string_view::npos;

@@ -21,6 +21,22 @@ struct top_level {
 // Reads the top-level members of a JSON object body; nullopt if it is not one.
 std::optional<top_level> read_top_level(std::string_view body);
 
+// read_top_level of a body several phases read: each read walks the whole
+// body (1.1M instructions for a 200-turn Responses transcript). The body is
+// read again when it is not the buffer (start and size) it was read from;
+// forget() where a body is replaced in a way that could reuse that buffer.
+class top_level_memo {
+ public:
+  const std::optional<top_level>& of(std::string_view body);
+  void forget() { read_ = false; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool read_ = false;
+  std::optional<top_level> top_;
+};
+
 // Appends items (JSON texts, comma-joined) at the end of the array at `array`.
 std::string append_to_array(std::string_view body, json::range array, const std::string& items);
 

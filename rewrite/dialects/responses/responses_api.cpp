@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/json/checked.hpp"
+#include "rewrite/json/splice.hpp"
 #include "rewrite/json/tree.hpp"
 
 #include "rewrite/dialects/text_fields.hpp"
@@ -60,19 +61,17 @@ std::optional<request_facts> responses_wire::inspect(json::document body) const 
   return facts;
 }
 
-nlohmann::json responses_wire::echoed_members(std::string_view client_body) const {
+nlohmann::json responses_wire::echoed_members(std::string_view client_body, top_level_memo& memo) const {
+  const auto& top = memo.of(client_body);
+  if (!top) return nlohmann::json::object();
   // What the API answers when the client sent none of them: no tools, "auto".
   nlohmann::json echoed = {{"tools", nlohmann::json::array()}, {"tool_choice", "auto"}};
-  json::cursor c(client_body);
-  auto ok = c.object([&](std::string_view key, json::cursor& v) {
-    auto r = v.skip_value();
-    if (r && (key == "tools" || key == "tool_choice")) {
-      auto value = json::parse_checked(client_body.substr(r->begin, r->size()));
-      if (!value.is_discarded()) echoed[std::string(key)] = std::move(value);
-    }
-    return r.has_value();
-  });
-  return ok ? echoed : nlohmann::json::object();
+  for (const auto& [key, r] : top->members) {
+    if (key != "tools" && key != "tool_choice") continue;
+    auto value = json::parse_checked(client_body.substr(r.begin, r.size()));
+    if (!value.is_discarded()) echoed[key] = std::move(value);
+  }
+  return echoed;
 }
 
 token_usage responses_wire::usage_from_fields(const usage_fields& usage) const {

@@ -18,7 +18,7 @@ class responses_wire final : public wire_format {
             .uncached_text = {}};
   }
   std::string_view operation_name() const override { return "chat"; }
-  nlohmann::json echoed_members(std::string_view client_body) const override;
+  nlohmann::json echoed_members(std::string_view client_body, top_level_memo& top) const override;
   std::optional<request_facts> inspect(json::document body) const override;
   bool scan(json::document body, request_scan& out) const override;
   std::string read_blob_tool(std::string_view name) const override;

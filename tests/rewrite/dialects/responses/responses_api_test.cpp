@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "rewrite/endpoint.hpp"
+#include "rewrite/json/splice.hpp"
 #include "rewrite/sse/assemble.hpp"
 #include "rewrite/sse/event_parser.hpp"
 #include "rewrite/stream_filter.hpp"
@@ -54,6 +55,23 @@ TEST_CASE("responses: with previous_response_id the next hop keeps the client's 
     REQUIRE(next);
     CHECK(njson::parse(*next)["input"] == njson::array({{{"role", "user"}, {"content", "q"}}, call, output}));
   }
+}
+
+TEST_CASE("responses echo the client's tools and tool_choice, the last of a duplicated member") {
+  const auto& wire = endpoint_named("responses")->wire();
+  const auto echoed_of = [&](const std::string& body) {
+    top_level_memo top;
+    return wire.echoed_members(body, top);
+  };
+  CHECK(echoed_of(R"({"model":"m","input":"q"})") == J{{"tools", J::array()}, {"tool_choice", "auto"}});
+  const auto e = echoed_of(R"({"tool_choice":"none","tools":[{"type":"function","name":"run"}],"tool_choice":"required"})");
+  CHECK(e["tool_choice"] == "required");
+  CHECK(e["tools"] == J::array({{{"type", "function"}, {"name", "run"}}}));
+  // A body that is not an object echoes nothing; Chat Completions echoes nothing of the request.
+  CHECK(echoed_of("[1]").empty());
+  const std::string chat = R"({"tools":[],"tool_choice":"none"})";
+  top_level_memo chat_top;
+  CHECK(endpoint_named("chat")->wire().echoed_members(chat, chat_top).empty());
 }
 
 TEST_CASE("a spliced Responses stream completes with the last hop's id, whose state holds the whole conversation") {
