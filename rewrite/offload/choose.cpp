@@ -74,7 +74,14 @@ void offload_engine::pass::apply_cost_model() {
     return;
   }
   const auto head = stable_head_bytes(body_.size(), scan_.conversation, scan_.second_item_begin);
-  const auto definition_tokens = this->definition_tokens();
+  // With no output to pay for it, read_blob is offered only when its
+  // definition is a small share of the stable head. A floor of its tokens
+  // above that share decides as the exact count would (not offered), without
+  // counting: a request with no output never builds the tokenizer's table.
+  const bool none_chosen = std::none_of(cands_.begin(), cands_.end(), [](const candidate& c) { return c.chosen; });
+  const auto floor = e_.estimator().exact() ? definition_token_floor() : 0;
+  const bool head_rules_out = double(floor) > cfg_.cost_model.max_overhead * double(rough_tokens(head));
+  const auto definition_tokens = none_chosen && head_rules_out ? floor : this->definition_tokens();
   std::vector<offload_point> points;
   std::vector<const candidate*> paying;  // the candidate behind each point
   for (auto& c : cands_) {

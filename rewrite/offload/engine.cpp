@@ -8,6 +8,7 @@
 #include "rewrite/offload/base64.hpp"
 #include "rewrite/offload/pass.hpp"
 #include "rewrite/text/utf8.hpp"
+#include "rewrite/tokens/token_floor.hpp"
 
 namespace gistproxy::rewrite {
 namespace {
@@ -76,8 +77,8 @@ static std::uint64_t next_engine_id() {
   return next.fetch_add(1, std::memory_order_relaxed);
 }
 
-offload_engine::tool_definition offload_engine::read_blob_definition(const wire_format& d,
-                                                                   const std::string& tool_name) const {
+offload_engine::tool_definition offload_engine::read_blob_definition(const wire_format& d, const std::string& tool_name,
+                                                                   bool counted) const {
   // The definition is one of a few texts (per API and tool name) added to
   // most requests: a per-thread memo, so no lock is shared by the I/O threads
   // and a request pays a few comparisons, not a build and a count. The text
@@ -89,13 +90,21 @@ offload_engine::tool_definition offload_engine::read_blob_definition(const wire_
     tool_definition definition;
   };
   thread_local std::vector<entry> memo;
-  for (const auto& e : memo)
-    if (e.engine == id_ && e.api == &d && e.tool_name == tool_name) return e.definition;
-  if (memo.size() >= 32) memo.clear();  // bounded; a miss only rebuilds
-  auto text = std::make_shared<const std::string>(d.read_blob_tool(tool_name));
-  const auto tokens = estimator_.estimate(*text, content_kind::text);
-  memo.push_back({id_, &d, tool_name, {text, tokens}});
-  return {std::move(text), tokens};
+  entry* found = nullptr;
+  for (auto& e : memo)
+    if (e.engine == id_ && e.api == &d && e.tool_name == tool_name) {
+      found = &e;
+      break;
+    }
+  if (!found) {
+    if (memo.size() >= 32) memo.clear();  // bounded; a miss only rebuilds
+    auto text = std::make_shared<const std::string>(d.read_blob_tool(tool_name));
+    const auto floor = tokens::bpe_token_floor(*text);
+    found = &memo.emplace_back(entry{id_, &d, tool_name, {std::move(text), std::nullopt, floor}});
+  }
+  auto& def = found->definition;
+  if (counted && !def.tokens) def.tokens = estimator_.estimate(*def.text, content_kind::text);
+  return def;
 }
 
 offload_engine::offload_engine(offload_config cfg, blob_store& store, const token_estimator& estimator,
@@ -143,13 +152,18 @@ std::string offload_engine::pass::choose_tool_name() {
 
 // read_blob's definition for this API and name, looked up once per request.
 const std::string& offload_engine::pass::definition() {
-  if (!definition_.text) definition_ = e_.read_blob_definition(d_, report_.tool_name);
+  if (!definition_.text) definition_ = e_.read_blob_definition(d_, report_.tool_name, false);
   return *definition_.text;
 }
 
 std::uint64_t offload_engine::pass::definition_tokens() {
+  if (!definition_.tokens) definition_ = e_.read_blob_definition(d_, report_.tool_name, true);
+  return *definition_.tokens;
+}
+
+std::uint64_t offload_engine::pass::definition_token_floor() {
   definition();
-  return definition_.tokens;
+  return definition_.token_floor;
 }
 
 // Whether an output's bytes can be offloaded exactly, decided once: its

@@ -207,12 +207,16 @@ class offload_engine {
   std::shared_ptr<const gist> cached_gist(std::string_view tenant, const std::string& hash, std::string_view tool_name,
                                           const reference_config& ref) const;
   // read_blob's definition for this API and tool name, and its tokens: built
-  // and counted once per thread, engine, API and name, not per request.
+  // and counted once per thread, engine, API and name, not per request. The
+  // count only when `counted` asks for it (a built-in tokenizer's table is
+  // built by its first count: tokens/first_use_tokenizer.hpp); the floor of
+  // it (tokens::bpe_token_floor) always.
   struct tool_definition {
     std::shared_ptr<const std::string> text;
-    std::uint64_t tokens = 0;
+    std::optional<std::uint64_t> tokens;
+    std::uint64_t token_floor = 0;
   };
-  tool_definition read_blob_definition(const wire_format& d, const std::string& tool_name) const;
+  tool_definition read_blob_definition(const wire_format& d, const std::string& tool_name, bool counted) const;
 
   offload_config cfg_;
   std::uint64_t id_;  // never reused: keys per-thread memos, which outlive engines in tests

@@ -88,6 +88,7 @@ class offload_engine::pass {
   std::string choose_tool_name();
   const std::string& definition();
   std::uint64_t definition_tokens();
+  std::uint64_t definition_token_floor();  // never above definition_tokens() with an exact tokenizer
   bool declared(std::string_view n) const {
     return std::find(scan_.declared_tools.begin(), scan_.declared_tools.end(), n) != scan_.declared_tools.end();
   }

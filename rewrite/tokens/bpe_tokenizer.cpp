@@ -6,6 +6,7 @@
 
 #include "rewrite/tokens/bpe_merge.hpp"
 #include "rewrite/tokens/embedded_ranks.hpp"
+#include "rewrite/tokens/first_use_tokenizer.hpp"
 
 namespace gistproxy::rewrite::tokens {
 
@@ -184,8 +185,9 @@ std::unique_ptr<bpe_tokenizer> builtin_tokenizer(std::string_view encoding, std:
 
 std::unique_ptr<token_estimator> make_token_estimator(std::string_view choice, std::string* error) {
   if (choice == "estimate") return std::make_unique<char_ratio_estimator>();
-  if (choice == "o200k") return builtin_tokenizer("o200k_base", error);
-  if (choice == "cl100k") return builtin_tokenizer("cl100k_base", error);
+  // Built when first counting: a proxy that never counts never holds the table.
+  if (choice == "o200k") return first_use_tokenizer::create("o200k_base", error);
+  if (choice == "cl100k") return first_use_tokenizer::create("cl100k_base", error);
   if (error) *error = "unknown tokenizer (o200k, cl100k or estimate)";
   return nullptr;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "rewrite/tokens/bpe_tokenizer.hpp"
+#include "rewrite/tokens/first_use_tokenizer.hpp"
 
 namespace gistproxy::rewrite::tokens {
 
@@ -31,8 +32,9 @@ resumed_count count_code_points_resuming(std::string_view text, content_kind kin
 
 resumed_count count_resuming(const token_estimator& e, std::string_view text, content_kind kind,
                              std::vector<count_mark>& marks, std::size_t same_bytes, std::size_t every) {
-  if (const auto* bpe = dynamic_cast<const bpe_tokenizer*>(&e))
-    return bpe->estimate_resuming(text, kind, marks, same_bytes, every);
+  const auto* bpe = dynamic_cast<const bpe_tokenizer*>(&e);
+  if (const auto* later = dynamic_cast<const first_use_tokenizer*>(&e)) bpe = later->built();
+  if (bpe) return bpe->estimate_resuming(text, kind, marks, same_bytes, every);
   if (dynamic_cast<const char_ratio_estimator*>(&e))
     return count_code_points_resuming(text, kind, marks, same_bytes, every);
   marks.clear();
