@@ -17,6 +17,7 @@
 #include "proxy/net/listener_tls.hpp"
 #include "proxy/net/upstream_pool.hpp"
 #include "proxy/net/via_marker.hpp"
+#include "proxy/runtime/freed_memory.hpp"
 #include "proxy/runtime/store_lanes.hpp"
 #include "rewrite/prompt_cache/prefix_tracker.hpp"
 #include "rewrite/cost/prices.hpp"
@@ -102,6 +103,7 @@ class shard {
   services& services_;
   deadline_sweeper deadlines_;  // outlives io_: sockets destroyed with it unlink from it
   std::unique_ptr<asio::io_context> io_;
+  std::optional<freed_memory_sweeper> sweeper_;  // reset before io_
   bool stopping_ = false;
   std::vector<std::unique_ptr<upstream_pool>> pools_;  // one per services::upstreams entry
   std::list<session_handle> sessions_;
